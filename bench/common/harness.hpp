@@ -1,0 +1,44 @@
+// Shared helpers for Versa's benchmarks: timing, busy-waiting, medians and the RESULT lines of
+// CONVENTIONS.md. Header-only so that every system's file uses exactly the same clock and spin.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Spins for `us` microseconds of wall time. Every system's task body calls this, so the work per
+// task is identical whichever runtime runs it.
+inline void busy_wait_us(double us) {
+  if (us <= 0) return;
+  const auto end = Clock::now() + std::chrono::nanoseconds(static_cast<long long>(us * 1000.0));
+  while (Clock::now() < end) {
+  }
+}
+
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// Prints one machine-readable measurement, as CONVENTIONS.md specifies.
+inline void print_result(const std::string& bench, const std::string& system,
+                         const std::string& param, const std::string& metric, double value,
+                         const std::string& unit) {
+  std::printf("RESULT bench=%s system=%s param=%s metric=%s value=%.6g unit=%s\n", bench.c_str(),
+              system.c_str(), param.c_str(), metric.c_str(), value, unit.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace bench

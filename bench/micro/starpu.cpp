@@ -1,0 +1,386 @@
+// The micro-benchmark patterns on StarPU, once per scheduling policy: "lws" (locality work
+// stealing), "eager" (one central queue) and "dmda" (performance-model driven).
+// All three run the same code; only starpu_conf::sched_policy_name differs, plus performance
+// models on the codelets for dmda, the only one of the three that reads them.
+//
+// Every run is a full starpu_init .. starpu_shutdown cycle so that each measurement starts from a
+// fresh runtime with exactly `workers` CPU workers; data registration happens before the clock
+// starts and unregistration after it stops, so the clock sees submission + execution only.
+#include "systems.hpp"
+
+#include <starpu.h>
+
+#include <malloc.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "common/harness.hpp"
+
+namespace bench {
+namespace {
+
+struct Policy {
+  const char* system;  // name reported by the benchmark
+  const char* sched;   // StarPU scheduler name
+  bool uses_models;    // whether the scheduler reads codelet performance models
+};
+
+constexpr Policy kPolicies[] = {
+    {"starpu-lws", "lws", false},
+    {"starpu-eager", "eager", false},
+    {"starpu-dmda", "dmda", true},
+};
+
+// Size of the data pool of the dependencies pattern (see systems.hpp).
+constexpr long kPoolSize = 1024;
+
+void check(int ret, const char* what) {
+  if (ret != 0)
+    throw std::runtime_error(std::string("StarPU: ") + what + " failed (" + std::to_string(ret) +
+                             ")");
+}
+
+// Keeps StarPU quiet and confines its on-disk state (bus and performance-model calibration files)
+// to a directory under the system's temporary directory rather than $HOME. Values already present
+// in the environment win, so a user can still point StarPU elsewhere or turn the messages back on.
+void prepare_environment() {
+  static const bool prepared = [] {
+    ::setenv("STARPU_SILENT", "1", 0);
+    std::error_code ec;
+    const auto home = std::filesystem::temp_directory_path(ec) / "versa-bench-starpu";
+    std::filesystem::create_directories(home, ec);
+    ::setenv("STARPU_HOME", home.c_str(), 0);
+    return true;
+  }();
+  (void)prepared;
+}
+
+// ---- Task bodies
+
+void empty_body(void* /*buffers*/[], void* /*cl_arg*/) {}
+
+// cl_arg points at the task's duration in microseconds (a double owned by the pattern function).
+void busy_body(void* /*buffers*/[], void* cl_arg) {
+  busy_wait_us(*static_cast<const double*>(cl_arg));
+}
+
+// ---- Performance models (read by dmda only)
+
+// History models are indexed by a footprint, by default a hash of the data sizes only. Busy tasks
+// of different durations would then share one history, so the duration is hashed in as well.
+uint32_t busy_footprint(starpu_task* task) {
+  return starpu_hash_crc32c_be_n(task->cl_arg, sizeof(double), starpu_task_data_footprint(task));
+}
+
+// StarPU resets a model's private state when it shuts down, so one zero-initialised object per
+// model serves every init/shutdown cycle of the process.
+struct Models {
+  starpu_perfmodel empty{}, busy{}, access{}, potrf{}, trsm{}, syrk{}, gemm{};
+
+  Models() {
+    history(empty, "versa_bench_empty", false);
+    history(busy, "versa_bench_busy", true);
+    history(access, "versa_bench_access", false);
+    history(potrf, "versa_bench_potrf", true);
+    history(trsm, "versa_bench_trsm", true);
+    history(syrk, "versa_bench_syrk", true);
+    history(gemm, "versa_bench_gemm", true);
+  }
+
+  static void history(starpu_perfmodel& model, const char* symbol, bool busy_body) {
+    model.type = STARPU_HISTORY_BASED;
+    model.symbol = symbol;
+    if (busy_body) model.footprint = busy_footprint;
+  }
+};
+
+Models& models() {
+  static Models instance;
+  return instance;
+}
+
+// ---- Runtime session
+
+starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
+                            std::initializer_list<starpu_data_access_mode> modes,
+                            starpu_perfmodel* model) {
+  starpu_codelet cl;
+  starpu_codelet_init(&cl);
+  cl.where = STARPU_CPU;
+  cl.cpu_funcs[0] = body;
+  cl.nbuffers = nbuffers;
+  int i = 0;
+  for (const auto mode : modes) cl.modes[i++] = mode;
+  cl.model = model;
+  return cl;
+}
+
+// One StarPU lifetime: starpu_init on construction, unregistration of the session's data and
+// starpu_shutdown on destruction. Also owns the codelets, which carry performance models only for
+// policies that use them (elsewhere a model would only add timing and calibration bookkeeping).
+class Session {
+ public:
+  Session(const Policy& policy, int workers) {
+    prepare_environment();
+    starpu_conf conf;
+    check(starpu_conf_init(&conf), "starpu_conf_init");
+    conf.sched_policy_name = policy.sched;
+    conf.precedence_over_environment_variables = 1;  // STARPU_SCHED / STARPU_NCPU must not override
+    conf.ncpus = workers;
+    conf.ncuda = 0;
+    conf.nopencl = 0;
+    conf.nmic = 0;
+    conf.nmpi_ms = 0;
+    conf.catch_signals = 0;  // leave the host program's signal handling alone
+    check(starpu_init(&conf), "starpu_init");
+
+    Models& pm = models();
+    const auto model = [&](starpu_perfmodel& m) { return policy.uses_models ? &m : nullptr; };
+    empty = make_codelet(empty_body, 0, {}, model(pm.empty));
+    busy = make_codelet(busy_body, 0, {}, model(pm.busy));
+    access = make_codelet(empty_body, STARPU_VARIABLE_NBUFFERS, {}, model(pm.access));
+    potrf = make_codelet(busy_body, 1, {STARPU_RW}, model(pm.potrf));
+    trsm = make_codelet(busy_body, 2, {STARPU_R, STARPU_RW}, model(pm.trsm));
+    syrk = make_codelet(busy_body, 2, {STARPU_R, STARPU_RW}, model(pm.syrk));
+    gemm = make_codelet(busy_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(pm.gemm));
+  }
+
+  ~Session() {
+    starpu_task_wait_for_all();  // only matters when a pattern bailed out with tasks in flight
+    for (const auto handle : handles_) starpu_data_unregister(handle);
+    starpu_shutdown();
+  }
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Registers one small variable, used purely as a dependency-tracking token.
+  starpu_data_handle_t register_item() {
+    auto& value = storage_.emplace_back(0.0);
+    starpu_data_handle_t handle = nullptr;
+    starpu_variable_data_register(&handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(&value),
+                                  sizeof(value));
+    handles_.push_back(handle);
+    return handle;
+  }
+
+  std::vector<starpu_data_handle_t> register_items(long n) {
+    std::vector<starpu_data_handle_t> items;
+    items.reserve(static_cast<size_t>(n));
+    for (long i = 0; i < n; ++i) items.push_back(register_item());
+    return items;
+  }
+
+  starpu_codelet empty{}, busy{}, access{}, potrf{}, trsm{}, syrk{}, gemm{};
+
+ private:
+  std::deque<double> storage_;  // registered memory; a deque keeps addresses stable as it grows
+  std::vector<starpu_data_handle_t> handles_;
+};
+
+// ---- Submission
+
+// A detached task (StarPU's default for starpu_task_create) that destroys itself after running.
+starpu_task* new_task(starpu_codelet* cl, const double* task_us, int priority) {
+  starpu_task* task = starpu_task_create();
+  task->cl = cl;
+  if (task_us != nullptr) {
+    task->cl_arg = const_cast<double*>(task_us);  // read only; outlives the task, never freed
+    task->cl_arg_size = sizeof(double);
+  }
+  task->priority = priority;
+  return task;
+}
+
+// For codelets with a fixed number of buffers whose access modes are in the codelet.
+void submit(starpu_codelet* cl, const double* task_us = nullptr, int priority = STARPU_DEFAULT_PRIO,
+            std::initializer_list<starpu_data_handle_t> handles = {}) {
+  starpu_task* task = new_task(cl, task_us, priority);
+  int i = 0;
+  for (const auto handle : handles) task->handles[i++] = handle;
+  check(starpu_task_submit(task), "starpu_task_submit");
+}
+
+// For the variable-buffer `access` codelet: `count` handles, all accessed with `mode`. Up to
+// STARPU_NMAXBUFS fit in the task itself; beyond that StarPU takes malloc'ed arrays, which it frees
+// when the task is destroyed.
+void submit_access(starpu_codelet* cl, const starpu_data_handle_t* handles, int count,
+                   starpu_data_access_mode mode) {
+  starpu_task* task = new_task(cl, nullptr, STARPU_DEFAULT_PRIO);
+  task->nbuffers = count;
+  starpu_data_handle_t* task_handles = task->handles;
+  starpu_data_access_mode* task_modes = task->modes;
+  if (count > STARPU_NMAXBUFS) {
+    task_handles = task->dyn_handles =
+        static_cast<starpu_data_handle_t*>(std::malloc(sizeof(starpu_data_handle_t) * count));
+    task_modes = task->dyn_modes =
+        static_cast<starpu_data_access_mode*>(std::malloc(sizeof(starpu_data_access_mode) * count));
+    if (task_handles == nullptr || task_modes == nullptr) {
+      starpu_task_destroy(task);  // frees whichever array was allocated
+      throw std::bad_alloc();
+    }
+  }
+  for (int j = 0; j < count; ++j) {
+    task_handles[j] = handles[j];
+    task_modes[j] = mode;
+  }
+  check(starpu_task_submit(task), "starpu_task_submit");
+}
+
+void wait_all() { check(starpu_task_wait_for_all(), "starpu_task_wait_for_all"); }
+
+size_t heap_in_use() {
+  const struct mallinfo2 info = ::mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+// ---- Patterns
+
+double spawn(const Policy& policy, int workers, long tasks) {
+  Session session(policy, workers);
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) submit(&session.empty);
+  wait_all();
+  return seconds_since(start);
+}
+
+double independent(const Policy& policy, int workers, long tasks, double task_us) {
+  Session session(policy, workers);
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) submit(&session.busy, &task_us);
+  wait_all();
+  return seconds_since(start);
+}
+
+double cholesky_dag(const Policy& policy, int workers, int tiles, double task_us) {
+  Session session(policy, workers);
+  // One token per lower-triangular tile (m, n), n <= m.
+  const auto tile_handles = session.register_items(static_cast<long>(tiles) * (tiles + 1) / 2);
+  const auto tile = [&](int m, int n) {
+    return tile_handles[static_cast<size_t>(m) * (m + 1) / 2 + static_cast<size_t>(n)];
+  };
+
+  // StarPU's own Cholesky examples raise the priority of the critical path: each potrf, and the
+  // trsm and syrk that feed the next potrf. Schedulers without priority support ignore it.
+  const int high = STARPU_MAX_PRIO;
+  const int normal = STARPU_DEFAULT_PRIO;
+
+  const auto start = Clock::now();
+  for (int k = 0; k < tiles; ++k) {
+    submit(&session.potrf, &task_us, high, {tile(k, k)});
+    for (int m = k + 1; m < tiles; ++m)
+      submit(&session.trsm, &task_us, m == k + 1 ? high : normal, {tile(k, k), tile(m, k)});
+    for (int m = k + 1; m < tiles; ++m) {
+      submit(&session.syrk, &task_us, m == k + 1 ? high : normal, {tile(m, k), tile(m, m)});
+      for (int j = k + 1; j < m; ++j)
+        submit(&session.gemm, &task_us, normal, {tile(m, k), tile(j, k), tile(m, j)});
+    }
+  }
+  wait_all();
+  return seconds_since(start);
+}
+
+double dependencies(const Policy& policy, int workers, long tasks, int handles) {
+  if (handles < 0 || handles > kPoolSize)
+    throw std::invalid_argument("dependencies: handles must be in [0, 1024]");
+  Session session(policy, workers);
+  const auto pool = session.register_items(kPoolSize);
+  std::vector<starpu_data_handle_t> reads(static_cast<size_t>(handles));
+
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) {
+    for (int j = 0; j < handles; ++j)
+      reads[j] = pool[static_cast<size_t>((i * handles + j) % kPoolSize)];
+    submit_access(&session.access, reads.data(), handles, STARPU_R);
+  }
+  wait_all();
+  return seconds_since(start);
+}
+
+// The gate is starpu_pause(): workers take no task until starpu_resume(), so every task is pending
+// (submitted, queued in the scheduler) when the last submission returns.
+class Gate {
+ public:
+  Gate() { starpu_pause(); }
+  ~Gate() { open(); }  // StarPU cannot wait for tasks or shut down while paused
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  void open() {
+    if (closed_) starpu_resume();
+    closed_ = false;
+  }
+
+ private:
+  bool closed_ = true;
+};
+
+TaskCountResult task_count(const Policy& policy, int workers, long tasks) {
+  Session session(policy, workers);
+  const double task_us = 1.0;
+  Gate gate;
+  const size_t heap_before = heap_in_use();
+
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) submit(&session.busy, &task_us);
+  const size_t heap_pending = heap_in_use();
+  gate.open();
+  wait_all();
+
+  TaskCountResult result;
+  result.seconds = seconds_since(start);
+  if (tasks > 0 && heap_pending >= heap_before)
+    result.bytes_per_pending_task =
+        static_cast<double>(heap_pending - heap_before) / static_cast<double>(tasks);
+  return result;
+}
+
+double generations(const Policy& policy, int workers, long n) {
+  Session session(policy, workers);
+  const starpu_data_handle_t item = session.register_item();
+
+  const auto start = Clock::now();
+  submit_access(&session.access, &item, 1, STARPU_RW);
+  for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_R);
+  for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_RW);
+  wait_all();
+  return seconds_since(start);
+}
+
+System make_system(const Policy& policy) {
+  System system;
+  system.name = policy.system;
+  system.spawn = [&policy](int workers, long tasks) { return spawn(policy, workers, tasks); };
+  system.independent = [&policy](int workers, long tasks, double task_us) {
+    return independent(policy, workers, tasks, task_us);
+  };
+  system.cholesky_dag = [&policy](int workers, int tiles, double task_us) {
+    return cholesky_dag(policy, workers, tiles, task_us);
+  };
+  system.dependencies = [&policy](int workers, long tasks, int handles) {
+    return dependencies(policy, workers, tasks, handles);
+  };
+  system.task_count = [&policy](int workers, long tasks) {
+    return task_count(policy, workers, tasks);
+  };
+  system.generations = [&policy](int workers, long n) { return generations(policy, workers, n); };
+  return system;
+}
+
+}  // namespace
+
+std::vector<System> starpu_systems() {
+  std::vector<System> systems;
+  for (const Policy& policy : kPolicies) systems.push_back(make_system(policy));
+  return systems;
+}
+
+}  // namespace bench

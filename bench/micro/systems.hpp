@@ -1,0 +1,57 @@
+// The micro-benchmark patterns, one implementation per system (versa.cpp, starpu.cpp, openmp.cpp,
+// tbb.cpp), all driven by main.cpp in the same process so that ratios come from the same run.
+//
+// Every function runs the whole pattern once with `workers` worker threads and returns the wall
+// time in seconds of submission + execution (set-up of the runtime itself is excluded: each system
+// file starts its runtime before the clock starts and stops it after). Task bodies busy-wait with
+// bench::busy_wait_us so all systems do identical work.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// Result of the task-count pattern.
+struct TaskCountResult {
+  double seconds = 0;                  // submit + run of all tasks
+  double bytes_per_pending_task = -1;  // heap growth while all tasks were pending, per task; -1 if unknown
+};
+
+struct System {
+  std::string name;  // "versa", "starpu-lws", "starpu-eager", "starpu-dmda", "openmp", "tbb"
+
+  // `tasks` empty independent tasks submitted from the main thread, then wait for all.
+  std::function<double(int workers, long tasks)> spawn;
+
+  // `tasks` independent tasks each busy-waiting `task_us` microseconds.
+  std::function<double(int workers, long tasks, double task_us)> independent;
+
+  // The dependency pattern of a right-looking tiled Cholesky on a tiles x tiles lower-triangular
+  // tile matrix (potrf(k): rw A[k][k]; trsm(m,k): r A[k][k], rw A[m][k]; syrk(m,k): r A[m][k],
+  // rw A[m][m]; gemm(m,j,k): r A[m][k], r A[j][k], rw A[m][j]), every task busy-waiting `task_us`.
+  // Tiles=20 gives 1540 tasks, 50 gives 22100.
+  std::function<double(int workers, int tiles, double task_us)> cholesky_dag;
+
+  // `tasks` empty tasks, task i reading the `handles` distinct data items
+  // pool[(i * handles + j) % pool_size], j < handles, with pool_size = 1024 items.
+  // handles == 0 means tasks with no data at all (the baseline).
+  std::function<double(int workers, long tasks, int handles)> dependencies;
+
+  // `tasks` tasks that each busy-wait 1 us, all submitted before any of them may run (they all
+  // wait on one gate that is opened after the last submission), then wait for all.
+  std::function<TaskCountResult(int workers, long tasks)> task_count;
+
+  // On one data item: one writer, then n readers, then n writers (2n + 1 tasks, empty bodies),
+  // submitted in that order; then wait for all.
+  std::function<double(int workers, long n)> generations;
+};
+
+// Each returns the systems it provides (empty vector if the library is not available).
+std::vector<System> versa_systems();
+std::vector<System> starpu_systems();  // starpu-lws, starpu-eager, starpu-dmda
+std::vector<System> openmp_systems();  // openmp
+std::vector<System> tbb_systems();     // tbb
+
+}  // namespace bench

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "versa/access_mode.hpp"
+#include "versa/handle.hpp"
+
+namespace versa {
+
+// An access of a task to a handle, created by read(), write(), write_only(), commute() and add().
+// `View` is the argument type the task body receives for it (NoView for tokens).
+template <class View>
+struct Access {
+  detail::HandleState* handle;
+  AccessMode mode;
+};
+
+namespace detail {
+template <class H, bool Const>
+struct ViewOf;
+template <class T, bool Const>
+struct ViewOf<Handle<T>, Const> {
+  using type = Span<std::conditional_t<Const, const T, T>>;
+};
+template <class T, bool Const>
+struct ViewOf<TileHandle<T>, Const> {
+  using type = Tile<std::conditional_t<Const, const T, T>>;
+};
+template <bool Const>
+struct ViewOf<Token, Const> {
+  using type = NoView;
+};
+template <class H, bool Const>
+using view_of_t = typename ViewOf<std::remove_cvref_t<H>, Const>::type;
+}  // namespace detail
+
+// Read the handle's data; the body receives a read-only view.
+template <class H>
+Access<detail::view_of_t<H, true>> read(const H& handle) {
+  return {handle.state(), AccessMode::read};
+}
+
+// Read and modify the handle's data; the body receives a writable view.
+template <class H>
+Access<detail::view_of_t<H, false>> write(const H& handle) {
+  return {handle.state(), AccessMode::write};
+}
+
+// Overwrite the handle's data entirely without reading it; the body receives a writable view
+// whose old contents are unspecified.
+template <class H>
+Access<detail::view_of_t<H, false>> write_only(const H& handle) {
+  return {handle.state(), AccessMode::write_only};
+}
+
+// Modify the handle's data with an operation that commutes with the other commute accesses of
+// the same run: they run one at a time, in any order.
+template <class H>
+Access<detail::view_of_t<H, false>> commute(const H& handle) {
+  return {handle.state(), AccessMode::commute};
+}
+
+// Add a contribution to the handle's data (a reduction); adds of one run may run in any order.
+template <class H>
+Access<detail::view_of_t<H, false>> add(const H& handle) {
+  return {handle.state(), AccessMode::add};
+}
+
+// Task option: a higher priority runs earlier among the ready tasks of a queue. Default 0.
+struct Priority {
+  int value;
+};
+inline Priority priority(int value) { return {value}; }
+
+// Task option: the task's name in traces and error messages, instead of its task type's name.
+struct TaskName {
+  std::string value;
+};
+inline TaskName name(std::string value) { return {std::move(value)}; }
+
+namespace detail {
+template <class T>
+struct IsAccess : std::false_type {};
+template <class V>
+struct IsAccess<Access<V>> : std::true_type {
+  using view = V;
+};
+template <class T>
+constexpr bool is_access_v = IsAccess<std::remove_cvref_t<T>>::value;
+}  // namespace detail
+
+}  // namespace versa

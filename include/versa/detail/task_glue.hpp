@@ -1,0 +1,101 @@
+// The small part of the task machinery that the public templates need to see: how an access is
+// recorded and how a task body is invoked with typed views. Not part of the public API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "versa/access_mode.hpp"
+#include "versa/view.hpp"
+
+namespace versa::detail {
+
+class HandleState;  // src/data/handle_state.hpp
+
+// Shape of the data behind a handle, in elements.
+struct Layout {
+  std::size_t rows = 0;  // a 1-D array of n elements is n x 1 with ld = n
+  std::size_t cols = 0;
+  std::size_t ld = 0;
+};
+
+// One access of a task, as registered on its handle. `data` is filled in by the runtime just
+// before the body runs (it is the replica on the node where the task executes).
+struct AccessRecord {
+  HandleState* handle = nullptr;
+  void* data = nullptr;
+  const Layout* layout = nullptr;
+  std::uint64_t required_version = 0;
+  AccessMode mode = AccessMode::read;
+};
+
+// Calls a task body: `closure` points at the stored callable.
+using InvokeFn = void (*)(void* closure, const AccessRecord* accesses);
+using MoveFn = void (*)(void* destination, void* source);
+using DestroyFn = void (*)(void* closure);
+
+// Everything the runtime needs to create one task; built by the templates in runtime.hpp.
+struct TaskDesc {
+  const char* name = nullptr;  // stable for the runtime's lifetime (interned)
+  int priority = 0;
+  const AccessRecord* accesses = nullptr;  // handle and mode set; the rest filled by the runtime
+  std::size_t access_count = 0;
+  InvokeFn invoke = nullptr;
+  void* closure = nullptr;  // moved from with `move` into the task's storage
+  std::size_t closure_size = 0;
+  std::size_t closure_align = 1;
+  MoveFn move = nullptr;
+  DestroyFn destroy = nullptr;
+  bool is_child = false;  // spawn(): counted by the enclosing task's sync()
+};
+
+// View types produced by an access. `NoView` marks accesses to data-less handles (tokens),
+// which add an ordering constraint but pass no argument to the task body.
+struct NoView {};
+
+template <class V>
+V make_view(const AccessRecord& access) {
+  using T = typename V::element_type;
+  if constexpr (std::is_same_v<V, Span<T>>) {
+    return V(static_cast<T*>(access.data), access.layout->rows);
+  } else {
+    static_assert(std::is_same_v<V, Tile<T>>, "views are Span<T> or Tile<T>");
+    return V(static_cast<T*>(access.data), access.layout->rows, access.layout->cols,
+             access.layout->ld);
+  }
+}
+
+// The arguments of a body: one view per data access, in order; tokens contribute nothing.
+template <class V>
+auto view_argument(const AccessRecord& access) {
+  if constexpr (std::is_same_v<V, NoView>) {
+    (void)access;
+    return std::tuple<>();
+  } else {
+    return std::tuple<V>(make_view<V>(access));
+  }
+}
+
+template <class... Views, std::size_t... I>
+auto view_arguments(const AccessRecord* accesses, std::index_sequence<I...>) {
+  return std::tuple_cat(view_argument<Views>(accesses[I])...);
+}
+
+// Calls `body` with the views of `accesses`; the tuple argument only carries the view types.
+template <class F, class... Views>
+void invoke_with_views(F& body, std::tuple<Views...>, const AccessRecord* accesses) {
+  std::apply(body, view_arguments<Views...>(accesses, std::index_sequence_for<Views...>()));
+}
+
+template <class F, class Tuple>
+struct IsApplicable;
+template <class F, class... Args>
+struct IsApplicable<F, std::tuple<Args...>> : std::is_invocable<F, Args...> {};
+template <class F, class Tuple>
+constexpr bool is_applicable_v = IsApplicable<F, Tuple>::value;
+
+}  // namespace versa::detail

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "versa/detail/task_glue.hpp"
+
+namespace versa {
+
+class Runtime;
+
+namespace detail {
+// Destroys a handle's state; if accesses are still pending it reports the misuse (rethrown by
+// Runtime::wait_all) and waits for them, so nothing crashes and no data is lost.
+void release_handle(HandleState* state);
+struct HandleDeleter {
+  void operator()(HandleState* state) const { release_handle(state); }
+};
+using HandleOwner = std::unique_ptr<HandleState, HandleDeleter>;
+const std::string& handle_name(const HandleState* state);
+}  // namespace detail
+
+// Untyped part of every handle: ownership of the dependency and data state.
+class HandleBase {
+ public:
+  HandleBase() = default;
+  HandleBase(HandleBase&&) noexcept = default;
+  HandleBase& operator=(HandleBase&&) noexcept = default;
+
+  // False for a default-constructed or moved-from handle; accessing such a handle is an error.
+  explicit operator bool() const { return state_ != nullptr; }
+
+  // The name given at registration ("" when none), used in traces and error messages.
+  const std::string& name() const;
+
+  detail::HandleState* state() const { return state_.get(); }
+
+ protected:
+  explicit HandleBase(detail::HandleState* state) : state_(state) {}
+
+ private:
+  detail::HandleOwner state_;
+};
+
+// A handle on a contiguous host array of T, registered with Runtime::data(). Tasks see it as a
+// Span<T> (Span<const T> when reading). Movable, not copyable; destroying it waits for the tasks
+// that still use it (and reports that as a misuse). The array must outlive the handle.
+template <class T>
+class Handle : public HandleBase {
+ public:
+  using element_type = T;
+  Handle() = default;
+
+ private:
+  friend class Runtime;
+  using HandleBase::HandleBase;
+};
+
+// A handle on a column-major 2-D block of T with a leading dimension, registered with
+// Runtime::tile(). Tasks see it as a Tile<T> (Tile<const T> when reading).
+template <class T>
+class TileHandle : public HandleBase {
+ public:
+  using element_type = T;
+  TileHandle() = default;
+
+ private:
+  friend class Runtime;
+  using HandleBase::HandleBase;
+};
+
+// A handle with no data: a pure ordering constraint between the tasks that access it. Accesses
+// to a token pass no argument to the task body.
+class Token : public HandleBase {
+ public:
+  Token() = default;
+
+ private:
+  friend class Runtime;
+  using HandleBase::HandleBase;
+};
+
+inline const std::string& HandleBase::name() const {
+  static const std::string empty;
+  return state_ ? detail::handle_name(state_.get()) : empty;
+}
+
+}  // namespace versa

@@ -1,0 +1,288 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "versa/access.hpp"
+#include "versa/config.hpp"
+#include "versa/handle.hpp"
+#include "versa/task_type.hpp"
+#include "versa/view.hpp"
+
+namespace versa {
+
+template <class View>
+class HostView;
+
+// The task runtime: worker threads, handles and the tasks that access them.
+//
+// Tasks are submitted with the handles they access and how; Versa derives the dependencies from
+// the order of submission on each handle (there is no task graph to build) and runs each task as
+// soon as the data it needs is ready, on a worker where that data is likely hot.
+//
+//   versa::Runtime rt;                                   // one worker per core
+//   std::vector<double> x(n), y(n);
+//   auto hx = rt.data(x), hy = rt.data(y);
+//   rt.submit("scale", [](versa::Span<double> v) { for (auto& e : v) e *= 2; }, versa::write(hx));
+//   rt.submit("axpy", [](versa::Span<const double> a, versa::Span<double> b) { ... },
+//             versa::read(hx), versa::write(hy));
+//   rt.wait_all();                                       // rethrows the first task failure
+//
+// Thread-safety: every member may be called from any thread, including from inside tasks, except
+// the constructor and destructor. The destructor waits for all tasks.
+class Runtime {
+ public:
+  // Starts the workers. Throws std::invalid_argument when a Config value (or an environment
+  // variable overriding it) is out of range.
+  Runtime();
+  explicit Runtime(Config config);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Number of CPU worker threads.
+  int cpu_workers() const;
+
+  // --- Data -------------------------------------------------------------------------------
+
+  // Registers `count` elements at `data` (host memory that must outlive the handle).
+  template <class T>
+  Handle<T> data(T* data, std::size_t count, std::string name = {}) {
+    return Handle<T>(create_handle(data, detail::Layout{count, 1, count}, std::move(name)));
+  }
+  template <class T>
+  Handle<T> data(std::vector<T>& values, std::string name = {}) {
+    return data(values.data(), values.size(), std::move(name));
+  }
+  // Registers a single object.
+  template <class T>
+  Handle<T> data(T& value, std::string name = {}) {
+    return data(&value, 1, std::move(name));
+  }
+
+  // Registers a column-major rows x cols block with leading dimension ld >= rows.
+  template <class T>
+  TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld,
+                     std::string name = {}) {
+    return TileHandle<T>(create_handle(data, detail::Layout{rows, cols, ld}, std::move(name)));
+  }
+
+  // Creates a handle with no data, for ordering tasks.
+  Token token(std::string name = {});
+
+  // --- Tasks ------------------------------------------------------------------------------
+
+  // Submits a task of `type`. `args` are accesses (read(h), write(h), ...) in the order of the
+  // body's parameters, and optionally priority(p) and name("...") anywhere among them.
+  // Returns at once; the task runs when its data is ready. Throws std::invalid_argument on an
+  // empty handle, a handle given twice, or a task type with no implementation for any present
+  // device.
+  template <class Cpu, class... Args>
+  void submit(const TaskType<Cpu>& type, Args&&... args) {
+    submit_type(false, type, std::forward<Args>(args)...);
+  }
+
+  // Submits a one-off task: `body` is called like a task type's CPU implementation.
+  //   rt.submit("fill", [](versa::Span<int> v) { std::ranges::fill(v, 1); }, versa::write_only(h));
+  template <class F, class... Args>
+    requires(!std::is_convertible_v<F, std::string_view>)
+  void submit(std::string_view name, F&& body, Args&&... args) {
+    submit_body(false, name, std::forward<F>(body), std::forward<Args>(args)...);
+  }
+
+  // Like submit, but the task is a child of the calling task: the caller's sync() waits for it,
+  // and the caller is not finished before its children are. Outside any task, the children
+  // belong to the main program and sync() waits for them. A child must not access a handle its
+  // parent holds (it would wait for the parent, which waits for it): that is refused with
+  // std::invalid_argument.
+  template <class Cpu, class... Args>
+  void spawn(const TaskType<Cpu>& type, Args&&... args) {
+    submit_type(true, type, std::forward<Args>(args)...);
+  }
+  template <class F, class... Args>
+    requires(!std::is_convertible_v<F, std::string_view>)
+  void spawn(std::string_view name, F&& body, Args&&... args) {
+    submit_body(true, name, std::forward<F>(body), std::forward<Args>(args)...);
+  }
+
+  // Waits until the children spawned by the calling task (or by the main program) have finished.
+  // Inside a task the worker runs other ready tasks meanwhile, so recursion needs no blocked
+  // threads.
+  void sync();
+
+  // Waits until every submitted task has finished. If tasks failed, throws TaskFailure for the
+  // first failure (the others are reported on stderr) and clears the failure list.
+  void wait_all();
+
+  // Gives the calling thread access to a handle's data, in program order with the tasks: waits
+  // for the tasks submitted earlier that the access depends on, and makes later conflicting tasks
+  // wait until the returned view is destroyed.
+  //   { auto x = rt.acquire(versa::read(hx)); use(x.view()); }
+  // Throws TaskFailure when the data was to be produced by a task that failed.
+  template <class View>
+  HostView<View> acquire(Access<View> access);
+
+ private:
+  template <class>
+  friend class HostView;
+  struct Impl;
+
+  detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
+  void submit_task(const detail::TaskDesc& desc);
+  const char* intern_name(std::string_view name);
+  void keep_alive(const std::shared_ptr<detail::TaskTypeBase>& type);
+  void* acquire_host(detail::AccessRecord& record);
+  void release_host(void* ticket) noexcept;
+
+  template <class T>
+  static void collect(const T& arg, detail::AccessRecord*& next, int& prio,
+                      const std::string*& custom_name) {
+    if constexpr (detail::is_access_v<T>) {
+      next->handle = arg.handle;
+      next->mode = arg.mode;
+      ++next;
+    } else if constexpr (std::is_same_v<T, Priority>) {
+      prio = arg.value;
+    } else if constexpr (std::is_same_v<T, TaskName>) {
+      custom_name = &arg.value;
+    } else {
+      static_assert(sizeof(T) == 0, "submit arguments are accesses, priority() or name()");
+    }
+  }
+
+  template <class T>
+  using access_view_tuple =
+      std::conditional_t<detail::is_access_v<T>,
+                         std::tuple<typename detail::IsAccess<std::remove_cvref_t<T>>::view>,
+                         std::tuple<>>;
+
+  template <class F, class ViewTuple>
+  struct Invoker;
+  template <class F, class... Views>
+  struct Invoker<F, std::tuple<Views...>> {
+    static void call(void* closure, const detail::AccessRecord* accesses) {
+      detail::invoke_with_views(*static_cast<F*>(closure), std::tuple<Views...>{}, accesses);
+    }
+    using Arguments = decltype(detail::view_arguments<Views...>(
+        nullptr, std::index_sequence_for<Views...>()));
+    static constexpr bool invocable = detail::is_applicable_v<F&, Arguments>;
+  };
+
+  template <class F, class... Args>
+  void submit_with(bool child, const char* name, F&& closure, detail::InvokeFn invoke,
+                   const Args&... args) {
+    constexpr std::size_t n = (std::size_t{0} + ... + (detail::is_access_v<Args> ? 1 : 0));
+    detail::AccessRecord records[n > 0 ? n : 1];
+    detail::AccessRecord* next = records;
+    int prio = 0;
+    const std::string* custom_name = nullptr;
+    (collect(args, next, prio, custom_name), ...);
+    using Closure = std::decay_t<F>;
+    detail::TaskDesc desc;
+    desc.name = custom_name ? intern_name(*custom_name) : name;
+    desc.priority = prio;
+    desc.accesses = records;
+    desc.access_count = n;
+    desc.invoke = invoke;
+    desc.closure = &closure;
+    desc.closure_size = sizeof(Closure);
+    desc.closure_align = alignof(Closure);
+    desc.move = [](void* dst, void* src) { new (dst) Closure(std::move(*static_cast<Closure*>(src))); };
+    desc.destroy = std::is_trivially_destructible_v<Closure>
+                       ? nullptr
+                       : +[](void* c) { static_cast<Closure*>(c)->~Closure(); };
+    desc.is_child = child;
+    submit_task(desc);
+  }
+
+  template <class Cpu, class... Args>
+  void submit_type(bool child, const TaskType<Cpu>& type, const Args&... args) {
+    using Views = decltype(std::tuple_cat(std::declval<access_view_tuple<Args>>()...));
+    using State = detail::TaskTypeState<Cpu>;
+    keep_alive(type.state());
+    const State* state = type.state().get();
+    detail::InvokeFn invoke = nullptr;
+    if constexpr (!std::is_same_v<Cpu, detail::NoImplementation>) {
+      static_assert(Invoker<const Cpu, Views>::invocable,
+                    "the task type's CPU implementation cannot be called with the views of these "
+                    "accesses (read gives Span<const T>/Tile<const T>; tokens pass nothing)");
+      invoke = [](void* closure, const detail::AccessRecord* accesses) {
+        const State* s = *static_cast<const State**>(closure);
+        detail::invoke_with_views(s->cpu, Views{}, accesses);
+      };
+    }
+    submit_with(child, type.name().c_str(), state, invoke, args...);
+  }
+
+  template <class F, class... Args>
+  void submit_body(bool child, std::string_view name, F&& body, const Args&... args) {
+    using Views = decltype(std::tuple_cat(std::declval<access_view_tuple<Args>>()...));
+    using Closure = std::decay_t<F>;
+    static_assert(Invoker<Closure, Views>::invocable,
+                  "the task body cannot be called with the views of these accesses (read gives "
+                  "Span<const T>/Tile<const T>; tokens pass nothing)");
+    Closure closure(std::forward<F>(body));
+    submit_with(child, intern_name(name), closure, &Invoker<Closure, Views>::call, args...);
+  }
+
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host access to a handle's data, obtained from Runtime::acquire. Releases the access (letting
+// later tasks run) when destroyed. Movable, not copyable.
+template <class View>
+class HostView {
+ public:
+  HostView(HostView&& other) noexcept
+      : runtime_(std::exchange(other.runtime_, nullptr)),
+        ticket_(std::exchange(other.ticket_, nullptr)),
+        view_(other.view_) {}
+  HostView& operator=(HostView&&) = delete;
+  ~HostView() { release(); }
+
+  // The data, valid until release() or destruction.
+  const View& view() const { return view_; }
+  const View* operator->() const { return &view_; }
+  decltype(auto) operator[](std::size_t i) const
+    requires requires(View v) { v[i]; }
+  {
+    return view_[i];
+  }
+
+  // Ends the access early.
+  void release() noexcept {
+    if (runtime_) runtime_->release_host(ticket_);
+    runtime_ = nullptr;
+    ticket_ = nullptr;
+  }
+
+ private:
+  friend class Runtime;
+  HostView(Runtime* runtime, void* ticket, View view)
+      : runtime_(runtime), ticket_(ticket), view_(view) {}
+  Runtime* runtime_;
+  void* ticket_;
+  View view_;
+};
+
+template <class View>
+HostView<View> Runtime::acquire(Access<View> access) {
+  detail::AccessRecord record;
+  record.handle = access.handle;
+  record.mode = access.mode;
+  void* ticket = acquire_host(record);
+  if constexpr (std::is_same_v<View, detail::NoView>) {
+    return HostView<View>(this, ticket, View{});
+  } else {
+    return HostView<View>(this, ticket, detail::make_view<View>(record));
+  }
+}
+
+}  // namespace versa

@@ -1,0 +1,415 @@
+#include "core/runtime_core.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include "versa/error.hpp"
+
+namespace versa::detail {
+
+namespace {
+
+std::atomic<std::uint64_t> next_runtime_id{1};
+
+// The task running on this thread (for spawn/sync); null outside tasks.
+thread_local Task* this_thread_task = nullptr;
+
+// One-entry cache of the last interned name, per thread and runtime: submitting many tasks with
+// the same name costs a length check and a memcmp instead of a locked hash lookup.
+struct NameCache {
+  std::uint64_t runtime = 0;
+  std::string_view name;  // points into the runtime's name table
+};
+thread_local NameCache last_name;
+
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+std::string quoted_handle(const HandleState* handle) {
+  return handle->name().empty() ? std::string("an unnamed handle")
+                                : "handle '" + handle->name() + "'";
+}
+
+}  // namespace
+
+RuntimeCore::RuntimeCore(Config config)
+    : id_(next_runtime_id.fetch_add(1)),
+      config_(std::move(config)),
+      task_pool_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
+      trace_(!config_.trace_file.empty(),
+             config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
+      worker_locals_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()) {
+  root_.name = "main";
+  const int count = static_cast<int>(worker_locals_.size());
+  workers_ = std::make_unique<WorkerPool>(count, config_.pin_workers, topology_, *this);
+}
+
+RuntimeCore::~RuntimeCore() {
+  wait_for_pending();
+  {
+    std::lock_guard<std::mutex> guard(failures_mutex_);
+    for (const auto& failure : failures_)
+      std::fprintf(stderr, "versa: unreported failure of task '%s': %s\n",
+                   failure->task_name.c_str(), failure->message.c_str());
+    for (const auto& misuse : misuses_) std::fprintf(stderr, "versa: %s\n", misuse.c_str());
+  }
+  workers_.reset();
+  if (trace_.enabled()) {
+    try {
+      trace_.write(config_.trace_file);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "versa: %s\n", e.what());
+    }
+  }
+}
+
+HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::string name) {
+  const std::size_t elements = layout.cols == 0 ? 0 : layout.ld * (layout.cols - 1) + layout.rows;
+  if (!data && layout.rows * layout.cols != 0)
+    throw std::invalid_argument("cannot register " + (name.empty() ? "a handle" : "'" + name + "'") +
+                                ": null data pointer for " + std::to_string(elements) + " elements");
+  if (layout.ld < layout.rows)
+    throw std::invalid_argument("cannot register tile " + (name.empty() ? "" : "'" + name + "' ") +
+                                "with leading dimension " + std::to_string(layout.ld) +
+                                " smaller than its row count " + std::to_string(layout.rows));
+  return new HandleState(const_cast<void*>(data), layout, std::move(name), this);
+}
+
+const char* RuntimeCore::intern_name(std::string_view name) {
+  if (last_name.runtime == id_ && last_name.name == name) return last_name.name.data();
+  std::lock_guard<std::mutex> guard(names_mutex_);
+  const std::string& stored = *names_.emplace(name).first;
+  last_name = {id_, stored};
+  return stored.c_str();
+}
+
+void RuntimeCore::keep_alive(const std::shared_ptr<TaskTypeBase>& type) {
+  if (type->registered_with.load(std::memory_order_acquire) == id_) return;
+  std::lock_guard<std::mutex> guard(types_mutex_);
+  if (std::find(types_.begin(), types_.end(), type) == types_.end()) types_.push_back(type);
+  type->registered_with.store(id_, std::memory_order_release);
+}
+
+void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
+  if (!desc.invoke)
+    throw std::invalid_argument("task '" + std::string(desc.name) +
+                                "' has no implementation for any present device (present: cpu)");
+  const AccessRecord* accesses = desc.accesses;
+  const std::size_t n = desc.access_count;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!accesses[i].handle)
+      throw std::invalid_argument("task '" + std::string(desc.name) + "': access " +
+                                  std::to_string(i + 1) +
+                                  " is to an empty handle (default-constructed or moved-from)");
+  }
+  // A handle given twice would make the task wait for itself. Small tasks compare pairwise;
+  // larger ones sort a copy.
+  auto duplicate = [&](const HandleState* h) {
+    throw std::invalid_argument("task '" + std::string(desc.name) + "' accesses " +
+                                quoted_handle(h) + " twice; give each handle once, with the " +
+                                "strongest mode needed");
+  };
+  if (n <= 16) {
+    for (std::size_t i = 1; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (accesses[i].handle == accesses[j].handle) duplicate(accesses[i].handle);
+  } else {
+    std::vector<const HandleState*> sorted(n);
+    for (std::size_t i = 0; i < n; ++i) sorted[i] = accesses[i].handle;
+    std::sort(sorted.begin(), sorted.end());
+    auto it = std::adjacent_find(sorted.begin(), sorted.end());
+    if (it != sorted.end()) duplicate(*it);
+  }
+  if (parent && parent != &root_) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::uint32_t j = 0; j < parent->access_count; ++j)
+        if (accesses[i].handle == parent->accesses[j].handle)
+          throw std::invalid_argument(
+              "task '" + std::string(desc.name) + "' is spawned by task '" + parent->name +
+              "', which holds " + quoted_handle(accesses[i].handle) +
+              ": the child would wait for its parent and the parent for the child. Pass the data "
+              "to the child through the parent's view, or submit() it instead of spawn()");
+  }
+}
+
+Task* RuntimeCore::create_task(const TaskDesc& desc, int worker) {
+  Task* task = new (task_pool_.allocate(worker)) Task();
+  task->name = desc.name;
+  task->priority = desc.priority;
+  task->invoke = desc.invoke;
+  task->destroy = desc.destroy;
+  const std::size_t n = desc.access_count;
+  task->access_count = static_cast<std::uint32_t>(n);
+  if (n <= Task::inline_accesses) {
+    task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  } else {
+    task->heap_accesses.reset(new AccessRecord[n]);
+    task->accesses = task->heap_accesses.get();
+  }
+  std::memcpy(static_cast<void*>(task->accesses), desc.accesses, n * sizeof(AccessRecord));
+  if (desc.closure_size <= Task::inline_closure_bytes &&
+      desc.closure_align <= alignof(std::max_align_t)) {
+    task->closure = task->inline_closure;
+  } else {
+    task->heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
+    void* p = task->heap_closure.get();
+    std::size_t space = desc.closure_size + desc.closure_align;
+    task->closure = std::align(desc.closure_align, desc.closure_size, p, space);
+  }
+  desc.move(task->closure, desc.closure);
+  return task;
+}
+
+void RuntimeCore::submit(const TaskDesc& desc) {
+  const int worker = workers_->current_worker();
+  Task* parent = nullptr;
+  if (desc.is_child) parent = (worker >= 0 && this_thread_task) ? this_thread_task : &root_;
+  validate(desc, parent);
+  Task* task = create_task(desc, worker);
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    access.required_version = access.handle->register_access(access.mode);
+    access.layout = access.handle->layout();
+    if (is_exclusive_run(access.mode)) ++task->exclusive_count;
+  }
+  // Count the task before it can possibly finish: once parked, another thread may run it.
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  if (parent) {
+    task->parent = parent;
+    parent->children.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+bool RuntimeCore::try_make_ready(Task* task, int worker) {
+  const std::uint32_t n = task->access_count;
+  for (std::uint32_t i = task->next_check; i < n; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    if (access.handle->has_version(access.required_version)) continue;
+    task->next_check = i;  // before parking: afterwards another thread owns the task
+    if (access.handle->park_until(task, access.required_version)) return false;
+  }
+  task->next_check = n;
+  return task->exclusive_count == 0 || take_exclusive_flags(task, worker);
+}
+
+// Commute and add accesses need their handles' exclusive flags. Taking them all or none (and
+// parking at the first one that is busy) rules out deadlock between tasks that need several.
+bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
+  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
+  for (;;) {
+    std::uint32_t taken = 0;
+    HandleState* busy = nullptr;
+    for (std::uint32_t i = 0; i < task->access_count; ++i) {
+      const AccessRecord& access = task->accesses[i];
+      if (!is_exclusive_run(access.mode)) continue;
+      if (task->exclusive_count == 1) return access.handle->take_exclusive_or_park(task);
+      if (!access.handle->try_take_exclusive()) {
+        busy = access.handle;
+        break;
+      }
+      ++taken;
+    }
+    if (!busy) return true;
+    for (std::uint32_t i = 0; i < task->access_count && taken > 0; ++i) {
+      if (!is_exclusive_run(task->accesses[i].mode)) continue;
+      task->accesses[i].handle->give_back_exclusive(wake_one);
+      --taken;
+    }
+    if (!busy->take_exclusive_or_park(task)) return false;
+    busy->give_back_exclusive(wake_one);  // free again now: retry the whole set
+  }
+}
+
+void RuntimeCore::schedule(Task* task, int worker) {
+  if (task->host_access) {
+    task->host_ready.store(true, std::memory_order_release);
+    task->host_ready.notify_all();
+  } else if (worker >= 0) {
+    workers_->push_local(worker, task);
+  } else {
+    workers_->push_external(task);
+  }
+}
+
+void RuntimeCore::wake(Waiter* waiter, int worker) {
+  Task* task = static_cast<Task*>(waiter);
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+void RuntimeCore::run_task(Task* task, int worker) {
+  std::shared_ptr<const Failure> cause;
+  for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    if (access.mode != AccessMode::write_only) cause = access.handle->poison();
+  }
+  if (cause) {
+    cancelled_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    for (std::uint32_t i = 0; i < task->access_count; ++i) {
+      AccessRecord& access = task->accesses[i];
+      access.data = access.handle->data();
+      // Overwriting everything makes data left unusable by a failure valid again.
+      if (access.mode == AccessMode::write_only) access.handle->set_poison(nullptr);
+    }
+    Task* enclosing = this_thread_task;
+    this_thread_task = task;
+    const auto start = trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
+    try {
+      task->invoke(task->closure, task->accesses);
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      cause = std::make_shared<const Failure>(Failure{task->name, error, describe(error)});
+      record_failure(cause);
+    }
+    if (trace_.enabled()) trace_.record(worker, task->name, start, TraceRecorder::Clock::now());
+    // Implicit sync: a task is finished only when its children are.
+    while (task->children.load(std::memory_order_acquire) != 0) {
+      if (!workers_->run_one(worker)) std::this_thread::yield();
+    }
+    this_thread_task = enclosing;
+  }
+  if (cause) {
+    for (std::uint32_t i = 0; i < task->access_count; ++i)
+      if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(cause);
+  }
+  finish_task(task, worker);
+}
+
+void RuntimeCore::finish_accesses(Task* task, int worker) {
+  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    access.handle->finish_access(is_exclusive_run(access.mode), wake_one);
+  }
+}
+
+void RuntimeCore::finish_task(Task* task, int worker) {
+  finish_accesses(task, worker);
+  if (Task* parent = task->parent) {
+    if (parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
+      root_.children.notify_all();
+  }
+  destroy_task(task, worker);
+  ++worker_locals_[worker].finished;
+}
+
+void RuntimeCore::destroy_task(Task* task, int worker) {
+  if (task->destroy) task->destroy(task->closure);
+  task->~Task();
+  task_pool_.release(task, worker);
+}
+
+void RuntimeCore::flush_finished(int worker) {
+  std::int64_t& finished = worker_locals_[worker].finished;
+  if (finished == 0) return;
+  if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) pending_.notify_all();
+  finished = 0;
+}
+
+void RuntimeCore::worker_idle(int worker) { flush_finished(worker); }
+
+void RuntimeCore::worker_started(int) {}
+
+void RuntimeCore::worker_stopping(int worker) { flush_finished(worker); }
+
+void RuntimeCore::record_failure(std::shared_ptr<const Failure> failure) {
+  std::lock_guard<std::mutex> guard(failures_mutex_);
+  failures_.push_back(std::move(failure));
+}
+
+void RuntimeCore::report_misuse(std::string message) {
+  std::fprintf(stderr, "versa: %s\n", message.c_str());
+  std::lock_guard<std::mutex> guard(failures_mutex_);
+  misuses_.push_back(std::move(message));
+}
+
+Task* RuntimeCore::acquire_host(AccessRecord& record) {
+  if (!record.handle)
+    throw std::invalid_argument("acquire: empty handle (default-constructed or moved-from)");
+  const int worker = workers_->current_worker();
+  if (worker >= 0)
+    throw std::logic_error("acquire() called inside a task: it would block a worker; give the "
+                           "handle to the task as an access instead");
+  Task* task = new (task_pool_.allocate(-1)) Task();
+  task->name = "host acquire";
+  task->host_access = true;
+  task->access_count = 1;
+  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  task->accesses[0] = record;
+  AccessRecord& access = task->accesses[0];
+  access.required_version = access.handle->register_access(access.mode);
+  access.layout = access.handle->layout();
+  task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
+  if (!try_make_ready(task, -1)) {
+    while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
+  }
+  if (access.mode != AccessMode::write_only) {
+    if (std::shared_ptr<const Failure> cause = access.handle->poison()) {
+      release_host(task);
+      throw TaskFailure(cause->task_name, cause->exception, cause->message,
+                        cancelled_.load(std::memory_order_relaxed));
+    }
+  } else {
+    access.handle->set_poison(nullptr);
+  }
+  access.data = access.handle->data();
+  record = access;
+  return task;
+}
+
+void RuntimeCore::release_host(Task* ticket) {
+  finish_accesses(ticket, -1);
+  destroy_task(ticket, -1);
+}
+
+void RuntimeCore::sync() {
+  const int worker = workers_->current_worker();
+  Task* task = worker >= 0 ? this_thread_task : nullptr;
+  if (task) {
+    // Help: run other ready tasks until the children are done.
+    while (task->children.load(std::memory_order_acquire) != 0) {
+      if (!workers_->run_one(worker)) std::this_thread::yield();
+    }
+    return;
+  }
+  for (std::uint32_t c; (c = root_.children.load(std::memory_order_acquire)) != 0;)
+    root_.children.wait(c);
+}
+
+void RuntimeCore::wait_for_pending() {
+  for (std::int64_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+}
+
+void RuntimeCore::wait_all() {
+  if (workers_->current_worker() >= 0)
+    throw std::logic_error("wait_all() called inside a task: use spawn() and sync() instead");
+  wait_for_pending();
+  std::vector<std::shared_ptr<const Failure>> failures;
+  std::vector<std::string> misuses;
+  {
+    std::lock_guard<std::mutex> guard(failures_mutex_);
+    failures.swap(failures_);
+    misuses.swap(misuses_);
+  }
+  const std::uint64_t cancelled = cancelled_.exchange(0);
+  for (std::size_t i = 1; i < failures.size(); ++i)
+    std::fprintf(stderr, "versa: task '%s' also failed: %s\n", failures[i]->task_name.c_str(),
+                 failures[i]->message.c_str());
+  if (!failures.empty())
+    throw TaskFailure(failures[0]->task_name, failures[0]->exception, failures[0]->message, cancelled);
+  if (!misuses.empty()) throw std::logic_error(misuses[0]);
+}
+
+}  // namespace versa::detail

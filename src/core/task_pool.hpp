@@ -1,0 +1,57 @@
+// Memory for tasks: fixed-size slots carved from slabs and recycled through per-worker caches.
+//
+// Tasks are usually created by one thread (the main program) and freed by others (the workers),
+// so a plain free list per thread would drain on one side and grow on the other. Caches
+// therefore exchange whole batches through a shared depot (a mutex taken once per batch), like a
+// magazine allocator: the cost per task is a vector push or pop. Threads that are not workers
+// share one cache behind a spin lock.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/spin_lock.hpp"
+#include "core/task.hpp"
+
+namespace versa::detail {
+
+class TaskPool {
+ public:
+  explicit TaskPool(int workers);
+  ~TaskPool();
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  // Returns uninitialised storage for one Task. `worker` is the caller's worker index, or -1.
+  void* allocate(int worker);
+  // Takes back storage of a destroyed Task.
+  void release(void* slot, int worker);
+
+  // Bytes of slab memory obtained so far.
+  std::size_t bytes_reserved() const;
+
+ private:
+  struct alignas(alignof(Task)) Slot {
+    std::byte bytes[sizeof(Task)];
+  };
+  struct alignas(64) Cache {
+    std::vector<void*> free;
+  };
+  static constexpr std::size_t batch = 64;
+  static constexpr std::size_t slab_slots = 1024;
+
+  void refill(Cache& cache);
+  void spill(Cache& cache);
+
+  std::vector<Cache> worker_caches_;  // each owned by its worker thread
+  SpinLock external_lock_;
+  Cache external_cache_ VERSA_GUARDED_BY(external_lock_);
+
+  mutable std::mutex depot_mutex_;
+  std::vector<std::vector<void*>> depot_;  // full batches; guarded by depot_mutex_
+  std::vector<std::unique_ptr<Slot[]>> slabs_;  // guarded by depot_mutex_
+};
+
+}  // namespace versa::detail

@@ -1,0 +1,16 @@
+// Clang thread-safety annotations; they expand to nothing on other compilers.
+#pragma once
+
+#if defined(__clang__)
+#define VERSA_THREAD_ANNOTATION(x) __attribute__((x))
+#else
+#define VERSA_THREAD_ANNOTATION(x)
+#endif
+
+#define VERSA_CAPABILITY(x) VERSA_THREAD_ANNOTATION(capability(x))
+#define VERSA_GUARDED_BY(x) VERSA_THREAD_ANNOTATION(guarded_by(x))
+#define VERSA_REQUIRES(...) VERSA_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define VERSA_ACQUIRE(...) VERSA_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define VERSA_RELEASE(...) VERSA_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define VERSA_TRY_ACQUIRE(...) VERSA_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
+#define VERSA_SCOPED_CAPABILITY VERSA_THREAD_ANNOTATION(scoped_lockable)

@@ -1,0 +1,45 @@
+#include "cpu/topology.hpp"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace versa::detail {
+
+struct Topology::Hwloc {
+  hwloc_topology_t topology = nullptr;
+  ~Hwloc() {
+    if (topology) hwloc_topology_destroy(topology);
+  }
+};
+
+Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
+  const int fallback = std::max(1u, std::thread::hardware_concurrency());
+  if (hwloc_topology_init(&hwloc_->topology) != 0 || hwloc_topology_load(hwloc_->topology) != 0) {
+    if (hwloc_->topology) hwloc_topology_destroy(hwloc_->topology);
+    hwloc_->topology = nullptr;
+    cores_ = processing_units_ = fallback;
+    return;
+  }
+  const int cores = hwloc_get_nbobjs_by_type(hwloc_->topology, HWLOC_OBJ_CORE);
+  const int pus = hwloc_get_nbobjs_by_type(hwloc_->topology, HWLOC_OBJ_PU);
+  processing_units_ = pus > 0 ? pus : fallback;
+  cores_ = cores > 0 ? cores : processing_units_;
+}
+
+Topology::~Topology() = default;
+
+bool Topology::pin_current_thread(int index) const {
+  if (!hwloc_->topology) return false;
+  hwloc_obj_t core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_CORE, index % cores_);
+  if (!core) core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_PU, index % processing_units_);
+  if (!core || !core->cpuset) return false;
+  return hwloc_set_cpubind(hwloc_->topology, core->cpuset, HWLOC_CPUBIND_THREAD) == 0;
+}
+
+std::string Topology::summary() const {
+  return std::to_string(cores_) + " cores, " + std::to_string(processing_units_) + " PUs";
+}
+
+}  // namespace versa::detail

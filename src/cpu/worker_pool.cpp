@@ -1,0 +1,134 @@
+#include "cpu/worker_pool.hpp"
+
+namespace versa::detail {
+
+namespace {
+// The pool and index of the worker running on this thread. Set once when the worker thread
+// starts; a thread belongs to at most one pool.
+thread_local const WorkerPool* this_thread_pool = nullptr;
+thread_local int this_thread_worker = -1;
+
+std::uint64_t next_random(std::uint64_t& state) {
+  // xorshift64*: good enough to pick victims, and one multiply.
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  return state * 0x2545F4914F6CDD1DULL;
+}
+
+// Rounds of stealing attempts spent spinning, then yielding, before a worker sleeps. Spinning
+// keeps wake-up latency low for fine-grained work; yielding hands the core to the submitting
+// thread on oversubscribed machines.
+constexpr int spin_rounds = 64;
+constexpr int yield_rounds = 16;
+}  // namespace
+
+WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner)
+    : runner_(runner) {
+  workers_.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->rng_state = 0x9E3779B97F4A7C15ULL * (i + 1);
+  }
+  for (int i = 0; i < count; ++i)
+    workers_[i]->thread = std::thread([this, i, pin, &topology] { loop(i, pin, topology); });
+}
+
+WorkerPool::~WorkerPool() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
+  wake_epoch_.notify_all();
+  for (auto& worker : workers_) worker->thread.join();
+}
+
+int WorkerPool::current_worker() const {
+  return this_thread_pool == this ? this_thread_worker : -1;
+}
+
+void WorkerPool::push_external(Task* task) {
+  const std::uint32_t n = next_external_.fetch_add(1, std::memory_order_relaxed);
+  workers_[n % workers_.size()]->deque.push_back(task);
+  wake_one();
+}
+
+void WorkerPool::push_local(int worker, Task* task) {
+  workers_[worker]->deque.push_front(task);
+  if (workers_.size() > 1) wake_one();
+}
+
+void WorkerPool::wake_one() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) == 0) return;
+  if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
+  wake_epoch_.fetch_add(1, std::memory_order_release);
+  wake_epoch_.notify_one();
+}
+
+bool WorkerPool::any_queued() const {
+  for (const auto& worker : workers_)
+    if (worker->deque.size_hint() != 0) return true;
+  return false;
+}
+
+Task* WorkerPool::steal(int thief) {
+  const std::size_t n = workers_.size();
+  if (n < 2) return nullptr;
+  const std::size_t start = next_random(workers_[thief]->rng_state) % n;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t victim = (start + k) % n;
+    if (victim == static_cast<std::size_t>(thief)) continue;
+    if (Task* task = workers_[victim]->deque.pop_back()) return task;
+  }
+  return nullptr;
+}
+
+bool WorkerPool::run_one(int worker) {
+  Task* task = workers_[worker]->deque.pop_front();
+  if (!task) task = steal(worker);
+  if (!task) return false;
+  runner_.run_task(task, worker);
+  return true;
+}
+
+void WorkerPool::idle(int index, int& idle_rounds) {
+  ++idle_rounds;
+  if (idle_rounds < spin_rounds) {
+    for (int i = 0; i < 32; ++i) VERSA_CPU_RELAX();
+    return;
+  }
+  if (idle_rounds < spin_rounds + yield_rounds) {
+    std::this_thread::yield();
+    return;
+  }
+  const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!any_queued() && !stopping_.load(std::memory_order_seq_cst)) wake_epoch_.wait(epoch);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  wake_pending_.store(false, std::memory_order_release);
+  idle_rounds = 0;
+  // Pass the wake-up on if there is more work than this worker can take.
+  if (any_queued()) wake_one();
+  (void)index;
+}
+
+void WorkerPool::loop(int index, bool pin, const Topology& topology) {
+  this_thread_pool = this;
+  this_thread_worker = index;
+  if (pin) topology.pin_current_thread(index);
+  runner_.worker_started(index);
+  int idle_rounds = 0;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    if (run_one(index)) {
+      idle_rounds = 0;
+    } else {
+      runner_.worker_idle(index);
+      idle(index, idle_rounds);
+    }
+  }
+  runner_.worker_stopping(index);
+  this_thread_pool = nullptr;
+  this_thread_worker = -1;
+}
+
+}  // namespace versa::detail

@@ -1,0 +1,82 @@
+// The CPU worker threads: one ready deque each, random-victim stealing, and an idle protocol
+// that spins briefly, then yields, then sleeps until work is pushed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "cpu/ready_deque.hpp"
+#include "cpu/topology.hpp"
+
+namespace versa::detail {
+
+class WorkerPool;
+
+// What the workers do with a task; implemented by the runtime core.
+class TaskRunner {
+ public:
+  virtual void run_task(Task* task, int worker) = 0;
+  // Called on a worker thread each time it finds no task to run.
+  virtual void worker_idle(int worker) = 0;
+  // Called once on each worker thread before it takes work, and after it stops.
+  virtual void worker_started(int worker) = 0;
+  virtual void worker_stopping(int worker) = 0;
+
+ protected:
+  ~TaskRunner() = default;
+};
+
+class WorkerPool {
+ public:
+  // Starts `count` workers (pinned to cores when `pin`).
+  WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner);
+  ~WorkerPool();  // stops and joins the workers; queued tasks must have been drained
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()); }
+
+  // Index of the calling thread's worker in this pool, or -1 for any other thread.
+  int current_worker() const;
+
+  // Queues a ready task from a thread that is not one of this pool's workers: round-robin.
+  void push_external(Task* task);
+
+  // Queues a ready task at the front of worker `worker`'s own deque (called on that worker).
+  void push_local(int worker, Task* task);
+
+  // Runs one ready task on worker `worker` (its own first, else stolen); false if none found.
+  bool run_one(int worker);
+
+ private:
+  struct alignas(64) Worker {
+    ReadyDeque deque;
+    std::uint64_t rng_state = 0;
+    std::thread thread;
+  };
+
+  void loop(int index, bool pin, const Topology& topology);
+  Task* steal(int thief);
+  bool any_queued() const;
+  void wake_one();
+  void idle(int index, int& idle_rounds);
+
+  TaskRunner& runner_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<std::uint32_t> next_external_{0};
+  std::atomic<bool> stopping_{false};
+  // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence, looks
+  // at every deque once more and only then waits on wake_epoch_. A pusher publishes its task,
+  // issues a full fence and reads sleepers_. The two fences guarantee that either the sleeper
+  // sees the task or the pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
+  // burst of pushes cost one wake-up, not one system call each.
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> wake_pending_{false};
+  std::atomic<std::uint32_t> wake_epoch_{0};
+};
+
+}  // namespace versa::detail

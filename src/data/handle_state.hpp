@@ -1,0 +1,173 @@
+// The dependency state of one handle, after the data-versioning scheme of SuperGlue
+// (shared/reading/superglue-data-versioning.txt, section 3.1).
+//
+// A handle counts registered accesses and finished accesses (its *version*). Each access gets a
+// required version when it is registered: the number of accesses registered before the run of
+// compatible accesses it belongs to (consecutive reads share one, so do consecutive commutes and
+// consecutive adds). An access may proceed once the version has reached its required version.
+// Registering and finishing are O(1) under a per-handle spin lock; checking is one atomic load.
+// The worked example holds: read, read, write, add, add, add, write require 0, 0, 2, 3, 3, 3, 6.
+//
+// Commute and add accesses of one run must also exclude each other: they take the handle's
+// exclusive flag, and tasks that find it taken park in a FIFO until it is released.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/spin_lock.hpp"
+#include "data/wait_list.hpp"
+#include "versa/access_mode.hpp"
+#include "versa/detail/task_glue.hpp"
+
+namespace versa::detail {
+
+struct Failure;  // core/failure.hpp: why a task did not produce its outputs
+
+// Where a handle reports misuse that cannot be thrown at the call that caused it (the owning
+// runtime, which rethrows it from wait_all).
+class MisuseSink {
+ public:
+  virtual void report_misuse(std::string message) = 0;
+
+ protected:
+  ~MisuseSink() = default;
+};
+
+class HandleState {
+ public:
+  HandleState(void* data, Layout layout, std::string name, MisuseSink* misuse_sink)
+      : data_(data), layout_(layout), name_(std::move(name)), misuse_sink_(misuse_sink) {}
+  HandleState(const HandleState&) = delete;
+  HandleState& operator=(const HandleState&) = delete;
+
+  void* data() const { return data_; }
+  const Layout* layout() const { return &layout_; }
+  const std::string& name() const { return name_; }
+  MisuseSink* misuse_sink() const { return misuse_sink_; }
+
+  // Registers an access in submission order and returns the version it requires.
+  std::uint64_t register_access(AccessMode mode) {
+    SpinGuard guard(lock_);
+    if (!(is_run_mode(mode) && mode == run_mode_ && registered_ > 0)) {
+      run_required_ = registered_;
+      run_mode_ = mode;
+    }
+    ++registered_;
+    return run_required_;
+  }
+
+  bool has_version(std::uint64_t required) const {
+    return version_.load(std::memory_order_acquire) >= required;
+  }
+
+  // Parks `waiter` until the version reaches `required`. Returns false, without parking, when
+  // the version was reached meanwhile (the caller goes on with its next check).
+  bool park_until(Waiter* waiter, std::uint64_t required) {
+    SpinGuard guard(lock_);
+    if (version_.load(std::memory_order_relaxed) >= required) return false;
+    waiter->wait_version = required;
+    version_waiters_.insert(waiter);
+    return true;
+  }
+
+  // Takes the exclusive flag of commute/add runs without waiting. Returns whether it was taken.
+  bool try_take_exclusive() {
+    SpinGuard guard(lock_);
+    if (exclusive_held_) return false;
+    exclusive_held_ = true;
+    return true;
+  }
+
+  // Takes the flag, or parks `waiter` until it is released. Returns true if taken.
+  bool take_exclusive_or_park(Waiter* waiter) {
+    SpinGuard guard(lock_);
+    if (!exclusive_held_) {
+      exclusive_held_ = true;
+      return true;
+    }
+    exclusive_waiters_.push_back(waiter);
+    return false;
+  }
+
+  // Releases the exclusive flag taken by a task that did not run after all; wakes one waiter.
+  template <class Wake>
+  void give_back_exclusive(Wake&& wake) {
+    Waiter* next;
+    {
+      SpinGuard guard(lock_);
+      exclusive_held_ = false;
+      next = exclusive_waiters_.pop_ready(UINT64_MAX);
+    }
+    if (next) wake(next);
+  }
+
+  // Ends one access: bumps the version, releases the exclusive flag if the access held it, and
+  // calls `wake` (outside the lock) for every parked task that may now go on.
+  template <class Wake>
+  void finish_access(bool held_exclusive, Wake&& wake) {
+    Waiter* woken = nullptr;  // singly linked through wait_next, in wake order
+    Waiter** tail = &woken;
+    {
+      SpinGuard guard(lock_);
+      const std::uint64_t version = version_.load(std::memory_order_relaxed) + 1;
+      version_.store(version, std::memory_order_release);
+      while (Waiter* w = version_waiters_.pop_ready(version)) {
+        *tail = w;
+        tail = &w->wait_next;
+      }
+      if (held_exclusive) {
+        exclusive_held_ = false;
+        if (Waiter* w = exclusive_waiters_.pop_ready(UINT64_MAX)) {
+          *tail = w;
+          tail = &w->wait_next;
+        }
+      }
+    }
+    while (woken) {
+      Waiter* w = woken;
+      woken = w->wait_next;
+      w->wait_next = nullptr;
+      wake(w);
+    }
+  }
+
+  // Accesses registered but not finished.
+  std::uint64_t pending_accesses() {
+    SpinGuard guard(lock_);
+    return registered_ - version_.load(std::memory_order_relaxed);
+  }
+
+  // The failure that left this handle's data unusable, or null. Written only by an access that
+  // modifies the handle, which excludes every other access to it; read by later accesses, which
+  // the version counter orders after it.
+  const std::shared_ptr<const Failure>& poison() const { return poison_; }
+  void set_poison(std::shared_ptr<const Failure> failure) { poison_ = std::move(failure); }
+
+ private:
+  static constexpr bool is_run_mode(AccessMode mode) {
+    return mode == AccessMode::read || is_exclusive_run(mode);
+  }
+
+  void* const data_;
+  const Layout layout_;
+  const std::string name_;
+  MisuseSink* const misuse_sink_;
+
+  SpinLock lock_;
+  std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;
+  std::uint64_t run_required_ VERSA_GUARDED_BY(lock_) = 0;
+  AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;
+  // Finished accesses. Written under lock_ with release order so that a task that observes the
+  // version (acquire) also observes the data its predecessors wrote.
+  std::atomic<std::uint64_t> version_{0};
+  WaitList version_waiters_ VERSA_GUARDED_BY(lock_);
+  bool exclusive_held_ VERSA_GUARDED_BY(lock_) = false;
+  WaitList exclusive_waiters_ VERSA_GUARDED_BY(lock_);
+
+  std::shared_ptr<const Failure> poison_;
+};
+
+}  // namespace versa::detail
