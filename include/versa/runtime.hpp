@@ -157,11 +157,17 @@ class Runtime {
     }
   }
 
+  // std::tuple<view> for an access argument, std::tuple<> for an option.
+  template <class T, bool = detail::is_access_v<T>>
+  struct AccessViewTuple {
+    using type = std::tuple<>;
+  };
   template <class T>
-  using access_view_tuple =
-      std::conditional_t<detail::is_access_v<T>,
-                         std::tuple<typename detail::IsAccess<std::remove_cvref_t<T>>::view>,
-                         std::tuple<>>;
+  struct AccessViewTuple<T, true> {
+    using type = std::tuple<typename detail::IsAccess<std::remove_cvref_t<T>>::view>;
+  };
+  template <class T>
+  using access_view_tuple = typename AccessViewTuple<T>::type;
 
   template <class F, class ViewTuple>
   struct Invoker;
@@ -180,7 +186,7 @@ class Runtime {
                    const Args&... args) {
     constexpr std::size_t n = (std::size_t{0} + ... + (detail::is_access_v<Args> ? 1 : 0));
     detail::AccessRecord records[n > 0 ? n : 1];
-    detail::AccessRecord* next = records;
+    [[maybe_unused]] detail::AccessRecord* next = records;
     int prio = 0;
     const std::string* custom_name = nullptr;
     (collect(args, next, prio, custom_name), ...);
