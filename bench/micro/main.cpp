@@ -1,0 +1,248 @@
+// Runs the micro-benchmark suites on every available system in one process, so that ratios
+// between systems come from the same run on the same machine state.
+//
+//   versa-bench-micro [--reps N] [--quick] [suite ...]
+//   suites: spawn efficiency cholesky-dag dependencies task-count generations (default: all)
+//
+// Each measurement is the median of N runs (default 5) after one warm-up run; systems take turns
+// within each repetition so that a noisy period does not favour one of them. Output: a table per
+// suite and one RESULT line per (system, parameter), as CONVENTIONS.md specifies.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/harness.hpp"
+#include "micro/systems.hpp"
+
+namespace bench {
+namespace {
+
+struct Options {
+  int reps = 5;
+  bool quick = false;
+  std::vector<std::string> suites;
+};
+
+const double nan = std::nan("");
+
+// Medians of `reps` runs of `run(system)` for each system; NaN where a system lacks the pattern.
+std::vector<double> measure(const std::vector<System>& systems, const Options& options,
+                            const std::function<bool(const System&)>& has,
+                            const std::function<double(const System&)>& run) {
+  std::vector<std::vector<double>> samples(systems.size());
+  for (int rep = -1; rep < options.reps; ++rep) {
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      if (!has(systems[s])) continue;
+      const double value = run(systems[s]);
+      if (rep >= 0) samples[s].push_back(value);
+    }
+  }
+  std::vector<double> medians;
+  for (auto& v : samples) medians.push_back(v.empty() ? nan : median(v));
+  return medians;
+}
+
+void print_header(const std::string& title, const std::string& param_name,
+                  const std::vector<System>& systems) {
+  std::printf("\n## %s\n%-22s", title.c_str(), param_name.c_str());
+  for (const System& s : systems) std::printf(" %13s", s.name.c_str());
+  std::printf("\n");
+}
+
+void print_row(const std::string& param, const std::vector<double>& values) {
+  std::printf("%-22s", param.c_str());
+  for (double v : values) {
+    if (std::isnan(v)) {
+      std::printf(" %13s", "-");
+    } else {
+      std::printf(" %13.4g", v);
+    }
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void report(const std::string& bench, const std::vector<System>& systems, const std::string& param,
+            const std::string& metric, const std::vector<double>& values, const std::string& unit) {
+  for (std::size_t s = 0; s < systems.size(); ++s)
+    if (!std::isnan(values[s])) print_result(bench, systems[s].name, param, metric, values[s], unit);
+}
+
+std::string number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+int all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void suite_spawn(const std::vector<System>& systems, const Options& o) {
+  const long tasks = o.quick ? 50000 : 200000;
+  print_header("spawn: ns per empty task (submit + run), " + std::to_string(tasks) + " tasks",
+               "workers", systems);
+  for (int workers : {1, all_cores()}) {
+    auto values = measure(systems, o, [](const System& s) { return bool(s.spawn); },
+                          [&](const System& s) { return s.spawn(workers, tasks) / tasks * 1e9; });
+    const std::string param = "workers=" + std::to_string(workers);
+    print_row(param, values);
+    report("spawn", systems, param, "ns_per_task", values, "ns");
+  }
+}
+
+void suite_efficiency(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  print_header("efficiency of independent busy tasks, " + std::to_string(workers) + " workers",
+               "task_us", systems);
+  for (double us : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 500.0}) {
+    const double target_s = o.quick ? 0.03 : 0.1;
+    const long tasks = std::clamp(static_cast<long>(target_s * workers / (us * 1e-6)), 1000L, 200000L);
+    auto values = measure(systems, o, [](const System& s) { return bool(s.independent); },
+                          [&](const System& s) {
+                            const double t = s.independent(workers, tasks, us);
+                            return tasks * us * 1e-6 / workers / t;
+                          });
+    const std::string param = "task_us=" + number(us);
+    print_row(param, values);
+    report("efficiency", systems, param, "efficiency", values, "ratio");
+  }
+}
+
+void suite_cholesky_dag(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  print_header("cholesky-dag efficiency, " + std::to_string(workers) + " workers", "tiles,task_us",
+               systems);
+  for (int tiles : {20, 50}) {
+    const long tasks = static_cast<long>(tiles) * (tiles + 1) * (tiles + 2) / 6;
+    for (double us : {10.0, 50.0, 200.0}) {
+      if (o.quick && tiles == 50 && us > 10) continue;
+      auto values = measure(systems, o, [](const System& s) { return bool(s.cholesky_dag); },
+                            [&](const System& s) {
+                              const double t = s.cholesky_dag(workers, tiles, us);
+                              return tasks * us * 1e-6 / workers / t;
+                            });
+      const std::string param = "tiles=" + std::to_string(tiles) + ",task_us=" + number(us);
+      print_row(param, values);
+      report("cholesky-dag", systems, param, "efficiency", values, "ratio");
+    }
+  }
+}
+
+void suite_dependencies(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  const long tasks = o.quick ? 5000 : 20000;
+  print_header("dependencies: ns per extra handle, (T(k) - T(0)) / (tasks * k), " +
+                   std::to_string(tasks) + " tasks reading k handles, " +
+                   std::to_string(workers) + " workers",
+               "handles", systems);
+  auto has = [](const System& s) { return bool(s.dependencies); };
+  const std::vector<double> base =
+      measure(systems, o, has, [&](const System& s) { return s.dependencies(workers, tasks, 0); });
+  for (int k : {1, 2, 4, 8, 16, 32, 64}) {
+    auto values = measure(systems, o, has, [&](const System& s) {
+      return s.dependencies(workers, tasks, k);
+    });
+    for (std::size_t i = 0; i < values.size(); ++i)
+      values[i] = (values[i] - base[i]) / (static_cast<double>(tasks) * k) * 1e9;
+    const std::string param = "handles=" + std::to_string(k);
+    print_row(param, values);
+    report("dependencies", systems, param, "ns_per_dependency", values, "ns");
+  }
+}
+
+void suite_task_count(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  print_header("task-count: ns per task (1 us tasks, all pending before any runs), " +
+                   std::to_string(workers) + " workers; then bytes per pending task",
+               "tasks", systems);
+  std::vector<std::pair<std::string, std::vector<double>>> memory_rows;
+  for (long n : {1000L, 10000L, 100000L, 1000000L}) {
+    if (o.quick && n > 100000) continue;
+    std::vector<std::vector<double>> bytes(systems.size());
+    auto values = measure(systems, o, [](const System& s) { return bool(s.task_count); },
+                          [&](const System& s) {
+                            const TaskCountResult r = s.task_count(workers, n);
+                            bytes[&s - systems.data()].push_back(r.bytes_per_pending_task);
+                            return r.seconds / n * 1e9;
+                          });
+    const std::string param = "tasks=" + std::to_string(n);
+    print_row(param, values);
+    report("task-count", systems, param, "ns_per_task", values, "ns");
+    std::vector<double> bytes_median;
+    for (auto& b : bytes) bytes_median.push_back(b.empty() || b[0] < 0 ? nan : median(b));
+    report("task-count", systems, param, "bytes_per_pending_task", bytes_median, "B");
+    memory_rows.emplace_back(param, bytes_median);
+  }
+  print_header("task-count: bytes per pending task", "tasks", systems);
+  for (auto& [param, values] : memory_rows) print_row(param, values);
+}
+
+void suite_generations(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  print_header("generations: ns per task (1 writer, n readers, n writers), " +
+                   std::to_string(workers) + " workers",
+               "n", systems);
+  for (long n : {1L, 10L, 100L, 1000L, 10000L}) {
+    auto values = measure(systems, o, [](const System& s) { return bool(s.generations); },
+                          [&](const System& s) {
+                            return s.generations(workers, n) / (2.0 * n + 1) * 1e9;
+                          });
+    const std::string param = "n=" + std::to_string(n);
+    print_row(param, values);
+    report("generations", systems, param, "ns_per_task", values, "ns");
+  }
+}
+
+const std::map<std::string, void (*)(const std::vector<System>&, const Options&)> suites = {
+    {"spawn", suite_spawn},
+    {"efficiency", suite_efficiency},
+    {"cholesky-dag", suite_cholesky_dag},
+    {"dependencies", suite_dependencies},
+    {"task-count", suite_task_count},
+    {"generations", suite_generations},
+};
+const char* const suite_order[] = {"spawn",        "efficiency", "cholesky-dag",
+                                   "dependencies", "task-count", "generations"};
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  using namespace bench;
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      options.reps = std::atoi(argv[++i]);
+      if (options.reps < 1) {
+        std::fprintf(stderr, "--reps must be at least 1\n");
+        return 2;
+      }
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "all") {
+      options.suites.assign(std::begin(suite_order), std::end(suite_order));
+    } else if (suites.count(arg)) {
+      options.suites.push_back(arg);
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'; suites: spawn efficiency cholesky-dag "
+                   "dependencies task-count generations all; options: --reps N --quick\n", arg.c_str());
+      return 2;
+    }
+  }
+  if (options.suites.empty()) options.suites.assign(std::begin(suite_order), std::end(suite_order));
+
+  std::vector<System> systems;
+  for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems})
+    for (System& s : provider()) systems.push_back(std::move(s));
+  std::printf("# systems:");
+  for (const System& s : systems) std::printf(" %s", s.name.c_str());
+  std::printf("\n# median of %d runs after a warm-up%s\n", options.reps, options.quick ? ", quick sizes" : "");
+  for (const std::string& suite : options.suites) suites.at(suite)(systems, options);
+  return 0;
+}

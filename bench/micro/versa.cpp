@@ -1,0 +1,155 @@
+// The micro-benchmark patterns on Versa.
+//
+// Each pattern constructs a Runtime with `workers` workers before the clock starts (thread
+// start-up is not timed, as for the other systems) and destroys it after the clock stops.
+// Submission happens from the main thread, which is not a worker, as with StarPU.
+#include <malloc.h>
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "common/harness.hpp"
+#include "micro/systems.hpp"
+#include "versa/versa.hpp"
+
+namespace bench {
+namespace {
+
+constexpr int pool_size = 1024;
+
+versa::Config config_for(int workers) {
+  versa::Config config;
+  config.cpu_workers = workers;
+  return config;
+}
+
+double heap_in_use() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd);
+}
+
+double spawn(int workers, long tasks) {
+  versa::Runtime rt{config_for(workers)};
+  auto empty = versa::task_type("empty").cpu([] {});
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) rt.submit(empty);
+  rt.wait_all();
+  return seconds_since(start);
+}
+
+double independent(int workers, long tasks, double task_us) {
+  versa::Runtime rt{config_for(workers)};
+  auto busy = versa::task_type("busy").cpu([task_us] { busy_wait_us(task_us); });
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) rt.submit(busy);
+  rt.wait_all();
+  return seconds_since(start);
+}
+
+double cholesky_dag(int workers, int tiles, double task_us) {
+  versa::Runtime rt{config_for(workers)};
+  std::vector<versa::Token> tile;  // lower triangle, row-major index m * tiles + k
+  tile.reserve(tiles * tiles);
+  for (int i = 0; i < tiles * tiles; ++i) tile.push_back(rt.token());
+  auto A = [&](int m, int k) -> const versa::Token& { return tile[m * tiles + k]; };
+  auto body = [task_us] { busy_wait_us(task_us); };
+  auto potrf = versa::task_type("potrf").cpu(body);
+  auto trsm = versa::task_type("trsm").cpu(body);
+  auto syrk = versa::task_type("syrk").cpu(body);
+  auto gemm = versa::task_type("gemm").cpu(body);
+  const auto start = Clock::now();
+  for (int k = 0; k < tiles; ++k) {
+    // The critical path runs through potrf(k) and the updates feeding potrf(k+1).
+    rt.submit(potrf, versa::write(A(k, k)), versa::priority(2));
+    for (int m = k + 1; m < tiles; ++m)
+      rt.submit(trsm, versa::read(A(k, k)), versa::write(A(m, k)), versa::priority(m == k + 1));
+    for (int m = k + 1; m < tiles; ++m) {
+      rt.submit(syrk, versa::read(A(m, k)), versa::write(A(m, m)), versa::priority(m == k + 1));
+      for (int j = k + 1; j < m; ++j)
+        rt.submit(gemm, versa::read(A(m, k)), versa::read(A(j, k)), versa::write(A(m, j)));
+    }
+  }
+  rt.wait_all();
+  return seconds_since(start);
+}
+
+template <std::size_t... J>
+void submit_reading(versa::Runtime& rt, const auto& type, const std::vector<versa::Token>& pool,
+                    long i, std::index_sequence<J...>) {
+  constexpr long k = sizeof...(J);
+  rt.submit(type, versa::read(pool[(i * k + static_cast<long>(J)) % pool_size])...);
+}
+
+template <std::size_t K>
+double dependencies_k(int workers, long tasks) {
+  versa::Runtime rt{config_for(workers)};
+  std::vector<versa::Token> pool;
+  for (int i = 0; i < pool_size; ++i) pool.push_back(rt.token());
+  auto empty = versa::task_type("empty").cpu([] {});
+  const auto start = Clock::now();
+  for (long i = 0; i < tasks; ++i) submit_reading(rt, empty, pool, i, std::make_index_sequence<K>());
+  rt.wait_all();
+  return seconds_since(start);
+}
+
+double dependencies(int workers, long tasks, int handles) {
+  switch (handles) {
+    case 0: return dependencies_k<0>(workers, tasks);
+    case 1: return dependencies_k<1>(workers, tasks);
+    case 2: return dependencies_k<2>(workers, tasks);
+    case 4: return dependencies_k<4>(workers, tasks);
+    case 8: return dependencies_k<8>(workers, tasks);
+    case 16: return dependencies_k<16>(workers, tasks);
+    case 32: return dependencies_k<32>(workers, tasks);
+    case 64: return dependencies_k<64>(workers, tasks);
+    default: throw std::invalid_argument("versa dependencies: handles must be 0 or a power of two up to 64");
+  }
+}
+
+TaskCountResult task_count(int workers, long tasks) {
+  versa::Runtime rt{config_for(workers)};
+  auto gate = rt.token("gate");
+  auto busy = versa::task_type("busy").cpu([] { busy_wait_us(1.0); });
+  TaskCountResult result;
+  const auto start = Clock::now();
+  {
+    // Holding the gate for writing keeps every task (a reader of the gate) pending.
+    auto held = rt.acquire(versa::write(gate));
+    const double before = heap_in_use();
+    for (long i = 0; i < tasks; ++i) rt.submit(busy, versa::read(gate));
+    result.bytes_per_pending_task = (heap_in_use() - before) / static_cast<double>(tasks);
+  }
+  rt.wait_all();
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+double generations(int workers, long n) {
+  versa::Runtime rt{config_for(workers)};
+  auto item = rt.token("item");
+  auto empty = versa::task_type("empty").cpu([] {});
+  const auto start = Clock::now();
+  rt.submit(empty, versa::write(item));
+  for (long i = 0; i < n; ++i) rt.submit(empty, versa::read(item));
+  for (long i = 0; i < n; ++i) rt.submit(empty, versa::write(item));
+  rt.wait_all();
+  return seconds_since(start);
+}
+
+}  // namespace
+
+std::vector<System> versa_systems() {
+  System system;
+  system.name = "versa";
+  system.spawn = spawn;
+  system.independent = independent;
+  system.cholesky_dag = cholesky_dag;
+  system.dependencies = dependencies;
+  system.task_count = task_count;
+  system.generations = generations;
+  return {system};
+}
+
+}  // namespace bench
