@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <exception>
 #include <string>
 
@@ -11,6 +12,10 @@ struct Failure {
   std::string task_name;
   std::exception_ptr exception;
   std::string message;
+  // Set once wait_all has reported this failure. A task cancelled because of it afterwards
+  // clears the flag and re-queues the failure, so that the next wait_all does not pass the
+  // cancellation off as success.
+  mutable std::atomic<bool> reported{false};
 };
 
 }  // namespace versa::detail

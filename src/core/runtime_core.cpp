@@ -131,20 +131,23 @@ void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
     auto it = std::adjacent_find(sorted.begin(), sorted.end());
     if (it != sorted.end()) duplicate(*it);
   }
-  if (parent && parent != &root_) {
+  // The child would wait for any ancestor holding one of its handles, and that ancestor waits
+  // for its descendants.
+  for (const Task* ancestor = parent; ancestor && ancestor != &root_; ancestor = ancestor->parent) {
     for (std::size_t i = 0; i < n; ++i)
-      for (std::uint32_t j = 0; j < parent->access_count; ++j)
-        if (accesses[i].handle == parent->accesses[j].handle)
+      for (std::uint32_t j = 0; j < ancestor->access_count; ++j)
+        if (accesses[i].handle == ancestor->accesses[j].handle)
           throw std::invalid_argument(
-              "task '" + std::string(desc.name) + "' is spawned by task '" + parent->name +
+              "task '" + std::string(desc.name) + "' is spawned inside task '" + ancestor->name +
               "', which holds " + quoted_handle(accesses[i].handle) +
-              ": the child would wait for its parent and the parent for the child. Pass the data "
-              "to the child through the parent's view, or submit() it instead of spawn()");
+              ": the child would wait for that task and that task for the child. Pass the data "
+              "through the enclosing task's view, or submit() the task instead of spawn()");
   }
 }
 
 Task* RuntimeCore::create_task(const TaskDesc& desc, int worker) {
-  Task* task = new (task_pool_.allocate(worker)) Task();
+  // Default-initialisation: the inline storage is not zeroed (it is written before use).
+  Task* task = new (task_pool_.allocate(worker)) Task;
   task->name = desc.name;
   task->priority = desc.priority;
   task->invoke = desc.invoke;
@@ -256,6 +259,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
   }
   if (cause) {
     cancelled_.fetch_add(1, std::memory_order_relaxed);
+    if (cause->reported.exchange(false, std::memory_order_acq_rel)) record_failure(cause);
   } else {
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
       AccessRecord& access = task->accesses[i];
@@ -270,7 +274,11 @@ void RuntimeCore::run_task(Task* task, int worker) {
       task->invoke(task->closure, task->accesses);
     } catch (...) {
       const std::exception_ptr error = std::current_exception();
-      cause = std::make_shared<const Failure>(Failure{task->name, error, describe(error)});
+      auto failure = std::make_shared<Failure>();
+      failure->task_name = task->name;
+      failure->exception = error;
+      failure->message = describe(error);
+      cause = std::move(failure);
       record_failure(cause);
     }
     if (trace_.enabled()) trace_.record(worker, task->name, start, TraceRecorder::Clock::now());
@@ -342,7 +350,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   if (worker >= 0)
     throw std::logic_error("acquire() called inside a task: it would block a worker; give the "
                            "handle to the task as an access instead");
-  Task* task = new (task_pool_.allocate(-1)) Task();
+  Task* task = new (task_pool_.allocate(-1)) Task;
   task->name = "host acquire";
   task->host_access = true;
   task->access_count = 1;
@@ -404,6 +412,7 @@ void RuntimeCore::wait_all() {
     misuses.swap(misuses_);
   }
   const std::uint64_t cancelled = cancelled_.exchange(0);
+  for (const auto& failure : failures) failure->reported.store(true, std::memory_order_release);
   for (std::size_t i = 1; i < failures.size(); ++i)
     std::fprintf(stderr, "versa: task '%s' also failed: %s\n", failures[i]->task_name.c_str(),
                  failures[i]->message.c_str());

@@ -7,6 +7,9 @@ namespace {
 // starts; a thread belongs to at most one pool.
 thread_local const WorkerPool* this_thread_pool = nullptr;
 thread_local int this_thread_worker = -1;
+// Round-robin position of a submitting thread that is not a worker. Per thread rather than per
+// pool: an atomic shared by all submitters would cost a locked instruction per task.
+thread_local std::uint32_t next_external_slot = 0;
 
 std::uint64_t next_random(std::uint64_t& state) {
   // xorshift64*: good enough to pick victims, and one multiply.
@@ -46,8 +49,12 @@ int WorkerPool::current_worker() const {
 }
 
 void WorkerPool::push_external(Task* task) {
-  const std::uint32_t n = next_external_.fetch_add(1, std::memory_order_relaxed);
-  workers_[n % workers_.size()]->deque.push_back(task);
+  std::uint32_t slot = next_external_slot++;
+  if (slot >= workers_.size()) {
+    slot = 0;
+    next_external_slot = 1;
+  }
+  workers_[slot]->deque.push_back(task);
   wake_one();
 }
 
@@ -73,9 +80,9 @@ bool WorkerPool::any_queued() const {
 Task* WorkerPool::steal(int thief) {
   const std::size_t n = workers_.size();
   if (n < 2) return nullptr;
-  const std::size_t start = next_random(workers_[thief]->rng_state) % n;
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t victim = (start + k) % n;
+  std::size_t victim = next_random(workers_[thief]->rng_state) % n;
+  for (std::size_t k = 0; k < n; ++k, ++victim) {
+    if (victim == n) victim = 0;
     if (victim == static_cast<std::size_t>(thief)) continue;
     if (Task* task = workers_[victim]->deque.pop_back()) return task;
   }
@@ -103,9 +110,15 @@ void WorkerPool::idle(int index, int& idle_rounds) {
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!any_queued() && !stopping_.load(std::memory_order_seq_cst)) wake_epoch_.wait(epoch);
+  // A pending wake-up may have been aimed at a worker that then found work without sleeping;
+  // consume it here rather than sleep, or the flag would stay set and silence every later push.
+  // (A flag set after `epoch` was read comes with an epoch change, which ends the wait.)
+  const bool woken = wake_pending_.exchange(false, std::memory_order_acq_rel);
+  if (!woken && !any_queued() && !stopping_.load(std::memory_order_seq_cst)) {
+    wake_epoch_.wait(epoch);
+    wake_pending_.store(false, std::memory_order_release);
+  }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  wake_pending_.store(false, std::memory_order_release);
   idle_rounds = 0;
   // Pass the wake-up on if there is more work than this worker can take.
   if (any_queued()) wake_one();

@@ -67,13 +67,13 @@ class WorkerPool {
 
   TaskRunner& runner_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<std::uint32_t> next_external_{0};
   std::atomic<bool> stopping_{false};
   // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence, looks
   // at every deque once more and only then waits on wake_epoch_. A pusher publishes its task,
   // issues a full fence and reads sleepers_. The two fences guarantee that either the sleeper
   // sees the task or the pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
-  // burst of pushes cost one wake-up, not one system call each.
+  // burst of pushes cost one wake-up, not one system call each; the worker that goes to sleep
+  // or wakes up clears it (see idle()).
   std::atomic<int> sleepers_{0};
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint32_t> wake_epoch_{0};

@@ -1,0 +1,211 @@
+// The per-worker ready deque: owner LIFO at the front, thieves FIFO at the back, priorities
+// apart, growth without loss, and exactly-once hand-out under concurrent owner and thieves.
+#include "cpu/ready_deque.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using versa::detail::ReadyDeque;
+using versa::detail::Task;
+
+TEST(ReadyDequeTest, OwnerPopsItsOwnPushesInLifoOrder) {
+  std::vector<Task> tasks(5);
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  for (int i = 4; i >= 0; --i) EXPECT_EQ(queue.pop_front(), &tasks[i]);
+  EXPECT_EQ(queue.pop_front(), nullptr);
+}
+
+TEST(ReadyDequeTest, ThiefTakesTheOldestTask) {
+  std::vector<Task> tasks(5);
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(queue.pop_back(), &tasks[i]);
+  EXPECT_EQ(queue.pop_back(), nullptr);
+}
+
+TEST(ReadyDequeTest, PushBackQueuesBehindEverything) {
+  std::vector<Task> tasks(6);
+  ReadyDeque queue;
+  for (int i = 0; i < 4; ++i) queue.push_back(&tasks[i]);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(queue.pop_front(), &tasks[i]);
+
+  queue.push_front(&tasks[0]);
+  queue.push_back(&tasks[1]);
+  queue.push_front(&tasks[2]);
+  queue.push_back(&tasks[3]);
+  // Front to back: 2 0 1 3.
+  EXPECT_EQ(queue.pop_back(), &tasks[3]);
+  EXPECT_EQ(queue.pop_front(), &tasks[2]);
+  EXPECT_EQ(queue.pop_front(), &tasks[0]);
+  EXPECT_EQ(queue.pop_back(), &tasks[1]);
+  EXPECT_EQ(queue.pop_back(), nullptr);
+}
+
+TEST(ReadyDequeTest, GrowsBeyondItsInitialCapacityKeepingEveryTaskInOrder) {
+  // Pushing at both ends makes the ring wrap before it grows past 256 entries.
+  constexpr int count = 1000;
+  std::vector<Task> tasks(count);
+  ReadyDeque queue;
+  for (int i = 0; i < 300; ++i) queue.push_back(&tasks[i]);
+  for (int i = 300; i < count; ++i) queue.push_front(&tasks[i]);
+  EXPECT_EQ(queue.size_hint(), static_cast<std::size_t>(count));
+  for (int i = count - 1; i >= 300; --i) ASSERT_EQ(queue.pop_front(), &tasks[i]) << i;
+  for (int i = 299; i >= 0; --i) ASSERT_EQ(queue.pop_back(), &tasks[i]) << i;
+  EXPECT_EQ(queue.pop_front(), nullptr);
+  EXPECT_EQ(queue.size_hint(), 0u);
+}
+
+TEST(ReadyDequeTest, MatchesAStdDequeUnderRandomOperations) {
+  constexpr int count = 3000;
+  std::vector<Task> tasks(count);
+  ReadyDeque queue;
+  std::deque<Task*> model;
+  std::mt19937 random(2024);
+  int next = 0;
+  for (int step = 0; step < 20000; ++step) {
+    // Biased towards pushing until the tasks run out, so the deque grows several times.
+    const int op = static_cast<int>(random() % 8);
+    if (op < 5 && next < count) {
+      Task* task = &tasks[next++];
+      if (op % 2 == 0) {
+        queue.push_front(task);
+        model.push_front(task);
+      } else {
+        queue.push_back(task);
+        model.push_back(task);
+      }
+    } else if (op % 2 == 0) {
+      Task* expected = model.empty() ? nullptr : model.front();
+      if (!model.empty()) model.pop_front();
+      ASSERT_EQ(queue.pop_front(), expected) << "step " << step;
+    } else {
+      Task* expected = model.empty() ? nullptr : model.back();
+      if (!model.empty()) model.pop_back();
+      ASSERT_EQ(queue.pop_back(), expected) << "step " << step;
+    }
+    ASSERT_EQ(queue.size_hint(), model.size()) << "step " << step;
+    if (next == count && model.empty()) break;
+  }
+}
+
+TEST(ReadyDequeTest, PositivePrioritiesFirstThenPlainTasksThenNegativePriorities) {
+  const std::vector<int> priorities = {0, 5, -1, 0, 2, -7, 0, 9};
+  std::vector<Task> owner_tasks(priorities.size());
+  std::vector<Task> thief_tasks(priorities.size());
+  ReadyDeque owner_queue;
+  ReadyDeque thief_queue;
+  for (std::size_t i = 0; i < priorities.size(); ++i) {
+    owner_tasks[i].priority = priorities[i];
+    thief_tasks[i].priority = priorities[i];
+    owner_queue.push_front(&owner_tasks[i]);
+    thief_queue.push_front(&thief_tasks[i]);
+  }
+  // Highest priority first; the plain tasks in each side's order; then -1 before -7.
+  for (const int i : {7, 1, 4, 6, 3, 0, 2, 5}) EXPECT_EQ(owner_queue.pop_front(), &owner_tasks[i]) << i;
+  for (const int i : {7, 1, 4, 0, 3, 6, 2, 5}) EXPECT_EQ(thief_queue.pop_back(), &thief_tasks[i]) << i;
+  EXPECT_EQ(owner_queue.pop_front(), nullptr);
+  EXPECT_EQ(thief_queue.pop_back(), nullptr);
+}
+
+TEST(ReadyDequeTest, PrioritisedTaskPushedAtEitherEndOvertakesPlainOnes) {
+  std::vector<Task> tasks(4);
+  tasks[3].priority = 1;
+  ReadyDeque queue;
+  queue.push_front(&tasks[0]);
+  queue.push_front(&tasks[1]);
+  queue.push_back(&tasks[3]);  // the end does not matter for a prioritised task
+  queue.push_back(&tasks[2]);
+  EXPECT_EQ(queue.pop_back(), &tasks[3]);
+  EXPECT_EQ(queue.pop_back(), &tasks[2]);
+  EXPECT_EQ(queue.pop_front(), &tasks[1]);
+  EXPECT_EQ(queue.pop_front(), &tasks[0]);
+}
+
+TEST(ReadyDequeTest, SizeHintCountsPlainAndPrioritisedTasks) {
+  std::vector<Task> tasks(6);
+  tasks[1].priority = 3;
+  tasks[4].priority = -2;
+  ReadyDeque queue;
+  EXPECT_EQ(queue.size_hint(), 0u);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (i % 2 == 0) {
+      queue.push_front(&tasks[i]);
+    } else {
+      queue.push_back(&tasks[i]);
+    }
+    EXPECT_EQ(queue.size_hint(), i + 1);
+  }
+  for (std::size_t left = tasks.size(); left > 0; --left) {
+    ASSERT_NE(left % 2 == 0 ? queue.pop_front() : queue.pop_back(), nullptr);
+    EXPECT_EQ(queue.size_hint(), left - 1);
+  }
+  EXPECT_EQ(queue.pop_front(), nullptr);
+  EXPECT_EQ(queue.pop_back(), nullptr);
+  EXPECT_EQ(queue.size_hint(), 0u);
+}
+
+TEST(ReadyDequeTest, OwnerAndThievesTakeEveryTaskExactlyOnce) {
+  constexpr int count = 100'000;
+  constexpr int thieves = 3;
+  std::vector<Task> tasks(count);
+  for (int i = 0; i < count; i += 16) tasks[i].priority = (i / 16) % 5 - 2;  // some prioritised
+  ReadyDeque queue;
+  std::atomic<bool> owner_done{false};
+  // taken[0] is the owner's; each thread appends only to its own.
+  std::vector<std::vector<Task*>> taken(thieves + 1);
+
+  std::vector<std::thread> threads;
+  for (int t = 1; t <= thieves; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<Task*>& mine = taken[t];
+      for (;;) {
+        if (Task* task = queue.pop_back()) {
+          mine.push_back(task);
+        } else if (owner_done.load(std::memory_order_acquire)) {
+          return;
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
+  for (int i = 0; i < count; ++i) {
+    if (i % 5 == 4) {
+      queue.push_back(&tasks[i]);
+    } else {
+      queue.push_front(&tasks[i]);
+    }
+    if (i % 3 == 0) {
+      if (Task* task = queue.pop_front()) taken[0].push_back(task);
+    }
+  }
+  while (Task* task = queue.pop_front()) taken[0].push_back(task);
+  owner_done.store(true, std::memory_order_release);
+  for (std::thread& thread : threads) thread.join();
+
+  std::vector<int> times(count, 0);
+  std::size_t total = 0;
+  for (const auto& list : taken) {
+    total += list.size();
+    for (Task* task : list) {
+      const std::ptrdiff_t index = task - tasks.data();
+      ASSERT_TRUE(index >= 0 && index < count) << "a pointer that was never pushed";
+      ++times[index];
+    }
+  }
+  EXPECT_EQ(total, static_cast<std::size_t>(count));
+  int wrong = 0;
+  for (int i = 0; i < count; ++i) wrong += times[i] != 1;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(queue.size_hint(), 0u);
+}
+
+}  // namespace
