@@ -4,8 +4,11 @@
 
 namespace versa {
 
-struct Runtime::Impl : detail::RuntimeCore {
-  using RuntimeCore::RuntimeCore;
+// Workers start inside RuntimeCore's constructor and call its virtual functions at once, so it
+// must be the complete object, not the base of one still under construction.
+struct Runtime::Impl {
+  explicit Impl(Config config) : core(std::move(config)) {}
+  detail::RuntimeCore core;
 };
 
 Runtime::Runtime() : Runtime(Config{}) {}
@@ -15,33 +18,33 @@ Runtime::Runtime(Config config)
 
 Runtime::~Runtime() = default;
 
-int Runtime::cpu_workers() const { return impl_->cpu_workers(); }
+int Runtime::cpu_workers() const { return impl_->core.cpu_workers(); }
 
 Token Runtime::token(std::string name) {
-  return Token(impl_->create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));
+  return Token(impl_->core.create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));
 }
 
-void Runtime::sync() { impl_->sync(); }
+void Runtime::sync() { impl_->core.sync(); }
 
-void Runtime::wait_all() { impl_->wait_all(); }
+void Runtime::wait_all() { impl_->core.wait_all(); }
 
 detail::HandleState* Runtime::create_handle(const void* data, detail::Layout layout,
                                             std::string name) {
-  return impl_->create_handle(data, layout, std::move(name));
+  return impl_->core.create_handle(data, layout, std::move(name));
 }
 
-void Runtime::submit_task(const detail::TaskDesc& desc) { impl_->submit(desc); }
+void Runtime::submit_task(const detail::TaskDesc& desc) { impl_->core.submit(desc); }
 
-const char* Runtime::intern_name(std::string_view name) { return impl_->intern_name(name); }
+const char* Runtime::intern_name(std::string_view name) { return impl_->core.intern_name(name); }
 
 void Runtime::keep_alive(const std::shared_ptr<detail::TaskTypeBase>& type) {
-  impl_->keep_alive(type);
+  impl_->core.keep_alive(type);
 }
 
-void* Runtime::acquire_host(detail::AccessRecord& record) { return impl_->acquire_host(record); }
+void* Runtime::acquire_host(detail::AccessRecord& record) { return impl_->core.acquire_host(record); }
 
 void Runtime::release_host(void* ticket) noexcept {
-  impl_->release_host(static_cast<detail::Task*>(ticket));
+  impl_->core.release_host(static_cast<detail::Task*>(ticket));
 }
 
 }  // namespace versa

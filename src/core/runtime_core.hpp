@@ -22,7 +22,7 @@
 
 namespace versa::detail {
 
-class RuntimeCore : public TaskRunner, public MisuseSink {
+class RuntimeCore final : public TaskRunner, public MisuseSink {
  public:
   explicit RuntimeCore(Config config);
   ~RuntimeCore();

@@ -14,3 +14,15 @@
 #define VERSA_RELEASE(...) VERSA_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define VERSA_TRY_ACQUIRE(...) VERSA_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define VERSA_SCOPED_CAPABILITY VERSA_THREAD_ANNOTATION(scoped_lockable)
+
+// VERSA_TSAN is 1 when building with ThreadSanitizer (GCC or Clang).
+#if defined(__SANITIZE_THREAD__)
+#define VERSA_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define VERSA_TSAN 1
+#endif
+#endif
+#ifndef VERSA_TSAN
+#define VERSA_TSAN 0
+#endif

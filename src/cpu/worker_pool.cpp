@@ -11,6 +11,22 @@ thread_local int this_thread_worker = -1;
 // pool: an atomic shared by all submitters would cost a locked instruction per task.
 thread_local std::uint32_t next_external_slot = 0;
 
+// The full fence of the sleep protocol (see worker_pool.hpp). ThreadSanitizer does not model
+// std::atomic_thread_fence, so under it the fence becomes a read-modify-write of the sleeper
+// count, which gives the same guarantee in a form it understands: either the pusher's RMW comes
+// later in the count's modification order (and sees the sleeper) or the sleeper's increment
+// synchronises with it (and the sleeper then sees the task).
+#if VERSA_TSAN
+int fenced_load(std::atomic<int>& sleepers) { return sleepers.fetch_add(0, std::memory_order_seq_cst); }
+void fence_after_increment() {}
+#else
+int fenced_load(std::atomic<int>& sleepers) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return sleepers.load(std::memory_order_relaxed);
+}
+void fence_after_increment() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
+
 std::uint64_t next_random(std::uint64_t& state) {
   // xorshift64*: good enough to pick victims, and one multiply.
   state ^= state >> 12;
@@ -64,8 +80,7 @@ void WorkerPool::push_local(int worker, Task* task) {
 }
 
 void WorkerPool::wake_one() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) == 0) return;
+  if (fenced_load(sleepers_) == 0) return;
   if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
   wake_epoch_.fetch_add(1, std::memory_order_release);
   wake_epoch_.notify_one();
@@ -109,7 +124,7 @@ void WorkerPool::idle(int index, int& idle_rounds) {
   }
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  fence_after_increment();
   // A pending wake-up may have been aimed at a worker that then found work without sleeping;
   // consume it here rather than sleep, or the flag would stay set and silence every later push.
   // (A flag set after `epoch` was read comes with an epoch change, which ends the wait.)
