@@ -201,7 +201,8 @@ bool RuntimeCore::try_make_ready(Task* task, int worker) {
     const AccessRecord& access = task->accesses[i];
     if (access.handle->has_version(access.required_version)) continue;
     task->next_check = i;  // before parking: afterwards another thread owns the task
-    if (access.handle->park_until(task, access.required_version)) return false;
+    task->waiter.owner = task;
+    if (access.handle->park_until(&task->waiter, access.required_version)) return false;
   }
   task->next_check = n;
   return task->exclusive_count == 0 || take_exclusive_flags(task, worker);
@@ -217,7 +218,8 @@ bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
       const AccessRecord& access = task->accesses[i];
       if (!is_exclusive_run(access.mode)) continue;
-      if (task->exclusive_count == 1) return access.handle->take_exclusive_or_park(task);
+      task->waiter.owner = task;
+      if (task->exclusive_count == 1) return access.handle->take_exclusive_or_park(&task->waiter);
       if (!access.handle->try_take_exclusive()) {
         busy = access.handle;
         break;
@@ -230,7 +232,7 @@ bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
       task->accesses[i].handle->give_back_exclusive(wake_one);
       --taken;
     }
-    if (!busy->take_exclusive_or_park(task)) return false;
+    if (!busy->take_exclusive_or_park(&task->waiter)) return false;
     busy->give_back_exclusive(wake_one);  // free again now: retry the whole set
   }
 }
@@ -247,7 +249,7 @@ void RuntimeCore::schedule(Task* task, int worker) {
 }
 
 void RuntimeCore::wake(Waiter* waiter, int worker) {
-  Task* task = static_cast<Task*>(waiter);
+  Task* task = static_cast<Task*>(waiter->owner);
   if (try_make_ready(task, worker)) schedule(task, worker);
 }
 

@@ -6,50 +6,54 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/failure.hpp"
 #include "data/handle_state.hpp"
 #include "data/wait_list.hpp"
 #include "versa/detail/task_glue.hpp"
 
 namespace versa::detail {
 
-class Task : public Waiter {
+// Laid out so that creating and running a task with no spilled data touches two cache lines:
+// the fields every task uses first, then the inline closure and the fields that need a value
+// at creation, then what only parked tasks and tasks with data use.
+class Task {
  public:
-  // Sized for the common case (a BLAS kernel on 3 tiles, a lambda capturing a few references)
+  // Sized for the common case (a BLAS kernel on 3 tiles; a lambda capturing a few references)
   // so that a task is one allocation from the task pool; larger ones spill to the heap.
   static constexpr std::size_t inline_accesses = 3;
-  static constexpr std::size_t inline_closure_bytes = 48;
+  static constexpr std::size_t inline_closure_bytes = 32;
 
   // Life cycle, single-threaded at each step (the task is owned by whoever moves it):
   // submitted -> parked at handles / waiting for exclusive flags -> ready (in a deque) -> running
   // -> finished.
 
-  AccessRecord* accesses = nullptr;  // inline_storage or heap_accesses
+  // --- first cache line: read by every step ---
+  InvokeFn invoke = nullptr;
+  void* closure = nullptr;  // inline_closure or heap_closure
+  const char* name = nullptr;
+  AccessRecord* accesses = nullptr;  // inline_records or heap_accesses
   std::uint32_t access_count = 0;
   // Index of the first access whose version has not yet been seen reached; each dependency is
   // checked once however often the task is woken (SuperGlue's "first handle not available").
   std::uint32_t next_check = 0;
-  // Accesses (indices) holding a handle's exclusive flag while the task is ready or running.
+  // Number of commute/add accesses: their handles' exclusive flags are held while the task is
+  // ready or running.
   std::uint32_t exclusive_count = 0;
   int priority = 0;
-  const char* name = nullptr;
-
-  InvokeFn invoke = nullptr;
   DestroyFn destroy = nullptr;
-  void* closure = nullptr;  // inline_closure or heap
+  Task* parent = nullptr;  // set for spawned children
 
-  Task* parent = nullptr;                   // set for spawned children
-  std::atomic<std::uint32_t> children{0};   // spawned children not yet finished
-  bool host_access = false;                 // a Runtime::acquire ticket, not a task to run
-  std::atomic<bool> host_ready{false};      // host_access: the access may proceed
-
+  // --- second cache line ---
+  alignas(std::max_align_t) std::byte inline_closure[inline_closure_bytes];
   std::unique_ptr<AccessRecord[]> heap_accesses;
   std::unique_ptr<std::byte[]> heap_closure;  // over-allocated by the closure's alignment
-  std::shared_ptr<const Failure> failure;  // set when the task failed or was cancelled
+  std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
+  bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
+  std::atomic<bool> host_ready{false};        // host_access: the access may proceed
 
+  // --- used by parked tasks and tasks with data only ---
+  Waiter waiter;
   // Raw storage: records are copied in at creation, so constructing a Task writes nothing here.
   alignas(AccessRecord) std::byte inline_records[inline_accesses * sizeof(AccessRecord)];
-  alignas(std::max_align_t) std::byte inline_closure[inline_closure_bytes];
 };
 
 }  // namespace versa::detail

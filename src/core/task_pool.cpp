@@ -1,36 +1,44 @@
 #include "core/task_pool.hpp"
 
+#include <atomic>
+
 namespace versa::detail {
 
-TaskPool::TaskPool(int workers) : worker_caches_(workers) {}
+namespace {
+std::atomic<std::uint64_t> next_pool_id{1};
+}  // namespace
+
+TaskPool::TaskPool(int workers) : id_(next_pool_id.fetch_add(1)), worker_caches_(workers) {}
+
+// A non-worker thread's cache, emptied (without touching its slots) when it last served another
+// pool, possibly one destroyed since.
+TaskPool::Cache& TaskPool::external_cache() {
+  struct Tagged {
+    std::uint64_t pool = 0;
+    Cache cache;
+  };
+  thread_local Tagged tagged;
+  if (tagged.pool != id_) {
+    tagged.cache.free.clear();
+    tagged.pool = id_;
+  }
+  return tagged.cache;
+}
 
 TaskPool::~TaskPool() = default;
 
 void* TaskPool::allocate(int worker) {
-  if (worker >= 0) {
-    Cache& cache = worker_caches_[worker];
-    if (cache.free.empty()) refill(cache);
-    void* slot = cache.free.back();
-    cache.free.pop_back();
-    return slot;
-  }
-  SpinGuard guard(external_lock_);
-  if (external_cache_.free.empty()) refill(external_cache_);
-  void* slot = external_cache_.free.back();
-  external_cache_.free.pop_back();
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  if (cache.free.empty()) refill(cache);
+  void* slot = cache.free.back();
+  cache.free.pop_back();
   return slot;
 }
 
 void TaskPool::release(void* slot, int worker) {
-  if (worker >= 0) {
-    Cache& cache = worker_caches_[worker];
-    cache.free.push_back(slot);
-    if (cache.free.size() >= 2 * batch) spill(cache);
-    return;
-  }
-  SpinGuard guard(external_lock_);
-  external_cache_.free.push_back(slot);
-  if (external_cache_.free.size() >= 2 * batch) spill(external_cache_);
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  cache.free.push_back(slot);
+  if (cache.free.size() >= 2 * batch) spill(cache);
 }
 
 void TaskPool::refill(Cache& cache) {

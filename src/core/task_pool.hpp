@@ -4,7 +4,7 @@
 // so a plain free list per thread would drain on one side and grow on the other. Caches
 // therefore exchange whole batches through a shared depot (a mutex taken once per batch), like a
 // magazine allocator: the cost per task is a vector push or pop. Threads that are not workers
-// share one cache behind a spin lock.
+// (the main program) keep a thread-local cache tagged with the pool's id.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/spin_lock.hpp"
+#include <cstdint>
 #include "core/task.hpp"
 
 namespace versa::detail {
@@ -39,15 +39,15 @@ class TaskPool {
   struct alignas(64) Cache {
     std::vector<void*> free;
   };
+  Cache& external_cache();
   static constexpr std::size_t batch = 64;
   static constexpr std::size_t slab_slots = 1024;
 
   void refill(Cache& cache);
   void spill(Cache& cache);
 
+  const std::uint64_t id_;  // tags the thread-local caches of non-worker threads
   std::vector<Cache> worker_caches_;  // each owned by its worker thread
-  SpinLock external_lock_;
-  Cache external_cache_ VERSA_GUARDED_BY(external_lock_);
 
   mutable std::mutex depot_mutex_;
   std::vector<std::vector<void*>> depot_;  // full batches; guarded by depot_mutex_

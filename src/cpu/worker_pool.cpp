@@ -81,6 +81,7 @@ void WorkerPool::push_local(int worker, Task* task) {
 
 void WorkerPool::wake_one() {
   if (fenced_load(sleepers_) == 0) return;
+  if (searching_.load(std::memory_order_relaxed) > 0) return;
   if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
   wake_epoch_.fetch_add(1, std::memory_order_release);
   wake_epoch_.notify_one();
@@ -104,24 +105,19 @@ Task* WorkerPool::steal(int thief) {
   return nullptr;
 }
 
-bool WorkerPool::run_one(int worker) {
+Task* WorkerPool::find_task(int worker) {
   Task* task = workers_[worker]->deque.pop_front();
-  if (!task) task = steal(worker);
+  return task ? task : steal(worker);
+}
+
+bool WorkerPool::run_one(int worker) {
+  Task* task = find_task(worker);
   if (!task) return false;
   runner_.run_task(task, worker);
   return true;
 }
 
-void WorkerPool::idle(int index, int& idle_rounds) {
-  ++idle_rounds;
-  if (idle_rounds < spin_rounds) {
-    for (int i = 0; i < 32; ++i) VERSA_CPU_RELAX();
-    return;
-  }
-  if (idle_rounds < spin_rounds + yield_rounds) {
-    std::this_thread::yield();
-    return;
-  }
+void WorkerPool::sleep() {
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   fence_after_increment();
@@ -134,10 +130,6 @@ void WorkerPool::idle(int index, int& idle_rounds) {
     wake_pending_.store(false, std::memory_order_release);
   }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  idle_rounds = 0;
-  // Pass the wake-up on if there is more work than this worker can take.
-  if (any_queued()) wake_one();
-  (void)index;
 }
 
 void WorkerPool::loop(int index, bool pin, const Topology& topology) {
@@ -145,15 +137,43 @@ void WorkerPool::loop(int index, bool pin, const Topology& topology) {
   this_thread_worker = index;
   if (pin) topology.pin_current_thread(index);
   runner_.worker_started(index);
+  // Idle protocol: a worker without work is *searching*: it spins, then yields, stealing each
+  // round, and finally sleeps. Pushers wake a sleeper only when nobody is searching (a searcher
+  // will find the task), and a searcher that finds work wakes a replacement if it was the last
+  // one. This keeps exactly as many workers awake as the work needs, which matters most on
+  // machines where the submitting thread shares the cores with the workers.
+  bool searching = false;
   int idle_rounds = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
-    if (run_one(index)) {
+    if (Task* task = find_task(index)) {
+      if (searching) {
+        searching = false;
+        if (searching_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_one();
+      }
       idle_rounds = 0;
-    } else {
+      runner_.run_task(task, index);
+      continue;
+    }
+    if (!searching) {
       runner_.worker_idle(index);
-      idle(index, idle_rounds);
+      searching = true;
+      searching_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    ++idle_rounds;
+    if (idle_rounds < spin_rounds) {
+      for (int i = 0; i < 32; ++i) VERSA_CPU_RELAX();
+    } else if (idle_rounds < spin_rounds + yield_rounds) {
+      std::this_thread::yield();
+    } else {
+      searching = false;
+      searching_.fetch_sub(1, std::memory_order_acq_rel);
+      sleep();
+      idle_rounds = 0;
+      // Pass the wake-up on if there is more work than this worker can take.
+      if (any_queued()) wake_one();
     }
   }
+  if (searching) searching_.fetch_sub(1, std::memory_order_acq_rel);
   runner_.worker_stopping(index);
   this_thread_pool = nullptr;
   this_thread_worker = -1;

@@ -60,10 +60,11 @@ class WorkerPool {
   };
 
   void loop(int index, bool pin, const Topology& topology);
+  Task* find_task(int worker);
   Task* steal(int thief);
+  void sleep();
   bool any_queued() const;
   void wake_one();
-  void idle(int index, int& idle_rounds);
 
   TaskRunner& runner_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -73,8 +74,9 @@ class WorkerPool {
   // issues a full fence and reads sleepers_. The two fences guarantee that either the sleeper
   // sees the task or the pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
   // burst of pushes cost one wake-up, not one system call each; the worker that goes to sleep
-  // or wakes up clears it (see idle()).
+  // or wakes up clears it (see sleep()).
   std::atomic<int> sleepers_{0};
+  std::atomic<int> searching_{0};  // workers spinning or yielding in search of work
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint32_t> wake_epoch_{0};
 };

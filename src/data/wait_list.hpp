@@ -11,10 +11,13 @@
 
 namespace versa::detail {
 
+// Links of a parked task. Every field is written when the task parks, so none needs
+// initialising before (which keeps task creation to the cache lines it really uses).
 struct Waiter {
-  Waiter* wait_prev = nullptr;
-  Waiter* wait_next = nullptr;
-  std::uint64_t wait_version = 0;  // the version of the handle this waiter needs
+  Waiter* wait_prev;
+  Waiter* wait_next;
+  std::uint64_t wait_version;  // the version of the handle this waiter needs
+  void* owner;                 // the parked task
 };
 
 // Not thread-safe: the owning handle's lock protects it.
