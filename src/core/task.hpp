@@ -49,6 +49,7 @@ class Task {
   std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
   std::atomic<bool> host_ready{false};        // host_access: the access may proceed
+  Task* ready_next;                           // link in a TaskInbox; set when pushed there
 
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;

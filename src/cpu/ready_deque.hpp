@@ -39,6 +39,22 @@ class ReadyDeque {
     size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
+  // Appends a list linked through ready_next, in list order, under one lock acquisition.
+  void push_back_list(Task* list) {
+    SpinGuard guard(lock_);
+    while (list) {
+      Task* task = list;
+      list = list->ready_next;
+      if (task->priority != 0) {
+        push_prioritised(task);
+        continue;
+      }
+      grow_if_full();
+      ring_[(head_ + count()) & mask_] = task;
+      size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  }
+
   // Owner side: the highest positive priority first, then the front, then negative priorities.
   Task* pop_front() {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;

@@ -70,7 +70,7 @@ void WorkerPool::push_external(Task* task) {
     slot = 0;
     next_external_slot = 1;
   }
-  workers_[slot]->deque.push_back(task);
+  workers_[slot]->inbox.push(task);
   wake_one();
 }
 
@@ -89,7 +89,7 @@ void WorkerPool::wake_one() {
 
 bool WorkerPool::any_queued() const {
   for (const auto& worker : workers_)
-    if (worker->deque.size_hint() != 0) return true;
+    if (worker->deque.size_hint() != 0 || !worker->inbox.empty()) return true;
   return false;
 }
 
@@ -101,13 +101,25 @@ Task* WorkerPool::steal(int thief) {
     if (victim == n) victim = 0;
     if (victim == static_cast<std::size_t>(thief)) continue;
     if (Task* task = workers_[victim]->deque.pop_back()) return task;
+    // A victim busy with a long task may have a full inbox it has not looked at.
+    if (Task* task = take_inbox(static_cast<int>(victim), thief)) return task;
   }
   return nullptr;
 }
 
+// Moves the tasks in `worker`'s inbox to the deque of `into` and returns the first to run.
+Task* WorkerPool::take_inbox(int worker, int into) {
+  Task* list = workers_[worker]->inbox.take_all();
+  if (!list) return nullptr;
+  ReadyDeque& deque = workers_[into]->deque;
+  deque.push_back_list(list);
+  return deque.pop_front();
+}
+
 Task* WorkerPool::find_task(int worker) {
-  Task* task = workers_[worker]->deque.pop_front();
-  return task ? task : steal(worker);
+  if (Task* task = workers_[worker]->deque.pop_front()) return task;
+  if (Task* task = take_inbox(worker, worker)) return task;
+  return steal(worker);
 }
 
 bool WorkerPool::run_one(int worker) {

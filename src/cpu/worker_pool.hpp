@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/ready_deque.hpp"
+#include "cpu/task_inbox.hpp"
 #include "cpu/topology.hpp"
 
 namespace versa::detail {
@@ -55,12 +56,14 @@ class WorkerPool {
  private:
   struct alignas(64) Worker {
     ReadyDeque deque;
+    alignas(64) TaskInbox inbox;  // its own line: written by submitting threads
     std::uint64_t rng_state = 0;
     std::thread thread;
   };
 
   void loop(int index, bool pin, const Topology& topology);
   Task* find_task(int worker);
+  Task* take_inbox(int worker, int into);
   Task* steal(int thief);
   void sleep();
   bool any_queued() const;

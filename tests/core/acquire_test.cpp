@@ -49,10 +49,13 @@ TEST_P(AcquireTest, ReadAcquireWaitsForTheTasksSubmittedBeforeIt) {
   // Each round depends on the previous one's result (x -> 3x + round), so a reordered or missed
   // round changes the values.
   for (int round = 0; round < rounds; ++round) {
-    rt.submit("round", [round](versa::Span<long> v) {
-      std::this_thread::sleep_for(100us);
-      for (long& e : v) e = 3 * e + round;
-    }, versa::write(h));
+    rt.submit(
+        "round",
+        [round](versa::Span<long> v) {
+          std::this_thread::sleep_for(100us);
+          for (long& e : v) e = 3 * e + round;
+        },
+        versa::write(h));
   }
   long expected = 1;
   for (int round = 0; round < rounds; ++round) expected = 3 * expected + round;
@@ -70,10 +73,9 @@ TEST_P(AcquireTest, AcquireDoesNotWaitForTasksOnOtherHandles) {
   auto h = rt.data(x, "x");
   std::atomic<bool> released{false};
   std::atomic<bool> blocker_timed_out{false};
-  rt.submit("blocker", [&] {
-    blocker_timed_out = !eventually([&] { return released.load(); });
-  });
-  rt.submit("set x", [](versa::Span<int> v) { v[0] = 5; }, versa::write(h));
+  rt.submit("blocker", [&] { blocker_timed_out = !eventually([&] { return released.load(); }); });
+  rt.submit(
+      "set x", [](versa::Span<int> v) { v[0] = 5; }, versa::write(h));
   {
     auto view = rt.acquire(versa::read(h));
     EXPECT_EQ(view[0], 5);
@@ -86,12 +88,14 @@ TEST_P(AcquireTest, AcquireDoesNotWaitForTasksOnOtherHandles) {
 TEST_P(AcquireTest, WriteAcquireHoldsBackLaterReadersUntilReleased) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("init", [](versa::Span<int> v) { v[0] = 1; }, versa::write_only(h));
+  rt.submit(
+      "init", [](versa::Span<int> v) { v[0] = 1; }, versa::write_only(h));
   std::atomic<int> seen{-1};
   {
     auto view = rt.acquire(versa::write(h));
     EXPECT_EQ(view[0], 1);
-    rt.submit("reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
+    rt.submit(
+        "reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
     std::this_thread::sleep_for(blocked_window);
     EXPECT_EQ(seen.load(), -1) << "a reader ran while the host held write access";
     view[0] = 7;
@@ -107,11 +111,15 @@ TEST_P(AcquireTest, ReadAcquireLetsReadersRunButHoldsBackWriters) {
   auto view = rt.acquire(versa::read(h));
   std::atomic<int> seen{-1};
   std::atomic<bool> writer_ran{false};
-  rt.submit("reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
-  rt.submit("writer", [&](versa::Span<int> v) {
-    v[0] = 4;
-    writer_ran = true;
-  }, versa::write(h));
+  rt.submit(
+      "reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
+  rt.submit(
+      "writer",
+      [&](versa::Span<int> v) {
+        v[0] = 4;
+        writer_ran = true;
+      },
+      versa::write(h));
   EXPECT_TRUE(eventually([&] { return seen.load() == 3; }))
       << "a reader waited for the host's read access";
   std::this_thread::sleep_for(blocked_window);
@@ -132,7 +140,8 @@ TEST_P(AcquireTest, MovedHostViewReleasesOnce) {
     first[0] = 2;
     versa::HostView<versa::Span<int>> second(std::move(first));
     first.release();  // moved-from: must not end the access
-    rt.submit("reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
+    rt.submit(
+        "reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
     std::this_thread::sleep_for(blocked_window);
     EXPECT_EQ(seen.load(), -1) << "releasing a moved-from HostView ended the access";
     second[0] = 6;
@@ -145,10 +154,13 @@ TEST_P(AcquireTest, TileAcquireSeesTheTileShape) {
   // A 3 x 2 tile inside a column-major block with leading dimension 4; row 3 is padding.
   std::vector<double> block(8, -1.0);
   auto tile = rt.tile(block.data(), 3, 2, 4, "tile");
-  rt.submit("fill", [](versa::Tile<double> t) {
-    for (std::size_t j = 0; j < t.cols(); ++j)
-      for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) = static_cast<double>(10 * i + j);
-  }, versa::write(tile));
+  rt.submit(
+      "fill",
+      [](versa::Tile<double> t) {
+        for (std::size_t j = 0; j < t.cols(); ++j)
+          for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) = static_cast<double>(10 * i + j);
+      },
+      versa::write(tile));
   auto view = rt.acquire(versa::read(tile));
   EXPECT_EQ(view->rows(), 3u);
   EXPECT_EQ(view->cols(), 2u);
@@ -191,7 +203,8 @@ TEST_P(AcquireTest, TokenAcquireGatesTheTasksSubmittedAfterIt) {
   {
     auto hold = rt.acquire(versa::write(gate));
     for (int i = 0; i < gated; ++i)
-      rt.submit("gated", [&] { ran.fetch_add(1, std::memory_order_relaxed); }, versa::read(gate));
+      rt.submit(
+          "gated", [&] { ran.fetch_add(1, std::memory_order_relaxed); }, versa::read(gate));
     std::this_thread::sleep_for(blocked_window);
     EXPECT_EQ(ran.load(), 0) << "tasks ran before the gate was released";
   }
@@ -206,7 +219,8 @@ TEST_P(AcquireTest, TokenWritersHeldAtAGateRunInSubmissionOrderAfterIt) {
   {
     auto hold = rt.acquire(versa::write(gate));
     for (int i = 0; i < gated; ++i)
-      rt.submit("gated writer", [&order, i] { order.push_back(i); }, versa::write(gate));
+      rt.submit(
+          "gated writer", [&order, i] { order.push_back(i); }, versa::write(gate));
     std::this_thread::sleep_for(blocked_window);
     EXPECT_TRUE(order.empty()) << "tasks ran before the gate was released";
   }

@@ -72,7 +72,8 @@ class ErrorsTest : public testing::TestWithParam<int> {
 TEST_P(ErrorsTest, FailureIsRethrownWithTheTaskNameAndTheOriginalException) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+  rt.submit(
+      "producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
 
   const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
   ASSERT_TRUE(failure.has_value()) << "wait_all did not throw TaskFailure";
@@ -90,34 +91,43 @@ TEST_P(ErrorsTest, FailureIsRethrownWithTheTaskNameAndTheOriginalException) {
 TEST_P(ErrorsTest, DependentsOfAFailedTaskAreCancelledAndIndependentTasksRun) {
   int x = 0, y = 0, z = 0;
   auto hx = rt.data(x, "x"), hy = rt.data(y, "y"), hz = rt.data(z, "z");
-  auto explode = versa::task_type("explode").cpu([](versa::Span<int>) {
-    throw std::runtime_error("boom");
-  });
+  auto explode =
+      versa::task_type("explode").cpu([](versa::Span<int>) { throw std::runtime_error("boom"); });
   std::atomic<int> earlier_reader_runs{0};
   std::atomic<int> dependent_runs{0};
   std::atomic<int> independent_runs{0};
 
   // Submitted before the failing task: not its dependent.
-  rt.submit("read x first", [&](versa::Span<const int>) { ++earlier_reader_runs; },
-            versa::read(hx));
+  rt.submit(
+      "read x first", [&](versa::Span<const int>) { ++earlier_reader_runs; }, versa::read(hx));
   rt.submit(explode, versa::write(hx));
   // Dependents of x, directly or through y (which a cancelled task should have written).
   constexpr int dependents = 7;
-  rt.submit("read x", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
-  rt.submit("read x", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
-  rt.submit("x to y", [&](versa::Span<const int>, versa::Span<int>) { ++dependent_runs; },
-            versa::read(hx), versa::write(hy));
-  rt.submit("update x", [&](versa::Span<int>) { ++dependent_runs; }, versa::write(hx));
-  rt.submit("read y", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hy));
-  rt.submit("commute y", [&](versa::Span<int>) { ++dependent_runs; }, versa::commute(hy));
-  rt.submit("read x again", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
+  rt.submit(
+      "read x", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
+  rt.submit(
+      "read x", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
+  rt.submit(
+      "x to y", [&](versa::Span<const int>, versa::Span<int>) { ++dependent_runs; },
+      versa::read(hx), versa::write(hy));
+  rt.submit(
+      "update x", [&](versa::Span<int>) { ++dependent_runs; }, versa::write(hx));
+  rt.submit(
+      "read y", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hy));
+  rt.submit(
+      "commute y", [&](versa::Span<int>) { ++dependent_runs; }, versa::commute(hy));
+  rt.submit(
+      "read x again", [&](versa::Span<const int>) { ++dependent_runs; }, versa::read(hx));
   // Independent of the failure.
   constexpr int independents = 20;
   for (int i = 0; i < independents; ++i) {
-    rt.submit("independent", [&](versa::Span<int> v) {
-      ++v[0];
-      ++independent_runs;
-    }, versa::write(hz));
+    rt.submit(
+        "independent",
+        [&](versa::Span<int> v) {
+          ++v[0];
+          ++independent_runs;
+        },
+        versa::write(hz));
   }
 
   const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
@@ -131,7 +141,8 @@ TEST_P(ErrorsTest, DependentsOfAFailedTaskAreCancelledAndIndependentTasksRun) {
   EXPECT_EQ(z, independents);
 
   // The runtime is still usable.
-  rt.submit("after", [](versa::Span<int> v) { v[0] += 100; }, versa::write(hz));
+  rt.submit(
+      "after", [](versa::Span<int> v) { v[0] += 100; }, versa::write(hz));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(z, independents + 100);
 }
@@ -141,16 +152,23 @@ TEST_P(ErrorsTest, TaskThatOnlyReadAHandleAndThrewDoesNotPoisonIt) {
   auto h = rt.data(x, "x");
   std::atomic<int> later_runs{0};
   int seen = 0;
-  rt.submit("bad reader", [](versa::Span<const int>) { throw std::runtime_error("reader failed"); },
-            versa::read(h));
-  rt.submit("writer", [&](versa::Span<int> v) {
-    v[0] += 10;
-    ++later_runs;
-  }, versa::write(h));
-  rt.submit("reader", [&](versa::Span<const int> v) {
-    seen = v[0];
-    ++later_runs;
-  }, versa::read(h));
+  rt.submit(
+      "bad reader", [](versa::Span<const int>) { throw std::runtime_error("reader failed"); },
+      versa::read(h));
+  rt.submit(
+      "writer",
+      [&](versa::Span<int> v) {
+        v[0] += 10;
+        ++later_runs;
+      },
+      versa::write(h));
+  rt.submit(
+      "reader",
+      [&](versa::Span<const int> v) {
+        seen = v[0];
+        ++later_runs;
+      },
+      versa::read(h));
 
   const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
   ASSERT_TRUE(failure.has_value()) << "wait_all did not throw TaskFailure";
@@ -165,7 +183,8 @@ TEST_P(ErrorsTest, TaskThatOnlyReadAHandleAndThrewDoesNotPoisonIt) {
 TEST_P(ErrorsTest, HostAcquireOfDataThatAFailedTaskShouldHaveProducedThrows) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+  rt.submit(
+      "producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
   try {
     auto view = rt.acquire(versa::read(h));
     ADD_FAILURE() << "acquire(read) of poisoned data returned " << view[0];
@@ -178,7 +197,8 @@ TEST_P(ErrorsTest, HostAcquireOfDataThatAFailedTaskShouldHaveProducedThrows) {
   // Reporting the failure does not make the data valid.
   EXPECT_THROW((void)rt.acquire(versa::read(h)), versa::TaskFailure);
   // The refused acquires released their accesses: later tasks are not blocked by them.
-  rt.submit("overwrite", [](versa::Span<int> v) { v[0] = 3; }, versa::write_only(h));
+  rt.submit(
+      "overwrite", [](versa::Span<int> v) { v[0] = 3; }, versa::write_only(h));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(x, 3);
 }
@@ -186,17 +206,23 @@ TEST_P(ErrorsTest, HostAcquireOfDataThatAFailedTaskShouldHaveProducedThrows) {
 TEST_P(ErrorsTest, WriteOnlyTaskAfterAFailureMakesTheHandleValidAgain) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+  rt.submit(
+      "producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
   EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
 
   std::atomic<int> reader_runs{0};
   int seen = -1;
-  rt.submit("overwrite", [](versa::Span<int> v) { v[0] = 42; }, versa::write_only(h));
-  rt.submit("reader", [&](versa::Span<const int> v) {
-    seen = v[0];
-    ++reader_runs;
-  }, versa::read(h));
-  rt.submit("updater", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
+  rt.submit(
+      "overwrite", [](versa::Span<int> v) { v[0] = 42; }, versa::write_only(h));
+  rt.submit(
+      "reader",
+      [&](versa::Span<const int> v) {
+        seen = v[0];
+        ++reader_runs;
+      },
+      versa::read(h));
+  rt.submit(
+      "updater", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(reader_runs.load(), 1);
   EXPECT_EQ(seen, 42);
@@ -207,13 +233,15 @@ TEST_P(ErrorsTest, WriteOnlyTaskAfterAFailureMakesTheHandleValidAgain) {
 TEST_P(ErrorsTest, HostWriteOnlyAcquireAfterAFailureMakesTheHandleValidAgain) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+  rt.submit(
+      "producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
   {
     auto view = rt.acquire(versa::write_only(h));
     view[0] = 7;
   }
   int seen = -1;
-  rt.submit("reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
+  rt.submit(
+      "reader", [&](versa::Span<const int> v) { seen = v[0]; }, versa::read(h));
   const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
   ASSERT_TRUE(failure.has_value()) << "the producer's failure was not reported";
   EXPECT_EQ(failure->task_name(), "producer");
@@ -228,11 +256,13 @@ TEST_P(ErrorsTest, HostWriteOnlyAcquireAfterAFailureMakesTheHandleValidAgain) {
 TEST_P(ErrorsTest, TaskCancelledAfterTheFailureWasReportedIsNotPassedOffAsSuccess) {
   int x = 0;
   auto h = rt.data(x, "x");
-  rt.submit("producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+  rt.submit(
+      "producer", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
   EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
 
   std::atomic<bool> ran{false};
-  rt.submit("late reader", [&](versa::Span<const int>) { ran = true; }, versa::read(h));
+  rt.submit(
+      "late reader", [&](versa::Span<const int>) { ran = true; }, versa::read(h));
   const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
   EXPECT_FALSE(ran.load()) << "a task ran on data that a failed task should have produced";
   EXPECT_TRUE(failure.has_value())
@@ -249,20 +279,25 @@ TEST_P(ErrorsTest, TaskCancelledAfterTheFailureWasReportedIsNotPassedOffAsSucces
 TEST_P(ErrorsTest, EmptyHandleIsRefused) {
   versa::Handle<int> never_registered;
   EXPECT_THAT(message_of<std::invalid_argument>([&] {
-    rt.submit("use empty", [](versa::Span<int>) {}, versa::write(never_registered));
-  }), AllOf(HasSubstr("use empty"), HasSubstr("empty handle")));
+                rt.submit(
+                    "use empty", [](versa::Span<int>) {}, versa::write(never_registered));
+              }),
+              AllOf(HasSubstr("use empty"), HasSubstr("empty handle")));
 
   int x = 0;
   auto h = rt.data(x, "x");
   auto moved_to = std::move(h);
   EXPECT_THAT(message_of<std::invalid_argument>([&] {
-    rt.submit("use moved", [](versa::Span<const int>) {}, versa::read(h));
-  }), HasSubstr("empty handle"));
+                rt.submit(
+                    "use moved", [](versa::Span<const int>) {}, versa::read(h));
+              }),
+              HasSubstr("empty handle"));
   EXPECT_THAT(message_of<std::invalid_argument>([&] { (void)rt.acquire(versa::read(h)); }),
               HasSubstr("empty handle"));
 
   // Nothing was registered by the refused submissions.
-  rt.submit("valid", [](versa::Span<int> v) { v[0] = 5; }, versa::write(moved_to));
+  rt.submit(
+      "valid", [](versa::Span<int> v) { v[0] = 5; }, versa::write(moved_to));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(x, 5);
 }
@@ -271,23 +306,30 @@ TEST_P(ErrorsTest, SameHandleTwiceInOneTaskIsRefused) {
   int x = 0;
   auto h = rt.data(x, "dup");
   EXPECT_THAT(message_of<std::invalid_argument>([&] {
-    rt.submit("twice", [](versa::Span<const int>, versa::Span<int>) {}, versa::read(h),
-              versa::write(h));
-  }), AllOf(HasSubstr("'dup'"), HasSubstr("twice")));
+                rt.submit(
+                    "twice", [](versa::Span<const int>, versa::Span<int>) {}, versa::read(h),
+                    versa::write(h));
+              }),
+              AllOf(HasSubstr("'dup'"), HasSubstr("twice")));
 
   // Tasks with many accesses take another path to find the duplicate.
   std::vector<versa::Token> tokens;
-  for (int i = 0; i < 17; ++i) tokens.push_back(rt.token(std::string("t").append(std::to_string(i))));
+  for (int i = 0; i < 17; ++i)
+    tokens.push_back(rt.token(std::string("t").append(std::to_string(i))));
   auto submit_many = [&]<std::size_t... I>(std::index_sequence<I...>) {
     // 18 accesses to 17 tokens: the last one repeats t0.
-    rt.submit("many", [] {}, versa::read(tokens[I % tokens.size()])...);
+    rt.submit(
+        "many", [] {}, versa::read(tokens[I % tokens.size()])...);
   };
-  EXPECT_THAT(message_of<std::invalid_argument>([&] { submit_many(std::make_index_sequence<18>()); }),
-              AllOf(HasSubstr("'t0'"), HasSubstr("twice")));
+  EXPECT_THAT(
+      message_of<std::invalid_argument>([&] { submit_many(std::make_index_sequence<18>()); }),
+      AllOf(HasSubstr("'t0'"), HasSubstr("twice")));
 
   // The refused submissions left nothing behind on the handles.
-  rt.submit("valid", [](versa::Span<int> v) { v[0] = 9; }, versa::write(h));
-  rt.submit("valid tokens", [] {}, versa::write(tokens[0]), versa::write(tokens[16]));
+  rt.submit(
+      "valid", [](versa::Span<int> v) { v[0] = 9; }, versa::write(h));
+  rt.submit(
+      "valid tokens", [] {}, versa::write(tokens[0]), versa::write(tokens[16]));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(x, 9);
 }
@@ -298,7 +340,8 @@ TEST_P(ErrorsTest, TaskTypeWithoutImplementationIsRefused) {
   auto nothing = versa::task_type("nothing");
   EXPECT_THAT(message_of<std::invalid_argument>([&] { rt.submit(nothing, versa::write(h)); }),
               AllOf(HasSubstr("'nothing'"), HasSubstr("no implementation")));
-  rt.submit("valid", [](versa::Span<int> v) { v[0] = 1; }, versa::write(h));
+  rt.submit(
+      "valid", [](versa::Span<int> v) { v[0] = 1; }, versa::write(h));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(x, 1);
 }
@@ -307,14 +350,18 @@ TEST_P(ErrorsTest, SpawnedChildAccessingAHandleItsParentHoldsIsRefused) {
   int x = 0;
   auto h = rt.data(x, "shared");
   std::string message = "<spawn did not throw>";
-  rt.submit("parent", [&](versa::Span<int> v) {
-    v[0] = 1;
-    try {
-      rt.spawn("child", [](versa::Span<const int>) {}, versa::read(h));
-    } catch (const std::invalid_argument& e) {
-      message = e.what();
-    }
-  }, versa::write(h));
+  rt.submit(
+      "parent",
+      [&](versa::Span<int> v) {
+        v[0] = 1;
+        try {
+          rt.spawn(
+              "child", [](versa::Span<const int>) {}, versa::read(h));
+        } catch (const std::invalid_argument& e) {
+          message = e.what();
+        }
+      },
+      versa::write(h));
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_THAT(message, AllOf(HasSubstr("'shared'"), HasSubstr("'parent'"), HasSubstr("'child'")));
   EXPECT_EQ(x, 1);
@@ -333,12 +380,16 @@ TEST_P(ErrorsTest, HandleDestroyedWhileATaskUsesItIsDiagnosedAfterWaiting) {
   std::atomic<bool> writer_finished{false};
   {
     auto h = rt.data(x, "doomed");
-    rt.submit("slow writer", [&](versa::Span<int> v) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      v[0] = 1;
-      writer_finished = true;
-    }, versa::write(h));
-    rt.submit("reader", [](versa::Span<const int>) {}, versa::read(h));
+    rt.submit(
+        "slow writer",
+        [&](versa::Span<int> v) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          v[0] = 1;
+          writer_finished = true;
+        },
+        versa::write(h));
+    rt.submit(
+        "reader", [](versa::Span<const int>) {}, versa::read(h));
   }  // ~Handle: reports the misuse and waits for both tasks.
   EXPECT_TRUE(writer_finished.load()) << "the handle's destructor did not wait for its tasks";
   EXPECT_EQ(x, 1);
@@ -391,8 +442,9 @@ TEST(ConfigErrorsTest, CpuWorkersOutOfRangeAreRefused) {
 TEST(ConfigErrorsTest, MalformedEnvironmentOverridesAreRefused) {
   for (const char* value : {"abc", "0", "-2", "4097", "3x", ""}) {
     const ScopedEnvironment ncpu("VERSA_NCPU", value);
-    EXPECT_THAT(message_of<std::invalid_argument>([] { versa::Runtime rt{workers(2)}; }),
-                AllOf(HasSubstr("VERSA_NCPU"), HasSubstr(std::string("'").append(value).append("'"))))
+    EXPECT_THAT(
+        message_of<std::invalid_argument>([] { versa::Runtime rt{workers(2)}; }),
+        AllOf(HasSubstr("VERSA_NCPU"), HasSubstr(std::string("'").append(value).append("'"))))
         << "VERSA_NCPU=" << value;
   }
   {
@@ -418,15 +470,19 @@ TEST(ErrorsDeathTest, DescendantAccessingAHandleAnAncestorHoldsIsRefusedInsteadO
           versa::Runtime rt{workers(2)};
           int x = 0;
           auto h = rt.data(x, "held");
-          rt.submit("grandparent", [&](versa::Span<int>) {
-            rt.spawn("child", [&] {
-              try {
-                rt.spawn("grandchild", [](versa::Span<const int>) {}, versa::read(h));
-              } catch (const std::invalid_argument&) {
-                refused = true;
-              }
-            });
-          }, versa::write(h));
+          rt.submit(
+              "grandparent",
+              [&](versa::Span<int>) {
+                rt.spawn("child", [&] {
+                  try {
+                    rt.spawn(
+                        "grandchild", [](versa::Span<const int>) {}, versa::read(h));
+                  } catch (const std::invalid_argument&) {
+                    refused = true;
+                  }
+                });
+              },
+              versa::write(h));
           rt.wait_all();
         }
         std::exit(refused ? 0 : 1);

@@ -2,11 +2,16 @@
 // recursive spawning keeps its count. Too slow for ThreadSanitizer, which CI skips with
 // --gtest_filter=-*Stress*.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "versa/versa.hpp"
@@ -66,11 +71,14 @@ TEST_P(StressTest, MillionWritesOverSixtyFourHandlesKeepSubmissionOrderPerHandle
     std::shuffle(block.begin(), block.end(), random);
     for (int k = 0; k < handles; ++k) {
       const long sequence = first + k;
-      rt.submit("count", [sequence](versa::Span<Counter> c) {
-        if (c[0].last_sequence >= sequence) ++c[0].out_of_order;
-        c[0].last_sequence = sequence;
-        ++c[0].count;
-      }, versa::write(hs[block[k]]));
+      rt.submit(
+          "count",
+          [sequence](versa::Span<Counter> c) {
+            if (c[0].last_sequence >= sequence) ++c[0].out_of_order;
+            c[0].last_sequence = sequence;
+            ++c[0].count;
+          },
+          versa::write(hs[block[k]]));
       last_expected[block[k]] = sequence;
     }
   }
@@ -92,11 +100,11 @@ long count_tree(versa::Runtime& rt, std::atomic<long>& visits, long size) {
   long left_count = 0;
   long right_count = 0;
   if (left > 0)
-    rt.spawn("tree", [&rt, &visits, &left_count, left] { left_count = count_tree(rt, visits, left); });
+    rt.spawn("tree",
+             [&rt, &visits, &left_count, left] { left_count = count_tree(rt, visits, left); });
   if (right > 0)
-    rt.spawn("tree", [&rt, &visits, &right_count, right] {
-      right_count = count_tree(rt, visits, right);
-    });
+    rt.spawn("tree",
+             [&rt, &visits, &right_count, right] { right_count = count_tree(rt, visits, right); });
   rt.sync();
   return 1 + left_count + right_count;
 }
@@ -110,6 +118,59 @@ TEST_P(StressTest, HundredThousandRecursivelySpawnedTasksAreAllCounted) {
   EXPECT_EQ(counted, nodes);
   EXPECT_EQ(visits.load(), nodes);
   rt.wait_all();
+}
+
+// Submits bursts of 1 to 7 empty tasks and waits for each, with busy gaps of 0 to 300 us in
+// between so that the workers go to sleep, and are woken, at ever different moments. Runs for
+// `duration`; ends the process with exit code 3 if no task finishes for `stall_limit` (a lost
+// wake-up: every worker asleep with tasks queued, and wait_all blocked for ever).
+void run_bursts_or_exit_on_stall(versa::Runtime& rt, std::chrono::milliseconds duration,
+                                 std::chrono::milliseconds stall_limit) {
+  using Clock = std::chrono::steady_clock;
+  std::atomic<long> finished{0};
+  std::atomic<bool> stop{false};
+  std::thread watchdog([&] {
+    long last = -1;
+    auto last_change = Clock::now();
+    while (!stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const long now_finished = finished.load();
+      if (now_finished != last) {
+        last = now_finished;
+        last_change = Clock::now();
+      } else if (Clock::now() - last_change > stall_limit) {
+        std::fprintf(stderr, "no task finished for %lld ms after %ld tasks\n",
+                     static_cast<long long>(stall_limit.count()), now_finished);
+        std::_Exit(3);
+      }
+    }
+  });
+  const auto end = Clock::now() + duration;
+  for (long round = 0; Clock::now() < end; ++round) {
+    const int burst = 1 + static_cast<int>(round % 7);
+    for (int i = 0; i < burst; ++i) rt.submit("burst", [&finished] { finished.fetch_add(1); });
+    rt.wait_all();
+    const auto gap_end = Clock::now() + std::chrono::microseconds(round * 37 % 300);
+    while (Clock::now() < gap_end) {
+    }
+  }
+  stop = true;
+  watchdog.join();
+}
+
+// The workers' sleep protocol must never lose a wake-up. A lost one hangs the program, so the
+// scenario runs in a child process (threadsafe death-test style) with a watchdog and an alarm.
+TEST_P(StressTest, SleepingWorkersAreWokenForEveryBurstOfWork) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        run_bursts_or_exit_on_stall(rt, std::chrono::milliseconds(3000),
+                                    std::chrono::milliseconds(2000));
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(0), "")
+      << "exit code 3: the workers slept while tasks were queued (a lost wake-up)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, StressTest, testing::Values(2, 4));

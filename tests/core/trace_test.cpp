@@ -37,8 +37,8 @@ class TemporaryPath {
  public:
   explicit TemporaryPath(const std::string& tag) {
     const auto* test = testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("versa_") + test->name() + "_" + tag + "_" +
-                       std::to_string(getpid());
+    std::string name =
+        std::string("versa_") + test->name() + "_" + tag + "_" + std::to_string(getpid());
     for (char& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     path_ = fs::temp_directory_path() / name;
@@ -103,13 +103,20 @@ class JsonRecogniser {
   bool value() {
     if (at_ >= text_.size()) return false;
     switch (text_[at_]) {
-      case '{': return sequence('}', true);
-      case '[': return sequence(']', false);
-      case '"': return string();
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case '{':
+        return sequence('}', true);
+      case '[':
+        return sequence(']', false);
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
     }
   }
 
@@ -188,7 +195,8 @@ class JsonRecogniser {
   }
 
   void skip_space() {
-    while (at_ < text_.size() && std::string_view(" \t\n\r").find(text_[at_]) != std::string_view::npos)
+    while (at_ < text_.size() &&
+           std::string_view(" \t\n\r").find(text_[at_]) != std::string_view::npos)
       ++at_;
   }
 
@@ -207,7 +215,8 @@ std::vector<long> slice_threads(const std::string& trace) {
   for (std::string line; std::getline(lines, line);) {
     if (line.find(R"("ph":"X")") == std::string::npos) continue;
     const std::size_t tid = line.find(R"("tid":)");
-    threads.push_back(tid == std::string::npos ? -1 : std::strtol(line.c_str() + tid + 6, nullptr, 10));
+    threads.push_back(tid == std::string::npos ? -1
+                                               : std::strtol(line.c_str() + tid + 6, nullptr, 10));
   }
   return threads;
 }
@@ -244,8 +253,10 @@ TEST_P(TraceTest, FileHasOneSlicePerTaskRunAndOneTrackPerWorker) {
       rt.submit(alpha, versa::write(h));
       if (i < betas) rt.submit(beta, versa::read(h));
     }
-    rt.submit("one-off", [] {}, versa::name("custom"));
-    rt.submit("one-off", [] {}, versa::name("quote \" backslash \\ newline \n end"));
+    rt.submit(
+        "one-off", [] {}, versa::name("custom"));
+    rt.submit(
+        "one-off", [] {}, versa::name("quote \" backslash \\ newline \n end"));
     rt.wait_all();
     EXPECT_EQ(x, alphas);
     EXPECT_FALSE(fs::exists(trace.path())) << "the trace is written when the runtime is destroyed";
@@ -277,9 +288,12 @@ TEST_P(TraceTest, FailedTasksHaveASliceAndCancelledTasksHaveNone) {
     versa::Runtime rt{config};
     int x = 0;
     auto h = rt.data(x, "x");
-    rt.submit("explode", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
-    rt.submit("cancelled", [](versa::Span<const int>) {}, versa::read(h));
-    rt.submit("cancelled", [](versa::Span<int>) {}, versa::write(h));
+    rt.submit(
+        "explode", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(h));
+    rt.submit(
+        "cancelled", [](versa::Span<const int>) {}, versa::read(h));
+    rt.submit(
+        "cancelled", [](versa::Span<int>) {}, versa::write(h));
     EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
   }
   const std::string text = read_file(trace.path());
@@ -324,7 +338,9 @@ TEST_P(TraceTest, NoFileIsWrittenWhenTracingIsOff) {
     versa::Runtime rt{workers(GetParam())};
     int x = 0;
     auto h = rt.data(x, "x");
-    for (int i = 0; i < 10; ++i) rt.submit("task", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
+    for (int i = 0; i < 10; ++i)
+      rt.submit(
+          "task", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
     rt.wait_all();
     EXPECT_EQ(x, 10);
   }

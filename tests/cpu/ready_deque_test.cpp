@@ -109,8 +109,10 @@ TEST(ReadyDequeTest, PositivePrioritiesFirstThenPlainTasksThenNegativePriorities
     thief_queue.push_front(&thief_tasks[i]);
   }
   // Highest priority first; the plain tasks in each side's order; then -1 before -7.
-  for (const int i : {7, 1, 4, 6, 3, 0, 2, 5}) EXPECT_EQ(owner_queue.pop_front(), &owner_tasks[i]) << i;
-  for (const int i : {7, 1, 4, 0, 3, 6, 2, 5}) EXPECT_EQ(thief_queue.pop_back(), &thief_tasks[i]) << i;
+  for (const int i : {7, 1, 4, 6, 3, 0, 2, 5})
+    EXPECT_EQ(owner_queue.pop_front(), &owner_tasks[i]) << i;
+  for (const int i : {7, 1, 4, 0, 3, 6, 2, 5})
+    EXPECT_EQ(thief_queue.pop_back(), &thief_tasks[i]) << i;
   EXPECT_EQ(owner_queue.pop_front(), nullptr);
   EXPECT_EQ(thief_queue.pop_back(), nullptr);
 }
