@@ -214,14 +214,18 @@ TEST_P(AccessModes, TilesSeeTheirLeadingDimension) {
 
 TEST(Priorities, BreakTiesAmongReadyTasks) {
   versa::Runtime rt{workers(1)};
-  auto gate = rt.token("gate");
+  // Keep the only worker busy until every task is queued, so that all compete at once.
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  rt.submit("blocker", [&] {
+    started = true;
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!started.load()) std::this_thread::yield();
   std::vector<int> order;
-  {
-    auto held = rt.acquire(versa::write(gate));
-    for (int i = 0; i < 6; ++i)
-      rt.submit("task", [&order, i] { order.push_back(i); }, versa::read(gate),
-                versa::priority(i % 3 == 0 ? 5 : 0));
-  }
+  for (int i = 0; i < 6; ++i)
+    rt.submit("task", [&order, i] { order.push_back(i); }, versa::priority(i % 3 == 0 ? 5 : 0));
+  release = true;
   rt.wait_all();
   ASSERT_EQ(order.size(), 6u);
   // The prioritised tasks (0 and 3) run before the others.
