@@ -1,7 +1,7 @@
 // Runs the micro-benchmark suites on every available system in one process, so that ratios
 // between systems come from the same run on the same machine state.
 //
-//   versa-bench-micro [--reps N] [--quick] [suite ...]
+//   versa-bench-micro [--reps N] [--quick] [--systems a,b,...] [suite ...]
 //   suites: spawn efficiency cholesky-dag dependencies task-count generations (default: all)
 //
 // Each measurement is the median of N runs (default 5) after one warm-up run; systems take turns
@@ -26,6 +26,7 @@ namespace {
 struct Options {
   int reps = 5;
   bool quick = false;
+  std::string systems;  // comma-separated names to keep; empty: all
   std::vector<std::string> suites;
 };
 
@@ -223,6 +224,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--reps must be at least 1\n");
         return 2;
       }
+    } else if (arg == "--systems" && i + 1 < argc) {
+      options.systems = std::string(",").append(argv[++i]).append(",");
     } else if (arg == "--quick") {
       options.quick = true;
     } else if (arg == "all") {
@@ -230,8 +233,10 @@ int main(int argc, char** argv) {
     } else if (suites.count(arg)) {
       options.suites.push_back(arg);
     } else {
-      std::fprintf(stderr, "unknown argument '%s'; suites: spawn efficiency cholesky-dag "
-                   "dependencies task-count generations all; options: --reps N --quick\n", arg.c_str());
+      std::fprintf(stderr,
+                   "unknown argument '%s'; suites: spawn efficiency cholesky-dag dependencies "
+                   "task-count generations all; options: --reps N --quick --systems a,b\n",
+                   arg.c_str());
       return 2;
     }
   }
@@ -239,7 +244,11 @@ int main(int argc, char** argv) {
 
   std::vector<System> systems;
   for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems})
-    for (System& s : provider()) systems.push_back(std::move(s));
+    for (System& s : provider()) {
+      const std::string needle = std::string(",").append(s.name).append(",");
+      if (options.systems.empty() || options.systems.find(needle) != std::string::npos)
+        systems.push_back(std::move(s));
+    }
   std::printf("# systems:");
   for (const System& s : systems) std::printf(" %s", s.name.c_str());
   std::printf("\n# median of %d runs after a warm-up%s\n", options.reps, options.quick ? ", quick sizes" : "");

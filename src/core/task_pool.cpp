@@ -1,6 +1,10 @@
 #include "core/task_pool.hpp"
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <new>
 
 namespace versa::detail {
 
@@ -27,6 +31,8 @@ TaskPool::Cache& TaskPool::external_cache() {
 
 TaskPool::~TaskPool() = default;
 
+void TaskPool::FreeSlab::operator()(void* slab) const { std::free(slab); }
+
 void* TaskPool::allocate(int worker) {
   Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
   if (cache.free.empty()) refill(cache);
@@ -49,8 +55,11 @@ void TaskPool::refill(Cache& cache) {
     cache.free.insert(cache.free.end(), full.begin(), full.end());
     return;
   }
-  slabs_.push_back(std::make_unique<Slot[]>(slab_slots));
-  Slot* slab = slabs_.back().get();
+  void* memory = std::aligned_alloc(slab_bytes, slab_bytes);
+  if (!memory) throw std::bad_alloc();
+  madvise(memory, slab_bytes, MADV_HUGEPAGE);  // a hint: without huge pages it still works
+  slabs_.emplace_back(memory);
+  Slot* slab = static_cast<Slot*>(memory);
   cache.free.reserve(cache.free.size() + slab_slots);
   for (std::size_t i = slab_slots; i-- > 0;) cache.free.push_back(&slab[i]);
 }
@@ -64,7 +73,7 @@ void TaskPool::spill(Cache& cache) {
 
 std::size_t TaskPool::bytes_reserved() const {
   std::lock_guard<std::mutex> guard(depot_mutex_);
-  return slabs_.size() * slab_slots * sizeof(Slot);
+  return slabs_.size() * slab_bytes;
 }
 
 }  // namespace versa::detail
