@@ -55,13 +55,16 @@ void TaskPool::refill(Cache& cache) {
     cache.free.insert(cache.free.end(), full.begin(), full.end());
     return;
   }
-  void* memory = std::aligned_alloc(slab_bytes, slab_bytes);
+  const bool first = slabs_.empty();
+  const std::size_t bytes = first ? first_slab_slots * sizeof(Slot) : slab_bytes;
+  void* memory = std::aligned_alloc(first ? alignof(Slot) : slab_bytes, bytes);
   if (!memory) throw std::bad_alloc();
-  madvise(memory, slab_bytes, MADV_HUGEPAGE);  // a hint: without huge pages it still works
+  if (!first) madvise(memory, bytes, MADV_HUGEPAGE);  // a hint: without huge pages it still works
   slabs_.emplace_back(memory);
   Slot* slab = static_cast<Slot*>(memory);
-  cache.free.reserve(cache.free.size() + slab_slots);
-  for (std::size_t i = slab_slots; i-- > 0;) cache.free.push_back(&slab[i]);
+  const std::size_t slots = bytes / sizeof(Slot);
+  cache.free.reserve(cache.free.size() + slots);
+  for (std::size_t i = slots; i-- > 0;) cache.free.push_back(&slab[i]);
 }
 
 void TaskPool::spill(Cache& cache) {
@@ -73,7 +76,7 @@ void TaskPool::spill(Cache& cache) {
 
 std::size_t TaskPool::bytes_reserved() const {
   std::lock_guard<std::mutex> guard(depot_mutex_);
-  return slabs_.size() * slab_bytes;
+  return slabs_.empty() ? 0 : first_slab_slots * sizeof(Slot) + (slabs_.size() - 1) * slab_bytes;
 }
 
 }  // namespace versa::detail
