@@ -1,6 +1,7 @@
 #include "core/runtime_core.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -399,6 +400,12 @@ void RuntimeCore::sync() {
 }
 
 void RuntimeCore::wait_for_pending() {
+  // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of
+  // microseconds on virtual machines, so poll briefly, yielding the core, before sleeping.
+  const auto poll_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  while (pending_.load(std::memory_order_acquire) != 0 &&
+         std::chrono::steady_clock::now() < poll_until)
+    std::this_thread::yield();
   for (std::int64_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include <cstdint>
@@ -49,9 +50,16 @@ class TaskPool {
   static constexpr std::size_t first_slab_slots = 1024;
   static constexpr std::size_t slab_bytes = std::size_t{2} << 20;
   static constexpr std::size_t slab_slots = slab_bytes / sizeof(Slot);
-  struct FreeSlab {
-    void operator()(void* slab) const;
+  struct Slab {
+    Slab(void* memory_, std::size_t mapped_bytes_) : memory(memory_), mapped_bytes(mapped_bytes_) {}
+    Slab(Slab&& other) noexcept
+        : memory(std::exchange(other.memory, nullptr)), mapped_bytes(other.mapped_bytes) {}
+    Slab& operator=(Slab&&) = delete;
+    ~Slab();
+    void* memory;
+    std::size_t mapped_bytes;  // 0: allocated with new[]
   };
+  static void* map_huge_slab();
 
   void refill(Cache& cache);
   void spill(Cache& cache);
@@ -61,7 +69,7 @@ class TaskPool {
 
   mutable std::mutex depot_mutex_;
   std::vector<std::vector<void*>> depot_;  // full batches; guarded by depot_mutex_
-  std::vector<std::unique_ptr<void, FreeSlab>> slabs_;  // guarded by depot_mutex_
+  std::vector<Slab> slabs_;  // guarded by depot_mutex_
 };
 
 }  // namespace versa::detail

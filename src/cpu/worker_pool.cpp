@@ -1,5 +1,7 @@
 #include "cpu/worker_pool.hpp"
 
+#include <latch>
+
 namespace versa::detail {
 
 namespace {
@@ -38,8 +40,8 @@ std::uint64_t next_random(std::uint64_t& state) {
 // Rounds of stealing attempts spent spinning, then yielding, before a worker sleeps. Spinning
 // keeps wake-up latency low for fine-grained work; yielding hands the core to the submitting
 // thread on oversubscribed machines.
-constexpr int spin_rounds = 64;
-constexpr int yield_rounds = 16;
+constexpr int spin_rounds = 8;
+constexpr int yield_rounds = 64;
 }  // namespace
 
 WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner)
@@ -49,8 +51,15 @@ WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner
     workers_.push_back(std::make_unique<Worker>());
     workers_.back()->rng_state = 0x9E3779B97F4A7C15ULL * (i + 1);
   }
+  std::latch started(count);
   for (int i = 0; i < count; ++i)
-    workers_[i]->thread = std::thread([this, i, pin, &topology] { loop(i, pin, topology); });
+    workers_[i]->thread = std::thread([this, i, pin, &topology, &started] {
+      start(i, pin, topology);
+      started.count_down();
+      loop(i);
+    });
+  // The pool is ready when every worker is: the first tasks do not wait for thread start-up.
+  started.wait();
 }
 
 WorkerPool::~WorkerPool() {
@@ -144,11 +153,14 @@ void WorkerPool::sleep() {
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void WorkerPool::loop(int index, bool pin, const Topology& topology) {
+void WorkerPool::start(int index, bool pin, const Topology& topology) {
   this_thread_pool = this;
   this_thread_worker = index;
   if (pin) topology.pin_current_thread(index);
   runner_.worker_started(index);
+}
+
+void WorkerPool::loop(int index) {
   // Idle protocol: a worker without work is *searching*: it spins, then yields, stealing each
   // round, and finally sleeps. Pushers wake a sleeper only when nobody is searching (a searcher
   // will find the task), and a searcher that finds work wakes a replacement if it was the last

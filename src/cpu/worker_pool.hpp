@@ -61,7 +61,8 @@ class WorkerPool {
     std::thread thread;
   };
 
-  void loop(int index, bool pin, const Topology& topology);
+  void start(int index, bool pin, const Topology& topology);
+  void loop(int index);
   Task* find_task(int worker);
   Task* take_inbox(int worker, int into);
   Task* steal(int thief);
