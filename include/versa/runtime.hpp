@@ -50,6 +50,10 @@ class Runtime {
   // Number of CPU worker threads.
   int cpu_workers() const;
 
+  // Bytes the runtime holds for task records (its task pool; it grows with the number of tasks
+  // pending at once and is kept for reuse until the runtime is destroyed).
+  std::size_t task_memory_bytes() const;
+
   // --- Data -------------------------------------------------------------------------------
 
   // Registers `count` elements at `data` (host memory that must outlive the handle).

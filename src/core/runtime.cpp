@@ -20,6 +20,8 @@ Runtime::~Runtime() = default;
 
 int Runtime::cpu_workers() const { return impl_->core.cpu_workers(); }
 
+std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_bytes(); }
+
 Token Runtime::token(std::string name) {
   return Token(impl_->core.create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));
 }

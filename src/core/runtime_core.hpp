@@ -28,6 +28,7 @@ class RuntimeCore final : public TaskRunner, public MisuseSink {
   ~RuntimeCore();
 
   int cpu_workers() const { return workers_->size(); }
+  std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }
 
   HandleState* create_handle(const void* data, Layout layout, std::string name);
   void submit(const TaskDesc& desc);
