@@ -1,9 +1,6 @@
 #include "core/task_pool.hpp"
 
-#include <sys/mman.h>
-
 #include <atomic>
-#include <cstdint>
 #include <new>
 
 namespace versa::detail {
@@ -31,31 +28,6 @@ TaskPool::Cache& TaskPool::external_cache() {
 
 TaskPool::~TaskPool() = default;
 
-TaskPool::Slab::~Slab() {
-  if (!memory) return;
-  if (mapped_bytes) {
-    munmap(memory, mapped_bytes);
-  } else {
-    delete[] static_cast<Slot*>(memory);
-  }
-}
-
-// Maps slab_bytes aligned to slab_bytes (a huge page must be aligned): maps twice the size and
-// unmaps the excess on both sides.
-void* TaskPool::map_huge_slab() {
-  void* mapped = mmap(nullptr, 2 * slab_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
-  if (mapped == MAP_FAILED) throw std::bad_alloc();
-  const auto base = reinterpret_cast<std::uintptr_t>(mapped);
-  const std::uintptr_t aligned = (base + slab_bytes - 1) & ~(std::uintptr_t{slab_bytes} - 1);
-  if (aligned > base) munmap(mapped, aligned - base);
-  const std::uintptr_t end = base + 2 * slab_bytes;
-  if (end > aligned + slab_bytes) munmap(reinterpret_cast<void*>(aligned + slab_bytes), end - aligned - slab_bytes);
-  void* slab = reinterpret_cast<void*>(aligned);
-  madvise(slab, slab_bytes, MADV_HUGEPAGE);  // a hint: without huge pages it still works
-  return slab;
-}
-
 void* TaskPool::allocate(int worker) {
   Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
   if (cache.free.empty()) refill(cache);
@@ -78,16 +50,10 @@ void TaskPool::refill(Cache& cache) {
     cache.free.insert(cache.free.end(), full.begin(), full.end());
     return;
   }
-  const bool first = slabs_.empty();
-  const std::size_t slots = first ? first_slab_slots : slab_slots;
-  Slot* slab;
-  if (first) {
-    slab = new Slot[slots];  // default-initialised: nothing is zeroed
-    slabs_.push_back({slab, 0});
-  } else {
-    slab = static_cast<Slot*>(map_huge_slab());
-    slabs_.push_back({slab, slab_bytes});
-  }
+  // Default-initialised: the slots are constructed as tasks when used, so nothing is zeroed.
+  slabs_.push_back(std::unique_ptr<Slot[]>(new Slot[slab_slots]));
+  Slot* slab = slabs_.back().get();
+  const std::size_t slots = slab_slots;
   cache.free.reserve(cache.free.size() + slots);
   for (std::size_t i = slots; i-- > 0;) cache.free.push_back(&slab[i]);
 }
@@ -101,9 +67,7 @@ void TaskPool::spill(Cache& cache) {
 
 std::size_t TaskPool::bytes_reserved() const {
   std::lock_guard<std::mutex> guard(depot_mutex_);
-  std::size_t bytes = 0;
-  for (const Slab& slab : slabs_) bytes += slab.mapped_bytes ? slab.mapped_bytes : first_slab_slots * sizeof(Slot);
-  return bytes;
+  return slabs_.size() * slab_slots * sizeof(Slot);
 }
 
 }  // namespace versa::detail

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include <cstdint>
@@ -42,24 +41,10 @@ class TaskPool {
   };
   Cache& external_cache();
   static constexpr std::size_t batch = 64;
-  // The first slab is small and comes from the C++ heap: a short-lived runtime (or one created
-  // after another) reuses memory the heap already has, with no page faults. Later slabs, needed
-  // only when many tasks are pending at once, are 2 MiB and offered to the kernel as one
-  // transparent huge page: one page fault per 2 MiB instead of one every 14 tasks, which on
-  // virtual machines costs more than the tasks themselves.
-  static constexpr std::size_t first_slab_slots = 1024;
-  static constexpr std::size_t slab_bytes = std::size_t{2} << 20;
-  static constexpr std::size_t slab_slots = slab_bytes / sizeof(Slot);
-  struct Slab {
-    Slab(void* memory_, std::size_t mapped_bytes_) : memory(memory_), mapped_bytes(mapped_bytes_) {}
-    Slab(Slab&& other) noexcept
-        : memory(std::exchange(other.memory, nullptr)), mapped_bytes(other.mapped_bytes) {}
-    Slab& operator=(Slab&&) = delete;
-    ~Slab();
-    void* memory;
-    std::size_t mapped_bytes;  // 0: allocated with new[]
-  };
-  static void* map_huge_slab();
+  // Slabs of about 1 MiB from the C++ heap, which keeps memory a runtime returns: a runtime
+  // created after another one reuses it without paying first-touch page faults again (on virtual
+  // machines a first touch costs more than the task itself).
+  static constexpr std::size_t slab_slots = (std::size_t{1} << 20) / sizeof(Slot);
 
   void refill(Cache& cache);
   void spill(Cache& cache);
@@ -69,7 +54,7 @@ class TaskPool {
 
   mutable std::mutex depot_mutex_;
   std::vector<std::vector<void*>> depot_;  // full batches; guarded by depot_mutex_
-  std::vector<Slab> slabs_;  // guarded by depot_mutex_
+  std::vector<std::unique_ptr<Slot[]>> slabs_;  // guarded by depot_mutex_
 };
 
 }  // namespace versa::detail
