@@ -72,7 +72,8 @@ void print_row(const std::string& param, const std::vector<double>& values) {
 void report(const std::string& bench, const std::vector<System>& systems, const std::string& param,
             const std::string& metric, const std::vector<double>& values, const std::string& unit) {
   for (std::size_t s = 0; s < systems.size(); ++s)
-    if (!std::isnan(values[s])) print_result(bench, systems[s].name, param, metric, values[s], unit);
+    if (!std::isnan(values[s]))
+      print_result(bench, systems[s].name, param, metric, values[s], unit);
 }
 
 std::string number(double v) {
@@ -88,8 +89,9 @@ void suite_spawn(const std::vector<System>& systems, const Options& o) {
   print_header("spawn: ns per empty task (submit + run), " + std::to_string(tasks) + " tasks",
                "workers", systems);
   for (int workers : {1, all_cores()}) {
-    auto values = measure(systems, o, [](const System& s) { return bool(s.spawn); },
-                          [&](const System& s) { return s.spawn(workers, tasks) / tasks * 1e9; });
+    auto values = measure(
+        systems, o, [](const System& s) { return bool(s.spawn); },
+        [&](const System& s) { return s.spawn(workers, tasks) / tasks * 1e9; });
     const std::string param = "workers=" + std::to_string(workers);
     print_row(param, values);
     report("spawn", systems, param, "ns_per_task", values, "ns");
@@ -102,12 +104,14 @@ void suite_efficiency(const std::vector<System>& systems, const Options& o) {
                "task_us", systems);
   for (double us : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 500.0}) {
     const double target_s = o.quick ? 0.03 : 0.1;
-    const long tasks = std::clamp(static_cast<long>(target_s * workers / (us * 1e-6)), 1000L, 200000L);
-    auto values = measure(systems, o, [](const System& s) { return bool(s.independent); },
-                          [&](const System& s) {
-                            const double t = s.independent(workers, tasks, us);
-                            return tasks * us * 1e-6 / workers / t;
-                          });
+    const long tasks =
+        std::clamp(static_cast<long>(target_s * workers / (us * 1e-6)), 1000L, 200000L);
+    auto values = measure(
+        systems, o, [](const System& s) { return bool(s.independent); },
+        [&](const System& s) {
+          const double t = s.independent(workers, tasks, us);
+          return tasks * us * 1e-6 / workers / t;
+        });
     const std::string param = "task_us=" + number(us);
     print_row(param, values);
     report("efficiency", systems, param, "efficiency", values, "ratio");
@@ -122,11 +126,12 @@ void suite_cholesky_dag(const std::vector<System>& systems, const Options& o) {
     const long tasks = static_cast<long>(tiles) * (tiles + 1) * (tiles + 2) / 6;
     for (double us : {10.0, 50.0, 200.0}) {
       if (o.quick && tiles == 50 && us > 10) continue;
-      auto values = measure(systems, o, [](const System& s) { return bool(s.cholesky_dag); },
-                            [&](const System& s) {
-                              const double t = s.cholesky_dag(workers, tiles, us);
-                              return tasks * us * 1e-6 / workers / t;
-                            });
+      auto values = measure(
+          systems, o, [](const System& s) { return bool(s.cholesky_dag); },
+          [&](const System& s) {
+            const double t = s.cholesky_dag(workers, tiles, us);
+            return tasks * us * 1e-6 / workers / t;
+          });
       const std::string param = "tiles=" + std::to_string(tiles) + ",task_us=" + number(us);
       print_row(param, values);
       report("cholesky-dag", systems, param, "efficiency", values, "ratio");
@@ -138,16 +143,15 @@ void suite_dependencies(const std::vector<System>& systems, const Options& o) {
   const int workers = all_cores();
   const long tasks = o.quick ? 5000 : 20000;
   print_header("dependencies: ns per extra handle, (T(k) - T(0)) / (tasks * k), " +
-                   std::to_string(tasks) + " tasks reading k handles, " +
-                   std::to_string(workers) + " workers",
+                   std::to_string(tasks) + " tasks reading k handles, " + std::to_string(workers) +
+                   " workers",
                "handles", systems);
   auto has = [](const System& s) { return bool(s.dependencies); };
   const std::vector<double> base =
       measure(systems, o, has, [&](const System& s) { return s.dependencies(workers, tasks, 0); });
   for (int k : {1, 2, 4, 8, 16, 32, 64}) {
-    auto values = measure(systems, o, has, [&](const System& s) {
-      return s.dependencies(workers, tasks, k);
-    });
+    auto values = measure(systems, o, has,
+                          [&](const System& s) { return s.dependencies(workers, tasks, k); });
     for (std::size_t i = 0; i < values.size(); ++i)
       values[i] = (values[i] - base[i]) / (static_cast<double>(tasks) * k) * 1e9;
     const std::string param = "handles=" + std::to_string(k);
@@ -165,12 +169,13 @@ void suite_task_count(const std::vector<System>& systems, const Options& o) {
   for (long n : {1000L, 10000L, 100000L, 1000000L}) {
     if (o.quick && n > 100000) continue;
     std::vector<std::vector<double>> bytes(systems.size());
-    auto values = measure(systems, o, [](const System& s) { return bool(s.task_count); },
-                          [&](const System& s) {
-                            const TaskCountResult r = s.task_count(workers, n);
-                            bytes[&s - systems.data()].push_back(r.bytes_per_pending_task);
-                            return r.seconds / n * 1e9;
-                          });
+    auto values = measure(
+        systems, o, [](const System& s) { return bool(s.task_count); },
+        [&](const System& s) {
+          const TaskCountResult r = s.task_count(workers, n);
+          bytes[&s - systems.data()].push_back(r.bytes_per_pending_task);
+          return r.seconds / n * 1e9;
+        });
     const std::string param = "tasks=" + std::to_string(n);
     print_row(param, values);
     report("task-count", systems, param, "ns_per_task", values, "ns");
@@ -189,10 +194,9 @@ void suite_generations(const std::vector<System>& systems, const Options& o) {
                    std::to_string(workers) + " workers",
                "n", systems);
   for (long n : {1L, 10L, 100L, 1000L, 10000L}) {
-    auto values = measure(systems, o, [](const System& s) { return bool(s.generations); },
-                          [&](const System& s) {
-                            return s.generations(workers, n) / (2.0 * n + 1) * 1e9;
-                          });
+    auto values = measure(
+        systems, o, [](const System& s) { return bool(s.generations); },
+        [&](const System& s) { return s.generations(workers, n) / (2.0 * n + 1) * 1e9; });
     const std::string param = "n=" + std::to_string(n);
     print_row(param, values);
     report("generations", systems, param, "ns_per_task", values, "ns");
@@ -251,7 +255,8 @@ int main(int argc, char** argv) {
     }
   std::printf("# systems:");
   for (const System& s : systems) std::printf(" %s", s.name.c_str());
-  std::printf("\n# median of %d runs after a warm-up%s\n", options.reps, options.quick ? ", quick sizes" : "");
+  std::printf("\n# median of %d runs after a warm-up%s\n", options.reps,
+              options.quick ? ", quick sizes" : "");
   for (const std::string& suite : options.suites) suites.at(suite)(systems, options);
   return 0;
 }

@@ -126,19 +126,23 @@ double cholesky_dag(int workers, int tiles, double task_us) {
       busy_wait_us(task_us);
       // trsm(m, k)
       for (long m = k + 1; m < t; ++m) {
-#pragma omp task default(none) firstprivate(task_us) depend(in : a[k * t + k]) \
-    depend(inout : a[m * t + k])
+#pragma omp task default(none) firstprivate(task_us) depend(in                           \
+                                                            : a[k * t + k]) depend(inout \
+                                                                                   : a[m * t + k])
         busy_wait_us(task_us);
       }
       for (long m = k + 1; m < t; ++m) {
         // syrk(m, k)
-#pragma omp task default(none) firstprivate(task_us) depend(in : a[m * t + k]) \
-    depend(inout : a[m * t + m])
+#pragma omp task default(none) firstprivate(task_us) depend(in                           \
+                                                            : a[m * t + k]) depend(inout \
+                                                                                   : a[m * t + m])
         busy_wait_us(task_us);
         // gemm(m, j, k)
         for (long j = k + 1; j < m; ++j) {
-#pragma omp task default(none) firstprivate(task_us) depend(in : a[m * t + k], a[j * t + k]) \
-    depend(inout : a[m * t + j])
+#pragma omp task default(none) firstprivate(task_us) depend(in                            \
+                                                            : a[m * t + k], a[j * t + k]) \
+    depend(inout                                                                          \
+           : a[m * t + j])
           busy_wait_us(task_us);
         }
       }
@@ -195,9 +199,9 @@ double dependencies(int workers, long tasks, int handles) {
 //
 // libgomp finds the dependences of a new depend(in: x) task by scanning every earlier dependence
 // on x that is still pending, so n tasks all reading one gate address cost O(n^2) to submit (4e4
-// tasks already take seconds, 1e6 would take most of an hour). The gate task therefore writes one gate address per kReadersPerGate tasks
-// (a depend iterator) and each task reads the address of its group: still one gate, opened by one
-// event, with bounded submission work per task.
+// tasks already take seconds, 1e6 would take most of an hour). The gate task therefore writes one
+// gate address per kReadersPerGate tasks (a depend iterator) and each task reads the address of its
+// group: still one gate, opened by one event, with bounded submission work per task.
 constexpr long kReadersPerGate = 32;
 
 TaskCountResult task_count(int workers, long tasks) {
@@ -207,16 +211,18 @@ TaskCountResult task_count(int workers, long tasks) {
   [[maybe_unused]] char* const gate = gate_storage.data();
   TaskCountResult result;
   int team_size = 0;
-#pragma omp parallel num_threads(workers) default(none) shared(gate, gate_count, tasks, result, \
-                                                                   team_size)
+#pragma omp parallel num_threads(workers) default(none) \
+    shared(gate, gate_count, tasks, result, team_size)
 #pragma omp single
   {
     team_size = omp_get_num_threads();
     const double heap_before = heap_in_use();
     const auto start = Clock::now();
     omp_event_handle_t gate_open;
-#pragma omp task default(none) detach(gate_open) depend(iterator(long g = 0 : gate_count), \
-                                                         out : gate[g])
+#pragma omp task default(none) detach(gate_open) depend(iterator(long g = 0     \
+                                                                 : gate_count), \
+                                                        out                     \
+                                                        : gate[g])
     empty_body();
     for (long i = 0; i < tasks; ++i) {
 #pragma omp task default(none) depend(in : gate[i / kReadersPerGate])
@@ -230,7 +236,8 @@ TaskCountResult task_count(int workers, long tasks) {
     omp_fulfill_event(gate_open);
 #pragma omp taskwait
     result.seconds = seconds_since(start) - probe_seconds;
-    if (tasks > 0) result.bytes_per_pending_task = (heap_pending - heap_before) / static_cast<double>(tasks);
+    if (tasks > 0)
+      result.bytes_per_pending_task = (heap_pending - heap_before) / static_cast<double>(tasks);
   }
   check_team_size(workers, team_size);
   return result;

@@ -6,11 +6,8 @@
 // Every run is a full starpu_init .. starpu_shutdown cycle so that each measurement starts from a
 // fresh runtime with exactly `workers` CPU workers; data registration happens before the clock
 // starts and unregistration after it stops, so the clock sees submission + execution only.
-#include "systems.hpp"
-
-#include <starpu.h>
-
 #include <malloc.h>
+#include <starpu.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -23,6 +20,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "systems.hpp"
 
 namespace bench {
 namespace {

@@ -15,8 +15,9 @@ namespace bench {
 
 // Result of the task-count pattern.
 struct TaskCountResult {
-  double seconds = 0;                  // submit + run of all tasks
-  double bytes_per_pending_task = -1;  // heap growth while all tasks were pending, per task; -1 if unknown
+  double seconds = 0;  // submit + run of all tasks
+  double bytes_per_pending_task =
+      -1;  // heap growth while all tasks were pending, per task; -1 if unknown
 };
 
 struct System {

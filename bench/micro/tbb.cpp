@@ -1,9 +1,9 @@
 // The micro-benchmark patterns on oneTBB.
 //
-// Threads: each pattern runs inside a tbb::task_arena with `workers` slots, entered from the calling
-// thread with arena.execute(). One slot is reserved for that thread, so workers - 1 TBB worker
-// threads join it; a tbb::global_control caps the whole process at `workers` threads as well, so
-// exactly `workers` threads execute tasks.
+// Threads: each pattern runs inside a tbb::task_arena with `workers` slots, entered from the
+// calling thread with arena.execute(). One slot is reserved for that thread, so workers - 1 TBB
+// worker threads join it; a tbb::global_control caps the whole process at `workers` threads as
+// well, so exactly `workers` threads execute tasks.
 //
 // Submission: independent tasks (spawn, independent) go to a tbb::task_group. Patterns with data
 // dependencies (cholesky_dag, dependencies, task_count, generations) become a tbb::flow::graph of
@@ -176,7 +176,8 @@ double cholesky_dag(int workers, int tiles, double task_us) {
         for (long m = k + 1; m < t; ++m) {
           graph.add(work, {{tile(m, k), false}, {tile(m, m), true}});  // syrk(m, k)
           for (long j = k + 1; j < m; ++j) {
-            graph.add(work, {{tile(m, k), false}, {tile(j, k), false}, {tile(m, j), true}});  // gemm
+            graph.add(work,
+                      {{tile(m, k), false}, {tile(j, k), false}, {tile(m, j), true}});  // gemm
           }
         }
       }
@@ -240,7 +241,8 @@ TaskCountResult task_count(int workers, long tasks) {
       gate.try_put(tbb::flow::continue_msg());
       graph.wait_for_all();
       result.seconds = seconds_since(start) - probe_seconds;
-      if (tasks > 0) result.bytes_per_pending_task = (heap_pending - heap_before) / static_cast<double>(tasks);
+      if (tasks > 0)
+        result.bytes_per_pending_task = (heap_pending - heap_before) / static_cast<double>(tasks);
     }
     return result;
   });

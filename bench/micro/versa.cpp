@@ -3,6 +3,8 @@
 // Each pattern constructs a Runtime with `workers` workers before the clock starts (thread
 // start-up is not timed, as for the other systems) and destroys it after the clock stops.
 // Submission happens from the main thread, which is not a worker, as with StarPU.
+#include "versa/versa.hpp"
+
 #include <malloc.h>
 
 #include <array>
@@ -12,7 +14,6 @@
 
 #include "common/harness.hpp"
 #include "micro/systems.hpp"
-#include "versa/versa.hpp"
 
 namespace bench {
 namespace {
@@ -89,22 +90,33 @@ double dependencies_k(int workers, long tasks) {
   for (int i = 0; i < pool_size; ++i) pool.push_back(rt.token());
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
-  for (long i = 0; i < tasks; ++i) submit_reading(rt, empty, pool, i, std::make_index_sequence<K>());
+  for (long i = 0; i < tasks; ++i)
+    submit_reading(rt, empty, pool, i, std::make_index_sequence<K>());
   rt.wait_all();
   return seconds_since(start);
 }
 
 double dependencies(int workers, long tasks, int handles) {
   switch (handles) {
-    case 0: return dependencies_k<0>(workers, tasks);
-    case 1: return dependencies_k<1>(workers, tasks);
-    case 2: return dependencies_k<2>(workers, tasks);
-    case 4: return dependencies_k<4>(workers, tasks);
-    case 8: return dependencies_k<8>(workers, tasks);
-    case 16: return dependencies_k<16>(workers, tasks);
-    case 32: return dependencies_k<32>(workers, tasks);
-    case 64: return dependencies_k<64>(workers, tasks);
-    default: throw std::invalid_argument("versa dependencies: handles must be 0 or a power of two up to 64");
+    case 0:
+      return dependencies_k<0>(workers, tasks);
+    case 1:
+      return dependencies_k<1>(workers, tasks);
+    case 2:
+      return dependencies_k<2>(workers, tasks);
+    case 4:
+      return dependencies_k<4>(workers, tasks);
+    case 8:
+      return dependencies_k<8>(workers, tasks);
+    case 16:
+      return dependencies_k<16>(workers, tasks);
+    case 32:
+      return dependencies_k<32>(workers, tasks);
+    case 64:
+      return dependencies_k<64>(workers, tasks);
+    default:
+      throw std::invalid_argument(
+          "versa dependencies: handles must be 0 or a power of two up to 64");
   }
 }
 

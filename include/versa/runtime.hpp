@@ -96,8 +96,8 @@ class Runtime {
   // Submits a one-off task: `body` is called like a task type's CPU implementation.
   //   rt.submit("fill", [](versa::Span<int> v) { std::ranges::fill(v, 1); }, versa::write_only(h));
   template <class F, class... Args>
-    requires(!std::is_convertible_v<F, std::string_view>)
-  void submit(std::string_view name, F&& body, Args&&... args) {
+  requires(!std::is_convertible_v<F, std::string_view>) void submit(std::string_view name, F&& body,
+                                                                    Args&&... args) {
     submit_body(false, name, std::forward<F>(body), std::forward<Args>(args)...);
   }
 
@@ -111,8 +111,8 @@ class Runtime {
     submit_type(true, type, std::forward<Args>(args)...);
   }
   template <class F, class... Args>
-    requires(!std::is_convertible_v<F, std::string_view>)
-  void spawn(std::string_view name, F&& body, Args&&... args) {
+  requires(!std::is_convertible_v<F, std::string_view>) void spawn(std::string_view name, F&& body,
+                                                                   Args&&... args) {
     submit_body(true, name, std::forward<F>(body), std::forward<Args>(args)...);
   }
 
@@ -180,8 +180,8 @@ class Runtime {
     static void call(void* closure, const detail::AccessRecord* accesses) {
       detail::invoke_with_views(*static_cast<F*>(closure), std::tuple<Views...>{}, accesses);
     }
-    using Arguments = decltype(detail::view_arguments<Views...>(
-        nullptr, std::index_sequence_for<Views...>()));
+    using Arguments =
+        decltype(detail::view_arguments<Views...>(nullptr, std::index_sequence_for<Views...>()));
     static constexpr bool invocable = detail::is_applicable_v<F&, Arguments>;
   };
 
@@ -204,10 +204,12 @@ class Runtime {
     desc.closure = &closure;
     desc.closure_size = sizeof(Closure);
     desc.closure_align = alignof(Closure);
-    desc.move = [](void* dst, void* src) { new (dst) Closure(std::move(*static_cast<Closure*>(src))); };
-    desc.destroy = std::is_trivially_destructible_v<Closure>
-                       ? nullptr
-                       : +[](void* c) { static_cast<Closure*>(c)->~Closure(); };
+    desc.move = [](void* dst, void* src) {
+      new (dst) Closure(std::move(*static_cast<Closure*>(src)));
+    };
+    desc.destroy = std::is_trivially_destructible_v<Closure> ? nullptr : +[](void* c) {
+      static_cast<Closure*>(c)->~Closure();
+    };
     desc.is_child = child;
     submit_task(desc);
   }
@@ -260,11 +262,8 @@ class HostView {
   // The data, valid until release() or destruction.
   const View& view() const { return view_; }
   const View* operator->() const { return &view_; }
-  decltype(auto) operator[](std::size_t i) const
-    requires requires(View v) { v[i]; }
-  {
-    return view_[i];
-  }
+  decltype(auto) operator[](std::size_t i) const requires requires(View v) { v[i]; }
+  { return view_[i]; }
 
   // Ends the access early.
   void release() noexcept {

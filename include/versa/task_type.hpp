@@ -38,22 +38,22 @@ struct TaskTypeState : TaskTypeBase {
 // Span<T> / Tile<T> for the other modes. A mismatch is a compile error at submit.
 // Task types are cheap to copy (they share their state) and may be used from any thread.
 //
-//   auto axpy = versa::task_type("axpy").cpu([](versa::Span<const double> x, versa::Span<double> y) {
+//   auto axpy = versa::task_type("axpy").cpu([](versa::Span<const double> x, versa::Span<double> y)
+//   {
 //     for (size_t i = 0; i < y.size(); ++i) y[i] += 2.0 * x[i]; });
 //   rt.submit(axpy, versa::read(x), versa::write(y));
 template <class Cpu = detail::NoImplementation>
 class TaskType {
  public:
-  explicit TaskType(std::string name)
-    requires std::is_same_v<Cpu, detail::NoImplementation>
+  explicit TaskType(std::string name) requires std::is_same_v<Cpu, detail::NoImplementation>
       : state_(std::make_shared<detail::TaskTypeState<Cpu>>(std::move(name), Cpu{})) {}
 
   // Returns this task type with `body` as its CPU implementation.
   template <class F>
   TaskType<std::decay_t<F>> cpu(F&& body) const {
-    return TaskType<std::decay_t<F>>(
-        std::make_shared<detail::TaskTypeState<std::decay_t<F>>>(state_->name, std::forward<F>(body)),
-        state_->placement);
+    return TaskType<std::decay_t<F>>(std::make_shared<detail::TaskTypeState<std::decay_t<F>>>(
+                                         state_->name, std::forward<F>(body)),
+                                     state_->placement);
   }
 
   // Sets where the tasks of this type may run (default Placement::automatic).

@@ -1,9 +1,9 @@
+#include "versa/config.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-
-#include "versa/config.hpp"
 
 namespace versa {
 

@@ -43,7 +43,9 @@ void Runtime::keep_alive(const std::shared_ptr<detail::TaskTypeBase>& type) {
   impl_->core.keep_alive(type);
 }
 
-void* Runtime::acquire_host(detail::AccessRecord& record) { return impl_->core.acquire_host(record); }
+void* Runtime::acquire_host(detail::AccessRecord& record) {
+  return impl_->core.acquire_host(record);
+}
 
 void Runtime::release_host(void* ticket) noexcept {
   impl_->core.release_host(static_cast<detail::Task*>(ticket));

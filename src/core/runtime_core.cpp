@@ -78,8 +78,9 @@ RuntimeCore::~RuntimeCore() {
 HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::string name) {
   const std::size_t elements = layout.cols == 0 ? 0 : layout.ld * (layout.cols - 1) + layout.rows;
   if (!data && layout.rows * layout.cols != 0)
-    throw std::invalid_argument("cannot register " + (name.empty() ? "a handle" : "'" + name + "'") +
-                                ": null data pointer for " + std::to_string(elements) + " elements");
+    throw std::invalid_argument(
+        "cannot register " + (name.empty() ? "a handle" : "'" + name + "'") +
+        ": null data pointer for " + std::to_string(elements) + " elements");
   if (layout.ld < layout.rows)
     throw std::invalid_argument("cannot register tile " + (name.empty() ? "" : "'" + name + "' ") +
                                 "with leading dimension " + std::to_string(layout.ld) +
@@ -272,7 +273,8 @@ void RuntimeCore::run_task(Task* task, int worker) {
     }
     Task* enclosing = this_thread_task;
     this_thread_task = task;
-    const auto start = trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
+    const auto start =
+        trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
     try {
       task->invoke(task->closure, task->accesses);
     } catch (...) {
@@ -351,8 +353,9 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
     throw std::invalid_argument("acquire: empty handle (default-constructed or moved-from)");
   const int worker = workers_->current_worker();
   if (worker >= 0)
-    throw std::logic_error("acquire() called inside a task: it would block a worker; give the "
-                           "handle to the task as an access instead");
+    throw std::logic_error(
+        "acquire() called inside a task: it would block a worker; give the "
+        "handle to the task as an access instead");
   Task* task = new (task_pool_.allocate(-1)) Task;
   task->name = "host acquire";
   task->host_access = true;
@@ -426,7 +429,8 @@ void RuntimeCore::wait_all() {
     std::fprintf(stderr, "versa: task '%s' also failed: %s\n", failures[i]->task_name.c_str(),
                  failures[i]->message.c_str());
   if (!failures.empty())
-    throw TaskFailure(failures[0]->task_name, failures[0]->exception, failures[0]->message, cancelled);
+    throw TaskFailure(failures[0]->task_name, failures[0]->exception, failures[0]->message,
+                      cancelled);
   if (!misuses.empty()) throw std::logic_error(misuses[0]);
 }
 

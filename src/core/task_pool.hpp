@@ -8,11 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include <cstdint>
 #include "core/task.hpp"
 
 namespace versa::detail {
@@ -49,11 +49,11 @@ class TaskPool {
   void refill(Cache& cache);
   void spill(Cache& cache);
 
-  const std::uint64_t id_;  // tags the thread-local caches of non-worker threads
+  const std::uint64_t id_;            // tags the thread-local caches of non-worker threads
   std::vector<Cache> worker_caches_;  // each owned by its worker thread
 
   mutable std::mutex depot_mutex_;
-  std::vector<std::vector<void*>> depot_;  // full batches; guarded by depot_mutex_
+  std::vector<std::vector<void*>> depot_;       // full batches; guarded by depot_mutex_
   std::vector<std::unique_ptr<Slot[]>> slabs_;  // guarded by depot_mutex_
 };
 

@@ -10,9 +10,15 @@ void write_json_string(std::ostream& out, const char* text) {
   out << '"';
   for (const char* c = text; *c; ++c) {
     switch (*c) {
-      case '"': out << "\\\""; break;
-      case '\\': out << "\\\\"; break;
-      case '\n': out << "\\n"; break;
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(*c) < 0x20) {
           out << ' ';
@@ -46,8 +52,8 @@ void TraceRecorder::write(const std::string& path) const {
     for (const Event& e : tracks_[w].events) {
       out << ",\n{\"name\":";
       write_json_string(out, e.name);
-      out << ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":" << w << ",\"ts\":" << micros(e.start)
-          << ",\"dur\":" << micros(e.end) - micros(e.start) << "}";
+      out << ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":" << w
+          << ",\"ts\":" << micros(e.start) << ",\"dur\":" << micros(e.end) - micros(e.start) << "}";
     }
   }
   out << "\n]}\n";

@@ -33,7 +33,8 @@ Topology::~Topology() = default;
 bool Topology::pin_current_thread(int index) const {
   if (!hwloc_->topology) return false;
   hwloc_obj_t core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_CORE, index % cores_);
-  if (!core) core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_PU, index % processing_units_);
+  if (!core)
+    core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_PU, index % processing_units_);
   if (!core || !core->cpuset) return false;
   return hwloc_set_cpubind(hwloc_->topology, core->cpuset, HWLOC_CPUBIND_THREAD) == 0;
 }

@@ -19,7 +19,9 @@ thread_local std::uint32_t next_external_slot = 0;
 // later in the count's modification order (and sees the sleeper) or the sleeper's increment
 // synchronises with it (and the sleeper then sees the task).
 #if VERSA_TSAN
-int fenced_load(std::atomic<int>& sleepers) { return sleepers.fetch_add(0, std::memory_order_seq_cst); }
+int fenced_load(std::atomic<int>& sleepers) {
+  return sleepers.fetch_add(0, std::memory_order_seq_cst);
+}
 void fence_after_increment() {}
 #else
 int fenced_load(std::atomic<int>& sleepers) {

@@ -4,11 +4,16 @@ namespace versa {
 
 const char* to_string(AccessMode mode) {
   switch (mode) {
-    case AccessMode::read: return "read";
-    case AccessMode::write: return "write";
-    case AccessMode::write_only: return "write_only";
-    case AccessMode::commute: return "commute";
-    case AccessMode::add: return "add";
+    case AccessMode::read:
+      return "read";
+    case AccessMode::write:
+      return "write";
+    case AccessMode::write_only:
+      return "write_only";
+    case AccessMode::commute:
+      return "commute";
+    case AccessMode::add:
+      return "add";
   }
   return "unknown";
 }

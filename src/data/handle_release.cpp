@@ -13,10 +13,12 @@ void release_handle(HandleState* state) {
   if (!state) return;
   if (const std::uint64_t pending = state->pending_accesses(); pending != 0) {
     state->misuse_sink()->report_misuse(
-        (state->name().empty() ? std::string("an unnamed handle") : "handle '" + state->name() + "'") +
+        (state->name().empty() ? std::string("an unnamed handle")
+                               : "handle '" + state->name() + "'") +
         " was destroyed while " + std::to_string(pending) +
         " of its accesses were pending; waiting for them to finish");
-    while (state->pending_accesses() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    while (state->pending_accesses() != 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   delete state;
 }

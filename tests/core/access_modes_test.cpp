@@ -56,10 +56,12 @@ TEST_P(AccessModes, ReadSeesTheEarlierWrite) {
   auto h = rt.data(value, "value");
   std::vector<int> seen(20, -1);
   for (int round = 0; round < 10; ++round) {
-    rt.submit("set", [round](versa::Span<int> v) { v[0] = round * 10; }, versa::write(h));
+    rt.submit(
+        "set", [round](versa::Span<int> v) { v[0] = round * 10; }, versa::write(h));
     for (int r = 0; r < 2; ++r)
-      rt.submit("get", [&seen, round, r](versa::Span<const int> v) { seen[round * 2 + r] = v[0]; },
-                versa::read(h));
+      rt.submit(
+          "get", [&seen, round, r](versa::Span<const int> v) { seen[round * 2 + r] = v[0]; },
+          versa::read(h));
   }
   rt.wait_all();
   for (int i = 0; i < 20; ++i) EXPECT_EQ(seen[i], (i / 2) * 10) << "read " << i;
@@ -72,8 +74,8 @@ TEST_P(AccessModes, ReadsOfOneRunRunConcurrently) {
   std::atomic<int> arrived{0};
   std::atomic<int> met{0};
   for (int i = 0; i < 2; ++i)
-    rt.submit("reader", [&](versa::Span<const int>) { met += rendezvous(arrived, 2); },
-              versa::read(h));
+    rt.submit(
+        "reader", [&](versa::Span<const int>) { met += rendezvous(arrived, 2); }, versa::read(h));
   rt.wait_all();
   EXPECT_EQ(met.load(), 2);
 }
@@ -86,19 +88,25 @@ TEST_P(AccessModes, WriteWaitsForEveryEarlierAccessAndRunsAlone) {
   std::vector<int> reads_seen_by_write;
   for (int round = 0; round < 5; ++round) {
     for (int r = 0; r < 4; ++r)
-      rt.submit("read", [&](versa::Span<const int>) {
-        probe.enter();
-        std::this_thread::sleep_for(1ms);
-        ++reads_done;
-        probe.leave();
-      }, versa::read(h));
-    rt.submit("write", [&](versa::Span<int> v) {
-      probe.enter();
-      reads_seen_by_write.push_back(reads_done.load());
-      ++v[0];
-      std::this_thread::sleep_for(1ms);
-      probe.leave();
-    }, versa::write(h));
+      rt.submit(
+          "read",
+          [&](versa::Span<const int>) {
+            probe.enter();
+            std::this_thread::sleep_for(1ms);
+            ++reads_done;
+            probe.leave();
+          },
+          versa::read(h));
+    rt.submit(
+        "write",
+        [&](versa::Span<int> v) {
+          probe.enter();
+          reads_seen_by_write.push_back(reads_done.load());
+          ++v[0];
+          std::this_thread::sleep_for(1ms);
+          probe.leave();
+        },
+        versa::write(h));
   }
   rt.wait_all();
   EXPECT_EQ(value, 5);
@@ -111,13 +119,21 @@ TEST_P(AccessModes, WriteOnlyIsOrderedLikeWrite) {
   std::vector<int> data(4, 1);
   auto h = rt.data(data);
   std::atomic<int> sum_seen{0};
-  rt.submit("sum", [&](versa::Span<const int> v) {
-    std::this_thread::sleep_for(2ms);
-    int s = 0;
-    for (int x : v) s += x;
-    sum_seen = s;
-  }, versa::read(h));
-  rt.submit("overwrite", [](versa::Span<int> v) { for (int& x : v) x = 5; }, versa::write_only(h));
+  rt.submit(
+      "sum",
+      [&](versa::Span<const int> v) {
+        std::this_thread::sleep_for(2ms);
+        int s = 0;
+        for (int x : v) s += x;
+        sum_seen = s;
+      },
+      versa::read(h));
+  rt.submit(
+      "overwrite",
+      [](versa::Span<int> v) {
+        for (int& x : v) x = 5;
+      },
+      versa::write_only(h));
   rt.wait_all();
   EXPECT_EQ(sum_seen.load(), 4);  // the read ran before the overwrite
   EXPECT_EQ(data, (std::vector<int>{5, 5, 5, 5}));
@@ -140,7 +156,13 @@ TEST_P(ExclusiveRun, AccessesOfARunExcludeEachOtherAndWaitForReadsAndWrites) {
     probe.leave();
   };
   for (int round = 0; round < 3; ++round) {
-    rt.submit("write", [&](versa::Span<long> v) { v[0] *= 2; ++writes_done; }, versa::write(h));
+    rt.submit(
+        "write",
+        [&](versa::Span<long> v) {
+          v[0] *= 2;
+          ++writes_done;
+        },
+        versa::write(h));
     for (int i = 0; i < 20; ++i) {
       if (mode == versa::AccessMode::commute) {
         rt.submit("commute", update, versa::commute(h));
@@ -148,8 +170,8 @@ TEST_P(ExclusiveRun, AccessesOfARunExcludeEachOtherAndWaitForReadsAndWrites) {
         rt.submit("add", update, versa::add(h));
       }
     }
-    rt.submit("read", [&](versa::Span<const long> v) { seen_by_reader.push_back(v[0]); },
-              versa::read(h));
+    rt.submit(
+        "read", [&](versa::Span<const long> v) { seen_by_reader.push_back(v[0]); }, versa::read(h));
   }
   rt.wait_all();
   // ((0*2+20)*2+20)*2+20 = 140: the run waits for the write before it, the read for the run.
@@ -170,8 +192,13 @@ TEST_P(ExclusiveRun, TasksWithSeveralExclusiveHandlesDoNotDeadlock) {
   for (int i = 0; i < 400; ++i) {
     const int a = i % 4, b = (i * 7 + 1) % 4;
     if (a == b) continue;
-    rt.submit("pair", [](versa::Span<long> x, versa::Span<long> y) { ++x[0]; ++y[0]; },
-              access(handles[a]), access(handles[b]));
+    rt.submit(
+        "pair",
+        [](versa::Span<long> x, versa::Span<long> y) {
+          ++x[0];
+          ++y[0];
+        },
+        access(handles[a]), access(handles[b]));
   }
   rt.wait_all();
   std::vector<long> expected(4, 0);
@@ -187,7 +214,9 @@ TEST_P(ExclusiveRun, TasksWithSeveralExclusiveHandlesDoNotDeadlock) {
 TEST_P(AccessModes, TokensOrderTasksWithoutData) {
   auto token = rt.token("order");
   std::vector<int> order;
-  for (int i = 0; i < 50; ++i) rt.submit("step", [&order, i] { order.push_back(i); }, versa::write(token));
+  for (int i = 0; i < 50; ++i)
+    rt.submit(
+        "step", [&order, i] { order.push_back(i); }, versa::write(token));
   rt.wait_all();
   ASSERT_EQ(order.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
@@ -197,16 +226,22 @@ TEST_P(AccessModes, TilesSeeTheirLeadingDimension) {
   // A 3x2 tile inside a 5x2 column-major matrix.
   std::vector<double> matrix(10, 0.0);
   auto tile = rt.tile(matrix.data() + 1, 3, 2, 5, "tile");
-  rt.submit("fill", [](versa::Tile<double> t) {
-    for (std::size_t j = 0; j < t.cols(); ++j)
-      for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) = 10.0 * i + j + 1;
-  }, versa::write(tile));
+  rt.submit(
+      "fill",
+      [](versa::Tile<double> t) {
+        for (std::size_t j = 0; j < t.cols(); ++j)
+          for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) = 10.0 * i + j + 1;
+      },
+      versa::write(tile));
   double sum = 0;
   auto result = rt.data(sum);
-  rt.submit("sum", [](versa::Tile<const double> t, versa::Span<double> s) {
-    for (std::size_t j = 0; j < t.cols(); ++j)
-      for (std::size_t i = 0; i < t.rows(); ++i) s[0] += t(i, j);
-  }, versa::read(tile), versa::write(result));
+  rt.submit(
+      "sum",
+      [](versa::Tile<const double> t, versa::Span<double> s) {
+        for (std::size_t j = 0; j < t.cols(); ++j)
+          for (std::size_t i = 0; i < t.rows(); ++i) s[0] += t(i, j);
+      },
+      versa::read(tile), versa::write(result));
   rt.wait_all();
   EXPECT_EQ(matrix, (std::vector<double>{0, 1, 11, 21, 0, 0, 2, 12, 22, 0}));
   EXPECT_EQ(sum, 69.0);
@@ -224,7 +259,8 @@ TEST(Priorities, BreakTiesAmongReadyTasks) {
   while (!started.load()) std::this_thread::yield();
   std::vector<int> order;
   for (int i = 0; i < 6; ++i)
-    rt.submit("task", [&order, i] { order.push_back(i); }, versa::priority(i % 3 == 0 ? 5 : 0));
+    rt.submit(
+        "task", [&order, i] { order.push_back(i); }, versa::priority(i % 3 == 0 ? 5 : 0));
   release = true;
   rt.wait_all();
   ASSERT_EQ(order.size(), 6u);

@@ -50,11 +50,18 @@ Value apply(const TaskSpec& task, Value* const* values) {
   for (std::size_t i = 0; i < task.accesses.size(); ++i) {
     Value& v = *values[i];
     switch (task.accesses[i].mode) {
-      case AccessMode::read: break;
-      case AccessMode::write: v = mix(v, observed + i); break;
-      case AccessMode::write_only: v = observed ^ i; break;
+      case AccessMode::read:
+        break;
+      case AccessMode::write:
+        v = mix(v, observed + i);
+        break;
+      case AccessMode::write_only:
+        v = observed ^ i;
+        break;
       case AccessMode::commute:
-      case AccessMode::add: v += (observed | 1) * (i + 1); break;
+      case AccessMode::add:
+        v += (observed | 1) * (i + 1);
+        break;
     }
   }
   if (task.spin_ns > 0) {
@@ -85,8 +92,9 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth) {
                                          AccessMode::commute, AccessMode::add};
   for (int h : chosen) task.accesses.push_back({h, modes[rng() % 6]});
   if (rng() % 10 == 0) task.spin_ns = static_cast<int>(rng() % 20000);
-  const bool has_write = std::any_of(task.accesses.begin(), task.accesses.end(),
-                                     [](const AccessSpec& a) { return a.mode == AccessMode::write; });
+  const bool has_write =
+      std::any_of(task.accesses.begin(), task.accesses.end(),
+                  [](const AccessSpec& a) { return a.mode == AccessMode::write; });
   if (depth == 0 && has_write && rng() % 8 == 0) {
     const int children = 2 + static_cast<int>(rng() % 5);
     for (int c = 0; c < children; ++c)
@@ -153,8 +161,8 @@ Outcome sequential(const Program& program) {
 // would use read()/write()/..., which fix the view type at compile time).
 using AnyAccess = versa::Access<versa::Span<const Value>>;
 
-void submit(versa::Runtime& rt, const TaskSpec& task, const std::vector<versa::Handle<Value>>& handles,
-            Value* observed, bool child) {
+void submit(versa::Runtime& rt, const TaskSpec& task,
+            const std::vector<versa::Handle<Value>>& handles, Value* observed, bool child) {
   std::vector<AnyAccess> accesses;
   for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle].state(), a.mode});
   auto body = [&rt, &task, observed](auto... views) {
@@ -179,11 +187,20 @@ void submit(versa::Runtime& rt, const TaskSpec& task, const std::vector<versa::H
     }
   };
   switch (accesses.size()) {
-    case 1: go(accesses[0]); break;
-    case 2: go(accesses[0], accesses[1]); break;
-    case 3: go(accesses[0], accesses[1], accesses[2]); break;
-    case 4: go(accesses[0], accesses[1], accesses[2], accesses[3]); break;
-    default: FAIL() << "unexpected access count";
+    case 1:
+      go(accesses[0]);
+      break;
+    case 2:
+      go(accesses[0], accesses[1]);
+      break;
+    case 3:
+      go(accesses[0], accesses[1], accesses[2]);
+      break;
+    case 4:
+      go(accesses[0], accesses[1], accesses[2], accesses[3]);
+      break;
+    default:
+      FAIL() << "unexpected access count";
   }
 }
 

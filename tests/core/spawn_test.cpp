@@ -53,12 +53,16 @@ TEST_P(Spawn, ParentFinishesOnlyAfterItsChildren) {
   int value = 0;
   auto h = rt.data(value);
   int seen_by_reader = -1;
-  rt.submit("parent", [&](versa::Span<int> v) {
-    v[0] = 1;
-    for (int i = 0; i < 16; ++i) rt.spawn("child", [&] { ++children_done; });
-  }, versa::write(h));
-  rt.submit("reader", [&](versa::Span<const int>) { seen_by_reader = children_done.load(); },
-            versa::read(h));
+  rt.submit(
+      "parent",
+      [&](versa::Span<int> v) {
+        v[0] = 1;
+        for (int i = 0; i < 16; ++i) rt.spawn("child", [&] { ++children_done; });
+      },
+      versa::write(h));
+  rt.submit(
+      "reader", [&](versa::Span<const int>) { seen_by_reader = children_done.load(); },
+      versa::read(h));
   rt.wait_all();
   EXPECT_EQ(seen_by_reader, 16);
 }
@@ -72,8 +76,9 @@ TEST_P(Spawn, NestedSubmissionsWithDataFollowProgramOrder) {
   rt.submit("generator", [&] {
     for (int round = 1; round <= 10; ++round)
       for (int i = 0; i < 16; ++i)
-        rt.submit("step", [round](versa::Span<int> c) { c[0] = c[0] * 3 + round; },
-                  versa::write(handles[i]));
+        rt.submit(
+            "step", [round](versa::Span<int> c) { c[0] = c[0] * 3 + round; },
+            versa::write(handles[i]));
   });
   rt.wait_all();
   int expected = 0;
@@ -89,7 +94,8 @@ TEST_P(Spawn, SpawnedChildrenMayUseTheirOwnHandles) {
     for (long& p : partial) handles.push_back(rt.data(p));
     for (int i = 0; i < 8; ++i)
       for (int k = 1; k <= 10; ++k)
-        rt.spawn("add", [k](versa::Span<long> p) { p[0] += k; }, versa::write(handles[i]));
+        rt.spawn(
+            "add", [k](versa::Span<long> p) { p[0] += k; }, versa::write(handles[i]));
     rt.sync();
     total = std::accumulate(partial.begin(), partial.end(), 0L);
   });
