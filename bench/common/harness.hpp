@@ -2,6 +2,8 @@
 // CONVENTIONS.md. Header-only so that every system's file uses exactly the same clock and spin.
 #pragma once
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +25,13 @@ inline void busy_wait_us(double us) {
   const auto end = Clock::now() + std::chrono::nanoseconds(static_cast<long long>(us * 1000.0));
   while (Clock::now() < end) {
   }
+}
+
+// Bytes currently allocated from the C heap (small blocks and mapped ones), for the memory per
+// pending task of the task-count pattern.
+inline double heap_in_use() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd);
 }
 
 inline double median(std::vector<double> values) {

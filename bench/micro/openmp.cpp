@@ -44,13 +44,6 @@ inline void empty_body() { std::atomic_signal_fence(std::memory_order_seq_cst); 
 // Pointers below that appear only in depend clauses are marked [[maybe_unused]]: g++ 12 does not
 // count a use in a depend clause and would warn.
 
-// Bytes currently allocated from the C heap (all arenas, small and mmapped blocks), which is where
-// libgomp allocates its tasks and dependence records.
-double heap_in_use() {
-  const struct mallinfo2 info = mallinfo2();
-  return static_cast<double>(info.uordblks + info.hblkhd);
-}
-
 // Every pattern enters its parallel region through this, and checks afterwards with
 // check_team_size() that the region really had `workers` threads (OMP_THREAD_LIMIT, for instance,
 // could silently cap it).

@@ -235,11 +235,6 @@ void submit_access(starpu_codelet* cl, const starpu_data_handle_t* handles, int 
 
 void wait_all() { check(starpu_task_wait_for_all(), "starpu_task_wait_for_all"); }
 
-size_t heap_in_use() {
-  const struct mallinfo2 info = ::mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
-
 // ---- Patterns
 
 double spawn(const Policy& policy, int workers, long tasks) {
@@ -325,11 +320,11 @@ TaskCountResult task_count(const Policy& policy, int workers, long tasks) {
   Session session(policy, workers);
   const double task_us = 1.0;
   Gate gate;
-  const size_t heap_before = heap_in_use();
+  const double heap_before = heap_in_use();
 
   const auto start = Clock::now();
   for (long i = 0; i < tasks; ++i) submit(&session.busy, &task_us);
-  const size_t heap_pending = heap_in_use();
+  const double heap_pending = heap_in_use();
   gate.open();
   wait_all();
 

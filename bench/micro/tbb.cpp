@@ -45,13 +45,6 @@ namespace {
 // Size of the data pool of the `dependencies` pattern (see systems.hpp).
 constexpr long kPoolSize = 1024;
 
-// Bytes currently allocated from the C heap (all arenas, small and mmapped blocks). Flow-graph
-// nodes, their bodies and their successor lists come from operator new, hence from this heap.
-double heap_in_use() {
-  const struct mallinfo2 info = mallinfo2();
-  return static_cast<double>(info.uordblks + info.hblkhd);
-}
-
 // Runs `pattern` (which returns its own timing) in an arena where exactly `workers` threads
 // execute tasks, after a warm-up that makes sure the worker threads exist and have joined once.
 template <class Pattern>

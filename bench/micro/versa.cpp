@@ -26,11 +26,6 @@ versa::Config config_for(int workers) {
   return config;
 }
 
-double heap_in_use() {
-  const struct mallinfo2 info = mallinfo2();
-  return static_cast<double>(info.uordblks + info.hblkhd);
-}
-
 double spawn(int workers, long tasks) {
   versa::Runtime rt{config_for(workers)};
   auto empty = versa::task_type("empty").cpu([] {});

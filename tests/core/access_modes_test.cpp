@@ -6,18 +6,14 @@
 #include <thread>
 #include <vector>
 
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 // Counts how many instrumented tasks run at the same time.
 class OverlapProbe {

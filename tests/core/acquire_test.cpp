@@ -9,18 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 // How long a test lets tasks that must stay blocked have to run anyway before it checks that
 // they did not. Long enough for an idle worker to pick a task up many times over.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/scoped_environment.hpp"
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -24,12 +25,7 @@ using testing::AllOf;
 using testing::HasSubstr;
 using versa::testing_support::ScopedEnvironment;
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 // The what() of the `Exception` that `action` throws, or a marker that matches none of the
 // expected messages when it throws nothing (any other exception propagates and fails the test).

@@ -5,16 +5,12 @@
 #include <numeric>
 #include <vector>
 
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 long fib_sequential(int n) { return n < 2 ? n : fib_sequential(n - 1) + fib_sequential(n - 2); }
 

@@ -14,16 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 class StressTest : public testing::TestWithParam<int> {
  protected:

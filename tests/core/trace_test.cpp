@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/scoped_environment.hpp"
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -24,12 +25,7 @@ namespace fs = std::filesystem;
 using testing::HasSubstr;
 using versa::testing_support::ScopedEnvironment;
 
-versa::Config workers(int n) {
-  versa::Config config;
-  config.cpu_workers = n;
-  config.pin_workers = false;
-  return config;
-}
+using versa::testing::workers;
 
 // A path in the temporary directory unique to this process, test and tag; removed on
 // destruction.
