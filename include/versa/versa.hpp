@@ -8,4 +8,5 @@
 #include "versa/handle.hpp"
 #include "versa/runtime.hpp"
 #include "versa/task_type.hpp"
+#include "versa/tiled_matrix.hpp"
 #include "versa/view.hpp"

@@ -1,0 +1,15 @@
+// Built instead of starpu.cpp when StarPU is not installed: no StarPU rows in the tables.
+#include <stdexcept>
+
+#include "cholesky/peers.hpp"
+
+namespace bench {
+
+bool starpu_available() { return false; }
+
+double cholesky_starpu(const char* /*scheduler*/, int /*workers*/, double* /*a*/, int /*n*/,
+                       int /*tile*/) {
+  throw std::runtime_error("cholesky_starpu: this build has no StarPU");
+}
+
+}  // namespace bench

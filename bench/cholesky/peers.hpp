@@ -1,0 +1,27 @@
+// The tiled Cholesky benchmark's peers: the same factorisation done by OpenBLAS's own LAPACK
+// (one multithreaded dpotrf call) and by StarPU (a tiled task graph over sequential BLAS).
+//
+// Each function factors in place the lower triangle of the n x n column-major symmetric positive
+// definite matrix `a` (leading dimension n) as A = L L^T; the strict upper triangle is left as it
+// was. The return value is the wall time in seconds of the factorisation only: set-up such as
+// starting StarPU and registering data is excluded; anything StarPU would need to make the result
+// valid in `a` is included. Throws std::runtime_error on failure (e.g. `a` not positive definite).
+#pragma once
+
+namespace bench {
+
+// LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', ...) with OpenBLAS set to one thread per hardware thread
+// (std::thread::hardware_concurrency). The thread count is left at that value afterwards.
+double cholesky_openblas(double* a, int n);
+
+// Tiled right-looking Cholesky (potrf, trsm, syrk and gemm tasks on tile x tile blocks, smaller at
+// the bottom and right edges when tile does not divide n) on a fresh StarPU instance with
+// `workers` CPU workers and the scheduling policy `scheduler` ("lws", "dmda", ...). OpenBLAS is set
+// to one thread, and left there, so that each worker runs sequential BLAS. Performance-model
+// driven policies (dm*, *heft*) calibrate across calls: run them at least once before measuring.
+double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile);
+
+// Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
+bool starpu_available();
+
+}  // namespace bench

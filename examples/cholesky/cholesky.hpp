@@ -1,0 +1,143 @@
+// Tiled Cholesky factorisation A = L L^T on Versa: the algorithm, its tile kernels on
+// OpenBLAS/LAPACKE, and the placement of each kernel. Used by the command-line tool (main.cpp),
+// the tests and the benchmarks; a template for a user's own tiled algorithm.
+#pragma once
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "versa/versa.hpp"
+
+namespace cholesky {
+
+// Placement rule per kernel name ("potrf", "trsm", "syrk", "gemm"); missing ones: automatic.
+using Placements = std::map<std::string, versa::Placement>;
+
+// Parses "potrf=cpu,gemm=auto" (values: cpu, gpu, prefer_gpu, auto). Throws
+// std::invalid_argument naming the bad item.
+Placements parse_placements(const std::string& text);
+
+// BLAS and LAPACK for one precision.
+template <class T>
+struct Blas;
+
+template <>
+struct Blas<double> {
+  static int potrf(std::size_t n, double* a, std::size_t lda) {
+    return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', static_cast<int>(n), a, static_cast<int>(lda));
+  }
+  static void trsm(std::size_t m, std::size_t n, const double* l, std::size_t ldl, double* b,
+                   std::size_t ldb) {
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(m),
+                static_cast<int>(n), 1.0, l, static_cast<int>(ldl), b, static_cast<int>(ldb));
+  }
+  static void syrk(std::size_t n, std::size_t k, const double* a, std::size_t lda, double* c,
+                   std::size_t ldc) {
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(k),
+                -1.0, a, static_cast<int>(lda), 1.0, c, static_cast<int>(ldc));
+  }
+  static void gemm(std::size_t m, std::size_t n, std::size_t k, const double* a, std::size_t lda,
+                   const double* b, std::size_t ldb, double* c, std::size_t ldc) {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), -1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0,
+                c, static_cast<int>(ldc));
+  }
+};
+
+template <>
+struct Blas<float> {
+  static int potrf(std::size_t n, float* a, std::size_t lda) {
+    return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', static_cast<int>(n), a, static_cast<int>(lda));
+  }
+  static void trsm(std::size_t m, std::size_t n, const float* l, std::size_t ldl, float* b,
+                   std::size_t ldb) {
+    cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(m),
+                static_cast<int>(n), 1.0f, l, static_cast<int>(ldl), b, static_cast<int>(ldb));
+  }
+  static void syrk(std::size_t n, std::size_t k, const float* a, std::size_t lda, float* c,
+                   std::size_t ldc) {
+    cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(k),
+                -1.0f, a, static_cast<int>(lda), 1.0f, c, static_cast<int>(ldc));
+  }
+  static void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                   const float* b, std::size_t ldb, float* c, std::size_t ldc) {
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), -1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f,
+                c, static_cast<int>(ldc));
+  }
+};
+
+// Number of tasks of each kernel for a matrix of `tiles` x `tiles` tiles.
+struct TaskCounts {
+  std::size_t potrf = 0, trsm = 0, syrk = 0, gemm = 0;
+  std::size_t total() const { return potrf + trsm + syrk + gemm; }
+};
+TaskCounts task_counts(std::size_t tiles);
+
+// Submits the right-looking tiled factorisation of the lower triangle of `a` (square, tiled) and
+// returns without waiting. A tile that is not positive definite makes its potrf task throw
+// std::runtime_error; its task is named "potrf A(k,k)", so Runtime::wait_all reports which.
+// Tile kernels run sequential BLAS: call use_one_blas_thread() first when BLAS is threaded.
+template <class T>
+void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
+                          const Placements& placements = {}) {
+  using versa::Tile;
+  auto place = [&](const char* kernel) {
+    auto it = placements.find(kernel);
+    return it == placements.end() ? versa::Placement::automatic : it->second;
+  };
+  const auto potrf = versa::task_type("potrf")
+                         .cpu([](Tile<T> akk) {
+                           const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
+                           if (info > 0)
+                             throw std::runtime_error(
+                                 "the tile is not positive definite (leading minor " +
+                                 std::to_string(info) + " of the tile)");
+                           if (info < 0)
+                             throw std::runtime_error("potrf: invalid argument " +
+                                                      std::to_string(-info));
+                         })
+                         .placement(place("potrf"));
+  const auto trsm = versa::task_type("trsm")
+                        .cpu([](Tile<const T> akk, Tile<T> amk) {
+                          Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(),
+                                        amk.ld());
+                        })
+                        .placement(place("trsm"));
+  const auto syrk = versa::task_type("syrk")
+                        .cpu([](Tile<const T> amk, Tile<T> amm) {
+                          Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(),
+                                        amm.ld());
+                        })
+                        .placement(place("syrk"));
+  const auto gemm = versa::task_type("gemm")
+                        .cpu([](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+                          Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(),
+                                        ajk.data(), ajk.ld(), amj.data(), amj.ld());
+                        })
+                        .placement(place("gemm"));
+  const std::size_t nt = a.tile_rows();
+  for (std::size_t k = 0; k < nt; ++k) {
+    // The critical path runs through potrf(k) and the trsm and syrk that feed potrf(k+1).
+    rt.submit(potrf, versa::write(a(k, k)), versa::priority(2),
+              versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
+    for (std::size_t m = k + 1; m < nt; ++m)
+      rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)), versa::priority(m == k + 1));
+    for (std::size_t m = k + 1; m < nt; ++m) {
+      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)), versa::priority(m == k + 1));
+      for (std::size_t j = k + 1; j < m; ++j)
+        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)));
+    }
+  }
+}
+
+// Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS
+// inside tasks would oversubscribe the cores).
+void use_one_blas_thread();
+
+}  // namespace cholesky

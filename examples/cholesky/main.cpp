@@ -1,0 +1,200 @@
+// Command-line tool: factor a random symmetric positive definite matrix with the tiled Cholesky
+// of cholesky.hpp and report time, GFLOP/s, tasks per kernel and, with --check, the residual.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cholesky.hpp"
+
+namespace {
+
+const char* const usage = R"(usage: cholesky [options]
+Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.
+  --n N            matrix size (default 4096)
+  --tile B         tile size (default 512; edge tiles are smaller when B does not divide N)
+  --devices LIST   devices to use: cpu (default). GPU and emulated devices arrive with the
+                   heterogeneous runtime.
+  --workers W      CPU workers (default: one per core)
+  --place SPEC     placement per kernel, e.g. potrf=cpu,gemm=auto (cpu, gpu, prefer_gpu, auto)
+  --repeat R       factor R times and report the median time (default 1)
+  --check          compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes
+  --float          single precision instead of double
+  --trace FILE     write a Chrome trace of the last factorisation to FILE
+  --help           this text
+)";
+
+struct Options {
+  long n = 4096;
+  long tile = 512;
+  std::string devices = "cpu";
+  int workers = 0;
+  std::string place;
+  int repeat = 1;
+  bool check = false;
+  bool single = false;
+  std::string trace;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "cholesky: %s\n(see --help)\n", message.c_str());
+  std::exit(2);
+}
+
+long parse_long(const std::string& flag, const char* text, long low) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0')
+    fail(flag + " expects an integer, not '" + text + "'");
+  if (value < low) fail(flag + " must be at least " + std::to_string(low) + ", not " + text);
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) fail(arg + " expects a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    } else if (arg == "--n") {
+      o.n = parse_long(arg, value(), 1);
+    } else if (arg == "--tile") {
+      o.tile = parse_long(arg, value(), 1);
+    } else if (arg == "--devices") {
+      o.devices = value();
+    } else if (arg == "--workers") {
+      o.workers = static_cast<int>(parse_long(arg, value(), 1));
+    } else if (arg == "--place") {
+      o.place = value();
+    } else if (arg == "--repeat") {
+      o.repeat = static_cast<int>(parse_long(arg, value(), 1));
+    } else if (arg == "--check") {
+      o.check = true;
+    } else if (arg == "--float") {
+      o.single = true;
+    } else if (arg == "--trace") {
+      o.trace = value();
+    } else {
+      fail("unknown option '" + arg + "'");
+    }
+  }
+  if (o.tile > o.n)
+    fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
+  if (o.devices != "cpu")
+    fail("unknown or unavailable device list '" + o.devices + "' (available: cpu)");
+  return o;
+}
+
+// A random symmetric matrix made diagonally dominant, hence positive definite.
+template <class T>
+std::vector<T> spd_matrix(long n) {
+  std::vector<T> a(static_cast<std::size_t>(n) * n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (long j = 0; j < n; ++j) {
+    for (long i = j; i < n; ++i) {
+      const T v = static_cast<T>(uniform(rng));
+      a[i + j * n] = v;
+      a[j + i * n] = v;
+    }
+    a[j + j * n] += static_cast<T>(n);
+  }
+  return a;
+}
+
+// ||A - L L^T||_F / (||A||_F n eps) over the lower triangle (off-diagonal entries count twice).
+template <class T>
+double scaled_residual(const std::vector<T>& a, const std::vector<T>& factor, long n) {
+  std::vector<double> l(factor.size(), 0.0), r(a.begin(), a.end());
+  for (long j = 0; j < n; ++j)
+    for (long i = j; i < n; ++i) l[i + j * n] = factor[i + j * n];
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+              -1.0, l.data(), static_cast<int>(n), 1.0, r.data(), static_cast<int>(n));
+  double residual = 0, norm = 0;
+  for (long j = 0; j < n; ++j)
+    for (long i = j; i < n; ++i) {
+      const double weight = i == j ? 1.0 : 2.0;
+      residual += weight * r[i + j * n] * r[i + j * n];
+      norm += weight * static_cast<double>(a[i + j * n]) * a[i + j * n];
+    }
+  return std::sqrt(residual) /
+         (std::sqrt(norm) * static_cast<double>(n) * std::numeric_limits<T>::epsilon());
+}
+
+template <class T>
+int run(const Options& o) {
+  const cholesky::Placements placements = cholesky::parse_placements(o.place);
+  for (const auto& [kernel, rule] : placements)
+    if (rule == versa::Placement::gpu_only)
+      fail("--place " + kernel + "=gpu, but no GPU is among --devices " + o.devices);
+  cholesky::use_one_blas_thread();
+  const std::vector<T> original = spd_matrix<T>(o.n);
+  std::vector<T> a;
+  std::vector<double> seconds;
+  int workers = 0;
+  for (int rep = 0; rep < o.repeat; ++rep) {
+    a = original;
+    versa::Config config;
+    config.cpu_workers = o.workers;
+    if (rep == o.repeat - 1) config.trace_file = o.trace;
+    versa::Runtime rt{config};
+    workers = rt.cpu_workers();
+    versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
+    const auto start = std::chrono::steady_clock::now();
+    cholesky::submit_factorisation(rt, tiles, placements);
+    try {
+      rt.wait_all();
+    } catch (const versa::TaskFailure& failure) {
+      std::fprintf(stderr, "cholesky: factorisation failed: %s\n", failure.what());
+      return 1;
+    }
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double median = seconds[seconds.size() / 2];
+  const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / median * 1e-9;
+  const std::size_t nt = static_cast<std::size_t>((o.n + o.tile - 1) / o.tile);
+  const cholesky::TaskCounts counts = cholesky::task_counts(nt);
+  std::printf("matrix      %ld x %ld %s, tiles of %ld (%zu x %zu tiles)\n", o.n, o.n,
+              o.single ? "float" : "double", o.tile, nt, nt);
+  std::printf("devices     cpu: %d workers\n", workers);
+  std::printf("time        %.4f s (median of %d)\n", median, o.repeat);
+  std::printf("performance %.2f GFLOP/s (n^3/3 flops)\n", gflops);
+  std::printf("tasks       cpu: potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu)\n", counts.potrf,
+              counts.trsm, counts.syrk, counts.gemm, counts.total());
+  std::printf("transfers   0 bytes host<->device\n");
+  int status = 0;
+  if (o.check) {
+    const double residual = scaled_residual(original, a, o.n);
+    const bool pass = residual < 10.0;
+    std::printf("residual    %.3g (||A - L L^T||_F / (||A||_F n eps)): %s\n", residual,
+                pass ? "PASS" : "FAIL");
+    status = pass ? 0 : 1;
+  }
+  std::printf("RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
+              "value=%.6g unit=GFLOP/s\n",
+              o.n, o.tile, o.devices.c_str(), gflops);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse(argc, argv);
+  try {
+    return options.single ? run<float>(options) : run<double>(options);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}

@@ -1,0 +1,100 @@
+// The tiled Cholesky of examples/cholesky against LAPACK's unblocked-by-us dpotrf.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "support/config.hpp"
+
+namespace {
+
+using versa::testing::workers;
+
+std::vector<double> spd_matrix(int n, unsigned seed) {
+  std::vector<double> a(static_cast<std::size_t>(n) * n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int j = 0; j < n; ++j) {
+    for (int i = j; i < n; ++i) a[i + j * n] = a[j + i * n] = uniform(rng);
+    a[j + j * n] += n;
+  }
+  return a;
+}
+
+// (n, tile, workers): 1x1, 2x2 and 3x3 tiles, edge tiles, n = 1.
+class TiledCholesky : public testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(TiledCholesky, MatchesLapack) {
+  const auto [n, tile, worker_count] = GetParam();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 7u + n);
+  std::vector<double> expected = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+
+  std::vector<double> a = original;
+  {
+    versa::Runtime rt{workers(worker_count)};
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    cholesky::submit_factorisation(rt, tiles);
+    rt.wait_all();
+  }
+  double worst = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i)
+      worst = std::max(worst, std::abs(a[i + j * n] - expected[i + j * n]) /
+                                  std::abs(expected[j + j * n]));
+  EXPECT_LT(worst, 1e-12) << "n=" << n << " tile=" << tile;
+  // The strict upper triangle is not touched.
+  for (int j = 1; j < n; ++j)
+    for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, TiledCholesky,
+    testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100), testing::Values(1, 8, 10, 64),
+                     testing::Values(1, 2, 4)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
+             std::to_string(std::get<1>(info.param)) + "_workers" +
+             std::to_string(std::get<2>(info.param));
+    });
+
+TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
+  const int n = 40, tile = 10;
+  std::vector<double> a = spd_matrix(n, 3);
+  // Make the trailing block indefinite: the failure appears in a later diagonal tile.
+  for (int i = 25; i < n; ++i) a[i + i * n] = -1.0;
+  versa::Runtime rt{workers(2)};
+  versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+  cholesky::submit_factorisation(rt, tiles);
+  try {
+    rt.wait_all();
+    FAIL() << "the factorisation of an indefinite matrix succeeded";
+  } catch (const versa::TaskFailure& failure) {
+    EXPECT_EQ(failure.task_name(), "potrf A(2,2)");
+    EXPECT_NE(std::string(failure.what()).find("not positive definite"), std::string::npos);
+    // potrf(3,3) and its trsm/syrk/gemm predecessors of later steps were cancelled.
+    EXPECT_GT(failure.cancelled_tasks(), 0u);
+  }
+}
+
+TEST(TiledCholeskyErrors, PlacementsAreParsedWithClearErrors) {
+  const auto placements = cholesky::parse_placements("potrf=cpu,gemm=auto");
+  EXPECT_EQ(placements.at("potrf"), versa::Placement::cpu_only);
+  EXPECT_EQ(placements.at("gemm"), versa::Placement::automatic);
+  EXPECT_THROW(cholesky::parse_placements("getrf=cpu"), std::invalid_argument);
+  EXPECT_THROW(cholesky::parse_placements("potrf=fpga"), std::invalid_argument);
+  EXPECT_THROW(cholesky::parse_placements("potrf"), std::invalid_argument);
+}
+
+TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
+  const auto c = cholesky::task_counts(20);
+  EXPECT_EQ(c.total(), 1540u);  // 20 * 21 * 22 / 6
+  EXPECT_EQ(cholesky::task_counts(50).total(), 22100u);
+  EXPECT_EQ(cholesky::task_counts(1).total(), 1u);
+}
+
+}  // namespace
