@@ -1,0 +1,151 @@
+// The tiled Cholesky comparison: Versa (examples/cholesky), StarPU with the same tile kernels
+// (schedulers lws and dmda), and one multithreaded LAPACKE_dpotrf from OpenBLAS, on the same
+// matrix in the same process.
+//
+//   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512]
+//
+// Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
+// (which also calibrates StarPU's dmda models); every system's first result is checked against
+// the original matrix.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "cholesky/peers.hpp"
+#include "common/harness.hpp"
+
+namespace {
+
+std::vector<double> spd_matrix(int n) {
+  std::vector<double> a(static_cast<std::size_t>(n) * n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int j = 0; j < n; ++j) {
+    for (int i = j; i < n; ++i) a[i + static_cast<std::size_t>(j) * n] = a[j + static_cast<std::size_t>(i) * n] = uniform(rng);
+    a[j + static_cast<std::size_t>(j) * n] += n;
+  }
+  return a;
+}
+
+// ||A - L L^T||_F / (||A||_F n eps) on the lower triangle.
+double scaled_residual(const std::vector<double>& a, const std::vector<double>& factor, int n) {
+  std::vector<double> l(factor.size(), 0.0), r(a);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) l[i + static_cast<std::size_t>(j) * n] = factor[i + static_cast<std::size_t>(j) * n];
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, -1.0, l.data(), n, 1.0, r.data(), n);
+  double residual = 0, norm = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      const std::size_t k = i + static_cast<std::size_t>(j) * n;
+      const double weight = i == j ? 1.0 : 2.0;
+      residual += weight * r[k] * r[k];
+      norm += weight * a[k] * a[k];
+    }
+  return std::sqrt(residual) / (std::sqrt(norm) * n * std::numeric_limits<double>::epsilon());
+}
+
+double versa_cholesky(int workers, double* a, int n, int tile) {
+  cholesky::use_one_blas_thread();
+  versa::Config config;
+  config.cpu_workers = workers;
+  versa::Runtime rt{config};
+  versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
+  const auto start = bench::Clock::now();
+  cholesky::submit_factorisation(rt, tiles);
+  rt.wait_all();
+  return bench::seconds_since(start);
+}
+
+std::vector<int> parse_list(const char* text) {
+  std::vector<int> values;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) values.push_back(std::atoi(item.c_str()));
+  return values;
+}
+
+struct Candidate {
+  std::string system;
+  int tile;  // 0: not tiled
+  std::function<double(double*)> run;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 3;
+  std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--sizes" && i + 1 < argc) {
+      sizes = parse_list(argv[++i]);
+    } else if (arg == "--tiles" && i + 1 < argc) {
+      tiles = parse_list(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b]\n");
+      return 2;
+    }
+  }
+  const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::printf("# median of %d runs after a warm-up, %d CPU workers, GFLOP/s = n^3/3 / time\n", reps,
+              workers);
+  std::printf("\n## cholesky: GFLOP/s, devices=cpu\n%-8s %-6s %12s %12s %12s %12s\n", "n", "tile",
+              "versa", "starpu-lws", "starpu-dmda", "openblas");
+  for (int n : sizes) {
+    const std::vector<double> original = spd_matrix(n);
+    std::vector<Candidate> candidates;
+    for (int tile : tiles) {
+      candidates.push_back({"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
+      if (bench::starpu_available()) {
+        candidates.push_back({"starpu-lws", tile, [=](double* a) { return bench::cholesky_starpu("lws", workers, a, n, tile); }});
+        candidates.push_back({"starpu-dmda", tile, [=](double* a) { return bench::cholesky_starpu("dmda", workers, a, n, tile); }});
+      }
+    }
+    candidates.push_back({"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
+    std::vector<std::vector<double>> gflops(candidates.size());
+    std::vector<double> a;
+    for (int rep = -1; rep < reps; ++rep) {
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        a = original;
+        const double seconds = candidates[c].run(a.data());
+        if (rep < 0) {
+          const double residual = scaled_residual(original, a, n);
+          if (!(residual < 10.0)) {
+            std::fprintf(stderr, "%s n=%d tile=%d: wrong factor (scaled residual %g)\n",
+                         candidates[c].system.c_str(), n, candidates[c].tile, residual);
+            return 1;
+          }
+          continue;
+        }
+        gflops[c].push_back(static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9);
+      }
+    }
+    auto median_of = [&](const std::string& system, int tile) {
+      for (std::size_t c = 0; c < candidates.size(); ++c)
+        if (candidates[c].system == system && candidates[c].tile == tile) return bench::median(gflops[c]);
+      return std::nan("");
+    };
+    for (int tile : tiles)
+      std::printf("%-8d %-6d %12.2f %12.2f %12.2f %12.2f\n", n, tile, median_of("versa", tile),
+                  median_of("starpu-lws", tile), median_of("starpu-dmda", tile),
+                  median_of("openblas", 0));
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      const std::string tile = candidates[c].tile ? std::to_string(candidates[c].tile) : "full";
+      bench::print_result("cholesky", candidates[c].system,
+                          "n=" + std::to_string(n) + ",tile=" + tile + ",devices=cpu", "gflops",
+                          bench::median(gflops[c]), "GFLOP/s");
+    }
+  }
+  return 0;
+}
