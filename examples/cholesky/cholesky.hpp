@@ -121,17 +121,21 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
                                         ajk.data(), ajk.ld(), amj.data(), amj.ld());
                         })
                         .placement(place("gemm"));
-  const std::size_t nt = a.tile_rows();
-  for (std::size_t k = 0; k < nt; ++k) {
-    // The critical path runs through potrf(k) and the trsm and syrk that feed potrf(k+1).
-    rt.submit(potrf, versa::write(a(k, k)), versa::priority(2),
+  // Priorities favour the critical path: the earlier the step k and the closer a tile is to the
+  // diagonal, the sooner its result is needed (the scheme of StarPU's own tiled Cholesky).
+  const int nt = static_cast<int>(a.tile_rows());
+  for (int k = 0; k < nt; ++k) {
+    rt.submit(potrf, versa::write(a(k, k)), versa::priority(2 * nt - 2 * k),
               versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
-    for (std::size_t m = k + 1; m < nt; ++m)
-      rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)), versa::priority(m == k + 1));
-    for (std::size_t m = k + 1; m < nt; ++m) {
-      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)), versa::priority(m == k + 1));
-      for (std::size_t j = k + 1; j < m; ++j)
-        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)));
+    for (int m = k + 1; m < nt; ++m)
+      rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)),
+                versa::priority(2 * nt - 2 * k - m));
+    for (int m = k + 1; m < nt; ++m) {
+      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),
+                versa::priority(2 * nt - 2 * k - 2 * m));
+      for (int j = k + 1; j < m; ++j)
+        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)),
+                  versa::priority(2 * nt - 2 * k - m - j));
     }
   }
 }
