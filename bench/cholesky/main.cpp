@@ -31,7 +31,9 @@ std::vector<double> spd_matrix(int n) {
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (int j = 0; j < n; ++j) {
-    for (int i = j; i < n; ++i) a[i + static_cast<std::size_t>(j) * n] = a[j + static_cast<std::size_t>(i) * n] = uniform(rng);
+    for (int i = j; i < n; ++i)
+      a[i + static_cast<std::size_t>(j) * n] = a[j + static_cast<std::size_t>(i) * n] =
+          uniform(rng);
     a[j + static_cast<std::size_t>(j) * n] += n;
   }
   return a;
@@ -41,7 +43,8 @@ std::vector<double> spd_matrix(int n) {
 double scaled_residual(const std::vector<double>& a, const std::vector<double>& factor, int n) {
   std::vector<double> l(factor.size(), 0.0), r(a);
   for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) l[i + static_cast<std::size_t>(j) * n] = factor[i + static_cast<std::size_t>(j) * n];
+    for (int i = j; i < n; ++i)
+      l[i + static_cast<std::size_t>(j) * n] = factor[i + static_cast<std::size_t>(j) * n];
   cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, -1.0, l.data(), n, 1.0, r.data(), n);
   double residual = 0, norm = 0;
   for (int j = 0; j < n; ++j)
@@ -106,13 +109,19 @@ int main(int argc, char** argv) {
     const std::vector<double> original = spd_matrix(n);
     std::vector<Candidate> candidates;
     for (int tile : tiles) {
-      candidates.push_back({"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
+      candidates.push_back(
+          {"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
       if (bench::starpu_available()) {
-        candidates.push_back({"starpu-lws", tile, [=](double* a) { return bench::cholesky_starpu("lws", workers, a, n, tile); }});
-        candidates.push_back({"starpu-dmda", tile, [=](double* a) { return bench::cholesky_starpu("dmda", workers, a, n, tile); }});
+        candidates.push_back({"starpu-lws", tile, [=](double* a) {
+                                return bench::cholesky_starpu("lws", workers, a, n, tile);
+                              }});
+        candidates.push_back({"starpu-dmda", tile, [=](double* a) {
+                                return bench::cholesky_starpu("dmda", workers, a, n, tile);
+                              }});
       }
     }
-    candidates.push_back({"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
+    candidates.push_back(
+        {"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
     std::vector<std::vector<double>> gflops(candidates.size());
     std::vector<double> a;
     for (int rep = -1; rep < reps; ++rep) {
@@ -133,7 +142,8 @@ int main(int argc, char** argv) {
     }
     auto median_of = [&](const std::string& system, int tile) {
       for (std::size_t c = 0; c < candidates.size(); ++c)
-        if (candidates[c].system == system && candidates[c].tile == tile) return bench::median(gflops[c]);
+        if (candidates[c].system == system && candidates[c].tile == tile)
+          return bench::median(gflops[c]);
       return std::nan("");
     };
     for (int tile : tiles)

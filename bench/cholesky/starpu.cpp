@@ -25,30 +25,10 @@
 
 #include "cholesky/peers.hpp"
 #include "common/harness.hpp"
+#include "common/starpu_support.hpp"
 
 namespace bench {
 namespace {
-
-void check(int ret, const char* what) {
-  if (ret != 0)
-    throw std::runtime_error(std::string("StarPU: ") + what + " failed (" + std::to_string(ret) +
-                             ")");
-}
-
-// Keeps StarPU quiet and confines its on-disk state (bus and performance-model calibration files)
-// to a directory under the system's temporary directory rather than $HOME. Values already present
-// in the environment win, so a user can still point StarPU elsewhere or turn the messages back on.
-void prepare_environment() {
-  static const bool prepared = [] {
-    ::setenv("STARPU_SILENT", "1", 0);
-    std::error_code ec;
-    const auto home = std::filesystem::temp_directory_path(ec) / "versa-bench-starpu";
-    std::filesystem::create_directories(home, ec);
-    ::setenv("STARPU_HOME", home.c_str(), 0);
-    return true;
-  }();
-  (void)prepared;
-}
 
 // ---- Tile kernels
 
@@ -187,7 +167,7 @@ class Session {
  public:
   Session(const char* scheduler, int workers, double* a, int n, int tile)
       : tiles_((n + tile - 1) / tile) {
-    prepare_environment();
+    prepare_starpu_environment();
     starpu_conf conf;
     check(starpu_conf_init(&conf), "starpu_conf_init");
     conf.sched_policy_name = scheduler;

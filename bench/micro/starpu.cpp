@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "common/starpu_support.hpp"
 #include "systems.hpp"
 
 namespace bench {
@@ -39,27 +40,6 @@ constexpr Policy kPolicies[] = {
 
 // Size of the data pool of the dependencies pattern (see systems.hpp).
 constexpr long kPoolSize = 1024;
-
-void check(int ret, const char* what) {
-  if (ret != 0)
-    throw std::runtime_error(std::string("StarPU: ") + what + " failed (" + std::to_string(ret) +
-                             ")");
-}
-
-// Keeps StarPU quiet and confines its on-disk state (bus and performance-model calibration files)
-// to a directory under the system's temporary directory rather than $HOME. Values already present
-// in the environment win, so a user can still point StarPU elsewhere or turn the messages back on.
-void prepare_environment() {
-  static const bool prepared = [] {
-    ::setenv("STARPU_SILENT", "1", 0);
-    std::error_code ec;
-    const auto home = std::filesystem::temp_directory_path(ec) / "versa-bench-starpu";
-    std::filesystem::create_directories(home, ec);
-    ::setenv("STARPU_HOME", home.c_str(), 0);
-    return true;
-  }();
-  (void)prepared;
-}
 
 // ---- Task bodies
 
@@ -127,7 +107,7 @@ starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
 class Session {
  public:
   Session(const Policy& policy, int workers) {
-    prepare_environment();
+    prepare_starpu_environment();
     starpu_conf conf;
     check(starpu_conf_init(&conf), "starpu_conf_init");
     conf.sched_policy_name = policy.sched;

@@ -33,8 +33,9 @@ struct Blas<double> {
   }
   static void trsm(std::size_t m, std::size_t n, const double* l, std::size_t ldl, double* b,
                    std::size_t ldb) {
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(m),
-                static_cast<int>(n), 1.0, l, static_cast<int>(ldl), b, static_cast<int>(ldb));
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+                static_cast<int>(m), static_cast<int>(n), 1.0, l, static_cast<int>(ldl), b,
+                static_cast<int>(ldb));
   }
   static void syrk(std::size_t n, std::size_t k, const double* a, std::size_t lda, double* c,
                    std::size_t ldc) {
@@ -56,8 +57,9 @@ struct Blas<float> {
   }
   static void trsm(std::size_t m, std::size_t n, const float* l, std::size_t ldl, float* b,
                    std::size_t ldb) {
-    cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(m),
-                static_cast<int>(n), 1.0f, l, static_cast<int>(ldl), b, static_cast<int>(ldb));
+    cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+                static_cast<int>(m), static_cast<int>(n), 1.0f, l, static_cast<int>(ldl), b,
+                static_cast<int>(ldb));
   }
   static void syrk(std::size_t n, std::size_t k, const float* a, std::size_t lda, float* c,
                    std::size_t ldc) {
@@ -67,8 +69,8 @@ struct Blas<float> {
   static void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                    const float* b, std::size_t ldb, float* c, std::size_t ldc) {
     cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), -1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f,
-                c, static_cast<int>(ldc));
+                static_cast<int>(k), -1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                1.0f, c, static_cast<int>(ldc));
   }
 };
 
@@ -91,30 +93,29 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
     auto it = placements.find(kernel);
     return it == placements.end() ? versa::Placement::automatic : it->second;
   };
-  const auto potrf = versa::task_type("potrf")
-                         .cpu([](Tile<T> akk) {
-                           const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
-                           if (info > 0)
-                             throw std::runtime_error(
-                                 "the tile is not positive definite (leading minor " +
-                                 std::to_string(info) + " of the tile)");
-                           if (info < 0)
-                             throw std::runtime_error("potrf: invalid argument " +
-                                                      std::to_string(-info));
-                         })
-                         .placement(place("potrf"));
-  const auto trsm = versa::task_type("trsm")
-                        .cpu([](Tile<const T> akk, Tile<T> amk) {
-                          Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(),
-                                        amk.ld());
-                        })
-                        .placement(place("trsm"));
-  const auto syrk = versa::task_type("syrk")
-                        .cpu([](Tile<const T> amk, Tile<T> amm) {
-                          Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(),
-                                        amm.ld());
-                        })
-                        .placement(place("syrk"));
+  const auto potrf =
+      versa::task_type("potrf")
+          .cpu([](Tile<T> akk) {
+            const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
+            if (info > 0)
+              throw std::runtime_error("the tile is not positive definite (leading minor " +
+                                       std::to_string(info) + " of the tile)");
+            if (info < 0)
+              throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
+          })
+          .placement(place("potrf"));
+  const auto trsm =
+      versa::task_type("trsm")
+          .cpu([](Tile<const T> akk, Tile<T> amk) {
+            Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(), amk.ld());
+          })
+          .placement(place("trsm"));
+  const auto syrk =
+      versa::task_type("syrk")
+          .cpu([](Tile<const T> amk, Tile<T> amm) {
+            Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(), amm.ld());
+          })
+          .placement(place("syrk"));
   const auto gemm = versa::task_type("gemm")
                         .cpu([](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
                           Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(),

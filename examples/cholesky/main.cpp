@@ -159,7 +159,8 @@ int run(const Options& o) {
       std::fprintf(stderr, "cholesky: factorisation failed: %s\n", failure.what());
       return 1;
     }
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
@@ -171,8 +172,8 @@ int run(const Options& o) {
   std::printf("devices     cpu: %d workers\n", workers);
   std::printf("time        %.4f s (median of %d)\n", median, o.repeat);
   std::printf("performance %.2f GFLOP/s (n^3/3 flops)\n", gflops);
-  std::printf("tasks       cpu: potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu)\n", counts.potrf,
-              counts.trsm, counts.syrk, counts.gemm, counts.total());
+  std::printf("tasks       cpu: potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu)\n",
+              counts.potrf, counts.trsm, counts.syrk, counts.gemm, counts.total());
   std::printf("transfers   0 bytes host<->device\n");
   int status = 0;
   if (o.check) {
@@ -182,9 +183,10 @@ int run(const Options& o) {
                 pass ? "PASS" : "FAIL");
     status = pass ? 0 : 1;
   }
-  std::printf("RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
-              "value=%.6g unit=GFLOP/s\n",
-              o.n, o.tile, o.devices.c_str(), gflops);
+  std::printf(
+      "RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
+      "value=%.6g unit=GFLOP/s\n",
+      o.n, o.tile, o.devices.c_str(), gflops);
   return status;
 }
 

@@ -24,7 +24,8 @@ class TiledMatrix {
   TiledMatrix(Runtime& rt, T* data, std::size_t rows, std::size_t cols, std::size_t ld,
               std::size_t tile, const std::string& name = "A")
       : rows_(rows), cols_(cols), tile_(tile) {
-    if (tile == 0) throw std::invalid_argument("TiledMatrix '" + name + "': tile size must be positive");
+    if (tile == 0)
+      throw std::invalid_argument("TiledMatrix '" + name + "': tile size must be positive");
     if (ld < rows)
       throw std::invalid_argument("TiledMatrix '" + name + "': leading dimension " +
                                   std::to_string(ld) + " is smaller than the row count " +

@@ -1,4 +1,6 @@
 // The tiled Cholesky of examples/cholesky against LAPACK's unblocked-by-us dpotrf.
+#include "cholesky.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <tuple>
 #include <vector>
 
-#include "cholesky.hpp"
 #include "support/config.hpp"
 
 namespace {
@@ -44,23 +45,22 @@ TEST_P(TiledCholesky, MatchesLapack) {
   double worst = 0;
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i)
-      worst = std::max(worst, std::abs(a[i + j * n] - expected[i + j * n]) /
-                                  std::abs(expected[j + j * n]));
+      worst = std::max(
+          worst, std::abs(a[i + j * n] - expected[i + j * n]) / std::abs(expected[j + j * n]));
   EXPECT_LT(worst, 1e-12) << "n=" << n << " tile=" << tile;
   // The strict upper triangle is not touched.
   for (int j = 1; j < n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, TiledCholesky,
-    testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100), testing::Values(1, 8, 10, 64),
-                     testing::Values(1, 2, 4)),
-    [](const auto& info) {
-      return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
-             std::to_string(std::get<1>(info.param)) + "_workers" +
-             std::to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
+                         testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100),
+                                          testing::Values(1, 8, 10, 64), testing::Values(1, 2, 4)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
+                                  std::to_string(std::get<1>(info.param)) + "_workers" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
 
 TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
   const int n = 40, tile = 10;
