@@ -51,7 +51,7 @@ class HandleState {
   // Registers an access in submission order and returns the version it requires.
   std::uint64_t register_access(AccessMode mode) {
     SpinGuard guard(lock_);
-    if (!(is_run_mode(mode) && mode == run_mode_ && registered_ > 0)) {
+    if (!(is_run_mode(mode) && mode == run_mode_)) {
       run_required_ = registered_;
       run_mode_ = mode;
     }
@@ -159,7 +159,7 @@ class HandleState {
   SpinLock lock_;
   std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;
   std::uint64_t run_required_ VERSA_GUARDED_BY(lock_) = 0;
-  AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;
+  AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;  // write: no run open
   // Finished accesses. Written under lock_ with release order so that a task that observes the
   // version (acquire) also observes the data its predecessors wrote.
   std::atomic<std::uint64_t> version_{0};
