@@ -365,6 +365,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   AccessRecord& access = task->accesses[0];
   access.required_version = access.handle->register_access(access.mode);
   access.layout = access.handle->layout();
+  access.handle->host_view_opened();
   task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
   if (!try_make_ready(task, -1)) {
     while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
@@ -384,7 +385,9 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
 }
 
 void RuntimeCore::release_host(Task* ticket) {
+  HandleState* handle = ticket->accesses[0].handle;
   finish_accesses(ticket, -1);
+  handle->host_view_closed();
   destroy_task(ticket, -1);
 }
 

@@ -134,6 +134,11 @@ class HandleState {
     }
   }
 
+  // Views from Runtime::acquire that are alive (registered and not yet released).
+  void host_view_opened() { host_views_.fetch_add(1, std::memory_order_relaxed); }
+  void host_view_closed() { host_views_.fetch_sub(1, std::memory_order_release); }
+  int host_views() const { return host_views_.load(std::memory_order_acquire); }
+
   // Accesses registered but not finished.
   std::uint64_t pending_accesses() {
     SpinGuard guard(lock_);
@@ -168,6 +173,7 @@ class HandleState {
   WaitList exclusive_waiters_ VERSA_GUARDED_BY(lock_);
 
   std::shared_ptr<const Failure> poison_;
+  std::atomic<int> host_views_{0};
 };
 
 }  // namespace versa::detail

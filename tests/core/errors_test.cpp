@@ -394,6 +394,23 @@ TEST_P(ErrorsTest, HandleDestroyedWhileATaskUsesItIsDiagnosedAfterWaiting) {
   EXPECT_NO_THROW(rt.wait_all());
 }
 
+TEST_P(ErrorsTest, HandleDestroyedWhileItsHostViewIsAliveIsDiagnosedWithoutHanging) {
+  int x = 0;
+  auto h = std::make_unique<versa::Handle<int>>(rt.data(x, "viewed"));
+  auto view = rt.acquire(versa::write(*h));
+  std::atomic<bool> reader_ran{false};
+  rt.submit(
+      "reader", [&](versa::Span<const int>) { reader_ran = true; }, versa::read(*h));
+  h.reset();  // Returns (after a short grace period) instead of waiting for the view forever.
+  EXPECT_FALSE(reader_ran.load());
+  view.view()[0] = 3;
+  view.release();
+  EXPECT_THAT(message_of<std::logic_error>([&] { rt.wait_all(); }),
+              AllOf(HasSubstr("'viewed'"), HasSubstr("acquire()")));
+  EXPECT_TRUE(reader_ran.load());
+  EXPECT_EQ(x, 3);
+}
+
 TEST_P(ErrorsTest, AcquireInsideATaskIsRefused) {
   int x = 0;
   auto h = rt.data(x, "x");
