@@ -144,20 +144,6 @@ bool reads_models(const char* scheduler) {
   return std::strncmp(scheduler, "dm", 2) == 0 || std::strstr(scheduler, "heft") != nullptr;
 }
 
-starpu_codelet make_codelet(starpu_cpu_func_t body,
-                            std::initializer_list<starpu_data_access_mode> modes,
-                            starpu_perfmodel* model) {
-  starpu_codelet cl;
-  starpu_codelet_init(&cl);
-  cl.where = STARPU_CPU;
-  cl.cpu_funcs[0] = body;
-  cl.nbuffers = static_cast<int>(modes.size());
-  int i = 0;
-  for (const auto mode : modes) cl.modes[i++] = mode;
-  cl.model = model;
-  return cl;
-}
-
 // ---- Runtime session
 
 // One StarPU lifetime holding the lower-triangular tiles of `a` registered in place: starpu_init
@@ -167,26 +153,15 @@ class Session {
  public:
   Session(const char* scheduler, int workers, double* a, int n, int tile)
       : tiles_((n + tile - 1) / tile) {
-    prepare_starpu_environment();
-    starpu_conf conf;
-    check(starpu_conf_init(&conf), "starpu_conf_init");
-    conf.sched_policy_name = scheduler;
-    conf.precedence_over_environment_variables = 1;  // STARPU_SCHED / STARPU_NCPU must not override
-    conf.ncpus = workers;
-    conf.ncuda = 0;
-    conf.nopencl = 0;
-    conf.nmic = 0;
-    conf.nmpi_ms = 0;
-    conf.catch_signals = 0;  // leave the host program's signal handling alone
-    check(starpu_init(&conf), "starpu_init");
+    start_starpu(scheduler, workers);
 
     Models& pm = models();
     const bool with_models = reads_models(scheduler);
     const auto model = [&](starpu_perfmodel& m) { return with_models ? &m : nullptr; };
-    potrf = make_codelet(potrf_body, {STARPU_RW}, model(pm.potrf));
-    trsm = make_codelet(trsm_body, {STARPU_R, STARPU_RW}, model(pm.trsm));
-    syrk = make_codelet(syrk_body, {STARPU_R, STARPU_RW}, model(pm.syrk));
-    gemm = make_codelet(gemm_body, {STARPU_R, STARPU_R, STARPU_RW}, model(pm.gemm));
+    potrf = make_codelet(potrf_body, 1, {STARPU_RW}, model(pm.potrf));
+    trsm = make_codelet(trsm_body, 2, {STARPU_R, STARPU_RW}, model(pm.trsm));
+    syrk = make_codelet(syrk_body, 2, {STARPU_R, STARPU_RW}, model(pm.syrk));
+    gemm = make_codelet(gemm_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(pm.gemm));
 
     // Tile (i, j), i >= j, starts at row i*tile, column j*tile of the column-major matrix.
     handles_.resize(static_cast<size_t>(tiles_) * (tiles_ + 1) / 2);

@@ -1,8 +1,11 @@
 // Helpers shared by the benchmarks that drive StarPU.
 #pragma once
 
+#include <starpu.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +31,39 @@ inline void prepare_starpu_environment() {
     return true;
   }();
   (void)prepared;
+}
+
+// Starts StarPU with `workers` CPU workers and the scheduling policy `scheduler`, and nothing
+// else: no GPU or other device, configuration not overridable by STARPU_SCHED / STARPU_NCPU,
+// the host program's signal handling left alone.
+inline void start_starpu(const char* scheduler, int workers) {
+  prepare_starpu_environment();
+  starpu_conf conf;
+  check(starpu_conf_init(&conf), "starpu_conf_init");
+  conf.sched_policy_name = scheduler;
+  conf.precedence_over_environment_variables = 1;
+  conf.ncpus = workers;
+  conf.ncuda = 0;
+  conf.nopencl = 0;
+  conf.nmic = 0;
+  conf.nmpi_ms = 0;
+  conf.catch_signals = 0;
+  check(starpu_init(&conf), "starpu_init");
+}
+
+// A CPU-only codelet with `nbuffers` buffers (or STARPU_VARIABLE_NBUFFERS) accessed in `modes`.
+inline starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
+                                   std::initializer_list<starpu_data_access_mode> modes,
+                                   starpu_perfmodel* model) {
+  starpu_codelet cl;
+  starpu_codelet_init(&cl);
+  cl.where = STARPU_CPU;
+  cl.cpu_funcs[0] = body;
+  cl.nbuffers = nbuffers;
+  int i = 0;
+  for (const auto mode : modes) cl.modes[i++] = mode;
+  cl.model = model;
+  return cl;
 }
 
 }  // namespace bench

@@ -87,38 +87,13 @@ Models& models() {
 
 // ---- Runtime session
 
-starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
-                            std::initializer_list<starpu_data_access_mode> modes,
-                            starpu_perfmodel* model) {
-  starpu_codelet cl;
-  starpu_codelet_init(&cl);
-  cl.where = STARPU_CPU;
-  cl.cpu_funcs[0] = body;
-  cl.nbuffers = nbuffers;
-  int i = 0;
-  for (const auto mode : modes) cl.modes[i++] = mode;
-  cl.model = model;
-  return cl;
-}
-
 // One StarPU lifetime: starpu_init on construction, unregistration of the session's data and
 // starpu_shutdown on destruction. Also owns the codelets, which carry performance models only for
 // policies that use them (elsewhere a model would only add timing and calibration bookkeeping).
 class Session {
  public:
   Session(const Policy& policy, int workers) {
-    prepare_starpu_environment();
-    starpu_conf conf;
-    check(starpu_conf_init(&conf), "starpu_conf_init");
-    conf.sched_policy_name = policy.sched;
-    conf.precedence_over_environment_variables = 1;  // STARPU_SCHED / STARPU_NCPU must not override
-    conf.ncpus = workers;
-    conf.ncuda = 0;
-    conf.nopencl = 0;
-    conf.nmic = 0;
-    conf.nmpi_ms = 0;
-    conf.catch_signals = 0;  // leave the host program's signal handling alone
-    check(starpu_init(&conf), "starpu_init");
+    start_starpu(policy.sched, workers);
 
     Models& pm = models();
     const auto model = [&](starpu_perfmodel& m) { return policy.uses_models ? &m : nullptr; };
