@@ -5,6 +5,7 @@
 
 #include "versa/access_mode.hpp"
 #include "versa/handle.hpp"
+#include "versa/placement.hpp"
 
 namespace versa {
 
@@ -78,6 +79,15 @@ struct TaskName {
   std::string value;
 };
 inline TaskName name(std::string value) { return {std::move(value)}; }
+
+// Task option for one-off tasks (submit with a name and a body): where the task may run. By
+// default a one-off task runs on a CPU worker; with placement(Placement::automatic) it may also
+// run on an emulated accelerator, through the same body. Task types set their rule with
+// TaskType::placement instead.
+struct TaskPlacement {
+  Placement value;
+};
+inline TaskPlacement placement(Placement rule) { return {rule}; }
 
 namespace detail {
 template <class T>

@@ -1,19 +1,49 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace versa {
 
+// An emulated accelerator (DESIGN section 5): a separate memory node in host memory with its own
+// capacity, asynchronous streams served by their own threads, a modelled transfer bandwidth and
+// latency, and fault injection. Tasks run there through the task type's emulated implementation
+// (by default its CPU one), on that node's replicas. It exercises every heterogeneous path
+// (replicas, transfers, eviction, placement) on machines without a GPU.
+struct EmulatedDeviceConfig {
+  // Device memory capacity in bytes. At least 64 (tests make it tiny to force eviction).
+  std::size_t memory_bytes = std::size_t{1} << 30;
+  // Modelled host<->device copy speed (bytes per second) and fixed cost per copy. A copy takes
+  // at least latency + bytes / bandwidth; 0 bandwidth means as fast as memcpy.
+  double bandwidth_bytes_per_s = 12e9;
+  double latency_s = 10e-6;
+  // Streams (one thread each): one task or copy per stream at a time; kernels serialise on the
+  // device's compute engine, copies on one engine per direction, as on a GPU.
+  int streams = 2;
+  // Fault injection, for tests: the n-th allocation (counting from 1) and every later one fails;
+  // the n-th host<->device copy fails. 0 disables.
+  std::uint64_t fail_allocations_from = 0;
+  std::uint64_t fail_copy_at = 0;
+};
+
 // Settings of a Runtime. Every field has a default that suits a whole machine; environment
-// variables override some of them for convenience (see docs/configuration.md):
-//   VERSA_NCPU=<n>        cpu_workers
-//   VERSA_PIN=0|1         pin_workers
-//   VERSA_TRACE=<file>    trace_file
+// variables override some of them for convenience (see docs/guide.md):
+//   VERSA_NCPU=<n>            cpu_workers
+//   VERSA_PIN=0|1             pin_workers
+//   VERSA_TRACE=<file>        trace_file
+//   VERSA_NGPU=<n>            gpus
+//   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
+//   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
+//   VERSA_PERF_MODEL=<file>   perf_model_file
+//   VERSA_QUIET=0|1           quiet
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
 //
 //   versa::Config config;
 //   config.cpu_workers = 4;
+//   config.emulated_devices.resize(1);      // one emulated accelerator with default settings
 //   versa::Runtime rt{config};
 struct Config {
   // Number of CPU worker threads. 0 means one per core that hwloc reports. At most 4096.
@@ -26,6 +56,24 @@ struct Config {
   // when the Runtime is destroyed: one track per worker, one slice per task. Costs nothing when
   // empty.
   std::string trace_file;
+
+  // CUDA GPUs to use: -1 all that are present, 0 none, n the first n. Fewer present is not an
+  // error: the runtime uses what exists and says so at start-up.
+  int gpus = -1;
+
+  // Emulated accelerators, after the GPUs in device numbering.
+  std::vector<EmulatedDeviceConfig> emulated_devices;
+
+  // When not 0, caps the memory each device (GPU or emulated) may use, in bytes (at least 64):
+  // makes a working set larger than device memory easy to try.
+  std::size_t device_memory_limit = 0;
+
+  // When not empty, the performance model of automatic placement is loaded from this file at
+  // start-up (if it exists) and saved to it when the Runtime is destroyed.
+  std::string perf_model_file;
+
+  // Do not print the one-line topology summary at start-up.
+  bool quiet = false;
 
   // Read the environment variables listed above, returning `base` with them applied.
   // Throws std::invalid_argument naming the variable when a value is malformed or out of range.

@@ -13,6 +13,7 @@
 #include "versa/access.hpp"
 #include "versa/config.hpp"
 #include "versa/handle.hpp"
+#include "versa/statistics.hpp"
 #include "versa/task_type.hpp"
 #include "versa/view.hpp"
 
@@ -50,6 +51,16 @@ class Runtime {
   // Number of CPU worker threads.
   int cpu_workers() const;
 
+  // Number of accelerators in use (CUDA GPUs, then emulated devices).
+  int device_count() const;
+
+  // Tasks run and bytes moved per device: entry 0 is the CPU, then one per accelerator.
+  // Thread-safe; the figures are a snapshot.
+  std::vector<DeviceStatistics> statistics() const;
+
+  // The one-line summary of the machine printed at start-up (unless Config::quiet).
+  const std::string& topology_summary() const;
+
   // Bytes the runtime holds for task records (its task pool; it grows with the number of tasks
   // pending at once and is kept for reuse until the runtime is destroyed).
   std::size_t task_memory_bytes() const;
@@ -59,7 +70,8 @@ class Runtime {
   // Registers `count` elements at `data` (host memory that must outlive the handle).
   template <class T>
   Handle<T> data(T* data, std::size_t count, std::string name = {}) {
-    return Handle<T>(create_handle(data, detail::Layout{count, 1, count}, std::move(name)));
+    return Handle<T>(
+        create_handle(data, detail::Layout{count, 1, count, sizeof(T)}, std::move(name)));
   }
   template <class T>
   Handle<T> data(std::vector<T>& values, std::string name = {}) {
@@ -75,7 +87,8 @@ class Runtime {
   template <class T>
   TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld,
                      std::string name = {}) {
-    return TileHandle<T>(create_handle(data, detail::Layout{rows, cols, ld}, std::move(name)));
+    return TileHandle<T>(
+        create_handle(data, detail::Layout{rows, cols, ld, sizeof(T)}, std::move(name)));
   }
 
   // Creates a handle with no data, for ordering tasks.
@@ -84,16 +97,18 @@ class Runtime {
   // --- Tasks ------------------------------------------------------------------------------
 
   // Submits a task of `type`. `args` are accesses (read(h), write(h), ...) in the order of the
-  // body's parameters, and optionally priority(p) and name("...") anywhere among them.
+  // body's parameters, and optionally priority(p), name("...") and placement(rule) anywhere
+  // among them.
   // Returns at once; the task runs when its data is ready. Throws std::invalid_argument on an
   // empty handle, a handle given twice, or a task type with no implementation for any present
   // device.
-  template <class Cpu, class... Args>
-  void submit(const TaskType<Cpu>& type, Args&&... args) {
+  template <class Cpu, class Cuda, class Emulated, class... Args>
+  void submit(const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
     submit_type(false, type, std::forward<Args>(args)...);
   }
 
-  // Submits a one-off task: `body` is called like a task type's CPU implementation.
+  // Submits a one-off task: `body` is called like a task type's CPU implementation, and runs on
+  // a CPU worker unless a placement() option lets it run on emulated accelerators too.
   //   rt.submit("fill", [](versa::Span<int> v) { std::ranges::fill(v, 1); }, versa::write_only(h));
   template <class F, class... Args>
   requires(!std::is_convertible_v<F, std::string_view>) void submit(std::string_view name, F&& body,
@@ -106,8 +121,8 @@ class Runtime {
   // belong to the main program and sync() waits for them. A child must not access a handle its
   // parent holds (it would wait for the parent, which waits for it): that is refused with
   // std::invalid_argument.
-  template <class Cpu, class... Args>
-  void spawn(const TaskType<Cpu>& type, Args&&... args) {
+  template <class Cpu, class Cuda, class Emulated, class... Args>
+  void spawn(const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
     submit_type(true, type, std::forward<Args>(args)...);
   }
   template <class F, class... Args>
@@ -145,19 +160,27 @@ class Runtime {
   void* acquire_host(detail::AccessRecord& record);
   void release_host(void* ticket) noexcept;
 
+  struct Options {
+    int priority = 0;
+    const std::string* name = nullptr;
+    const Placement* placement = nullptr;
+  };
+
   template <class T>
-  static void collect(const T& arg, detail::AccessRecord*& next, int& prio,
-                      const std::string*& custom_name) {
+  static void collect(const T& arg, detail::AccessRecord*& next, Options& options) {
     if constexpr (detail::is_access_v<T>) {
       next->handle = arg.handle;
       next->mode = arg.mode;
       ++next;
     } else if constexpr (std::is_same_v<T, Priority>) {
-      prio = arg.value;
+      options.priority = arg.value;
     } else if constexpr (std::is_same_v<T, TaskName>) {
-      custom_name = &arg.value;
+      options.name = &arg.value;
+    } else if constexpr (std::is_same_v<T, TaskPlacement>) {
+      options.placement = &arg.value;
     } else {
-      static_assert(sizeof(T) == 0, "submit arguments are accesses, priority() or name()");
+      static_assert(sizeof(T) == 0,
+                    "submit arguments are accesses, priority(), name() or placement()");
     }
   }
 
@@ -187,20 +210,23 @@ class Runtime {
 
   template <class F, class... Args>
   void submit_with(bool child, const char* name, F&& closure, detail::InvokeFn invoke,
-                   const Args&... args) {
+                   detail::Implementations devices, const Args&... args) {
     constexpr std::size_t n = (std::size_t{0} + ... + (detail::is_access_v<Args> ? 1 : 0));
     detail::AccessRecord records[n > 0 ? n : 1];
     [[maybe_unused]] detail::AccessRecord* next = records;
-    int prio = 0;
-    const std::string* custom_name = nullptr;
-    (collect(args, next, prio, custom_name), ...);
+    Options options;
+    (collect(args, next, options), ...);
     using Closure = std::decay_t<F>;
     detail::TaskDesc desc;
-    desc.name = custom_name ? intern_name(*custom_name) : name;
-    desc.priority = prio;
+    desc.name = options.name ? intern_name(*options.name) : name;
+    desc.type_name = name;
+    desc.priority = options.priority;
     desc.accesses = records;
     desc.access_count = n;
     desc.invoke = invoke;
+    desc.invoke_cuda = devices.cuda;
+    desc.invoke_emulated = devices.emulated;
+    desc.placement = options.placement ? *options.placement : devices.placement;
     desc.closure = &closure;
     desc.closure_size = sizeof(Closure);
     desc.closure_align = alignof(Closure);
@@ -214,14 +240,17 @@ class Runtime {
     submit_task(desc);
   }
 
-  template <class Cpu, class... Args>
-  void submit_type(bool child, const TaskType<Cpu>& type, const Args&... args) {
+  template <class Cpu, class Cuda, class Emulated, class... Args>
+  void submit_type(bool child, const TaskType<Cpu, Cuda, Emulated>& type, const Args&... args) {
     using Views = decltype(std::tuple_cat(std::declval<access_view_tuple<Args>>()...));
-    using State = detail::TaskTypeState<Cpu>;
+    using State = typename TaskType<Cpu, Cuda, Emulated>::State;
+    using Arguments = typename Invoker<const Cpu, Views>::Arguments;
     keep_alive(type.state());
     const State* state = type.state().get();
     detail::InvokeFn invoke = nullptr;
-    if constexpr (!std::is_same_v<Cpu, detail::NoImplementation>) {
+    detail::InvokeCudaFn invoke_cuda = nullptr;
+    detail::InvokeFn invoke_emulated = nullptr;
+    if constexpr (detail::is_implementation_v<Cpu>) {
       static_assert(Invoker<const Cpu, Views>::invocable,
                     "the task type's CPU implementation cannot be called with the views of these "
                     "accesses (read gives Span<const T>/Tile<const T>; tokens pass nothing)");
@@ -230,7 +259,31 @@ class Runtime {
         detail::invoke_with_views(s->cpu, Views{}, accesses);
       };
     }
-    submit_with(child, type.name().c_str(), state, invoke, args...);
+    if constexpr (detail::is_implementation_v<Cuda>) {
+      static_assert(
+          detail::is_applicable_v<const Cuda&,
+                                  decltype(std::tuple_cat(std::declval<std::tuple<CudaContext&>>(),
+                                                          std::declval<Arguments>()))>,
+          "the task type's CUDA implementation cannot be called with (CudaContext&, "
+          "views of these accesses...)");
+      invoke_cuda = [](void* closure, const detail::AccessRecord* accesses, CudaContext& context) {
+        const State* s = *static_cast<const State**>(closure);
+        detail::invoke_with_context(s->cuda, context, Views{}, accesses);
+      };
+    }
+    if constexpr (detail::is_implementation_v<Emulated>) {
+      static_assert(Invoker<const Emulated, Views>::invocable,
+                    "the task type's emulated implementation cannot be called with the views of "
+                    "these accesses");
+      invoke_emulated = [](void* closure, const detail::AccessRecord* accesses) {
+        const State* s = *static_cast<const State**>(closure);
+        detail::invoke_with_views(s->emulated, Views{}, accesses);
+      };
+    } else {
+      invoke_emulated = invoke;
+    }
+    submit_with(child, type.name().c_str(), state, invoke,
+                detail::Implementations{invoke_cuda, invoke_emulated, state->placement}, args...);
   }
 
   template <class F, class... Args>
@@ -241,7 +294,10 @@ class Runtime {
                   "the task body cannot be called with the views of these accesses (read gives "
                   "Span<const T>/Tile<const T>; tokens pass nothing)");
     Closure closure(std::forward<F>(body));
-    submit_with(child, intern_name(name), closure, &Invoker<Closure, Views>::call, args...);
+    submit_with(
+        child, intern_name(name), closure, &Invoker<Closure, Views>::call,
+        detail::Implementations{nullptr, &Invoker<Closure, Views>::call, Placement::cpu_only},
+        args...);
   }
 
   std::unique_ptr<Impl> impl_;

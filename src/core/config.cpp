@@ -9,6 +9,7 @@ namespace versa {
 
 namespace {
 constexpr int max_cpu_workers = 4096;
+constexpr int max_devices = 64;
 
 [[noreturn]] void bad_variable(const char* variable, const char* value, const char* expected) {
   throw std::invalid_argument(std::string(variable) + "='" + value + "' is invalid: expected " +
@@ -33,9 +34,34 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_PIN"))
     base.pin_workers = parse_integer("VERSA_PIN", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_TRACE")) base.trace_file = value;
+  if (const char* value = std::getenv("VERSA_NGPU"))
+    base.gpus = static_cast<int>(
+        parse_integer("VERSA_NGPU", value, 0, max_devices, "an integer from 0 to 64"));
+  if (const char* value = std::getenv("VERSA_EMULATED"))
+    base.emulated_devices.resize(static_cast<std::size_t>(
+        parse_integer("VERSA_EMULATED", value, 0, max_devices, "an integer from 0 to 64")));
+  if (const char* value = std::getenv("VERSA_DEVICE_MEMORY"))
+    base.device_memory_limit =
+        static_cast<std::size_t>(parse_integer("VERSA_DEVICE_MEMORY", value, 1, 1L << 24,
+                                               "a size in MiB from 1 to 16777216"))
+        << 20;
+  if (const char* value = std::getenv("VERSA_PERF_MODEL")) base.perf_model_file = value;
+  if (const char* value = std::getenv("VERSA_QUIET"))
+    base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
     throw std::invalid_argument("Config::cpu_workers = " + std::to_string(base.cpu_workers) +
                                 " is out of range: expected 0 (one per core) to 4096");
+  if (base.gpus < -1 || base.gpus > max_devices)
+    throw std::invalid_argument("Config::gpus = " + std::to_string(base.gpus) +
+                                " is out of range: expected -1 (all), 0 (none) to 64");
+  if (base.emulated_devices.size() > static_cast<std::size_t>(max_devices))
+    throw std::invalid_argument("Config::emulated_devices has " +
+                                std::to_string(base.emulated_devices.size()) +
+                                " entries: at most 64 are supported");
+  if (base.device_memory_limit != 0 && base.device_memory_limit < 64)
+    throw std::invalid_argument(
+        "Config::device_memory_limit = " + std::to_string(base.device_memory_limit) +
+        " is too small: expected 0 (no limit) or at least 64 bytes");
   return base;
 }
 

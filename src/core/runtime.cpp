@@ -20,6 +20,18 @@ Runtime::~Runtime() = default;
 
 int Runtime::cpu_workers() const { return impl_->core.cpu_workers(); }
 
+int Runtime::device_count() const { return impl_->core.nodes() - 1; }
+
+std::vector<DeviceStatistics> Runtime::statistics() const {
+  std::vector<DeviceStatistics> result;
+  for (const detail::NodeStatistics& node : impl_->core.statistics())
+    result.push_back(
+        {node.name, node.tasks, node.bytes_to_device, node.bytes_to_host, node.evictions});
+  return result;
+}
+
+const std::string& Runtime::topology_summary() const { return impl_->core.summary(); }
+
 std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_bytes(); }
 
 Token Runtime::token(std::string name) {

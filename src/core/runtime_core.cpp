@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "emulated/emulated_device.hpp"
 #include "versa/error.hpp"
 
 namespace versa::detail {
@@ -52,12 +53,71 @@ RuntimeCore::RuntimeCore(Config config)
              config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
       worker_locals_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()) {
   root_.name = "main";
+  open_devices();
+  if (!config_.quiet) std::fprintf(stderr, "%s\n", summary_.c_str());
   const int count = static_cast<int>(worker_locals_.size());
   workers_ = std::make_unique<WorkerPool>(count, config_.pin_workers, topology_, *this);
 }
 
+void RuntimeCore::open_devices() {
+  const int cpus = static_cast<int>(worker_locals_.size());
+  std::string gpu_note;
+  devices_ = open_cuda_devices(config_.gpus, config_.device_memory_limit, gpu_note);
+  for (std::size_t i = 0; i < config_.emulated_devices.size(); ++i)
+    devices_.push_back(std::make_unique<EmulatedDevice>(
+        static_cast<int>(i), config_.emulated_devices[i], config_.device_memory_limit));
+  summary_ = "versa: " + std::to_string(cpus) + " CPU worker" + (cpus == 1 ? "" : "s") + " (" +
+             topology_.summary() + "); GPUs: " + gpu_note + "; emulated devices: ";
+  if (config_.emulated_devices.empty()) summary_ += "none";
+  if (devices_.empty()) return;
+
+  std::vector<DataMover::Node> mover_nodes(1);
+  std::vector<PlacementPolicy::Node> placement_nodes(1);
+  bool first_emulated = true;
+  for (auto& device : devices_) {
+    Device* d = device.get();
+    memories_.push_back(std::make_unique<NodeMemory>(
+        d->memory_capacity(), [d](std::size_t bytes) { return d->allocate(bytes); },
+        [d](void* pointer) { d->deallocate(pointer); }));
+    mover_nodes.push_back({d, memories_.back().get(), nullptr});
+    if (d->kind() == DeviceKind::emulated) {
+      summary_ += (first_emulated ? "" : ", ") + d->name() + " (" +
+                  std::to_string(d->memory_capacity() >> 20) + " MiB, " +
+                  std::to_string(static_cast<int>(d->bandwidth() / 1e9)) + " GB/s)";
+      first_emulated = false;
+    }
+  }
+  mover_ = std::make_unique<DataMover>(mover_nodes, *this);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    const int node = static_cast<int>(i) + 1;
+    device_workers_.push_back(std::make_unique<DeviceWorker>(node, *devices_[i], *mover_, *this));
+    mover_->attach_worker(node, device_workers_.back().get());
+    placement_nodes.push_back(
+        {devices_[i]->kind(), devices_[i].get(), device_workers_.back().get()});
+    trace_.add_track(devices_[i]->name());
+  }
+  placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpus, perf_model_);
+  tasks_per_node_ = std::vector<std::atomic<std::uint64_t>>(devices_.size() + 1);
+  if (!config_.perf_model_file.empty()) perf_model_.load(config_.perf_model_file);
+}
+
 RuntimeCore::~RuntimeCore() {
   wait_for_pending();
+  if (mover_) {
+    try {
+      mover_->release_all();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "versa: %s\n", e.what());
+    }
+    device_workers_.clear();
+    if (!config_.perf_model_file.empty()) {
+      try {
+        perf_model_.save(config_.perf_model_file);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "versa: %s\n", e.what());
+      }
+    }
+  }
   {
     std::lock_guard<std::mutex> guard(failures_mutex_);
     for (const auto& failure : failures_)
@@ -85,7 +145,7 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
     throw std::invalid_argument("cannot register tile " + (name.empty() ? "" : "'" + name + "' ") +
                                 "with leading dimension " + std::to_string(layout.ld) +
                                 " smaller than its row count " + std::to_string(layout.rows));
-  return new HandleState(const_cast<void*>(data), layout, std::move(name), this);
+  return new HandleState(const_cast<void*>(data), layout, std::move(name), this, nodes());
 }
 
 const char* RuntimeCore::intern_name(std::string_view name) {
@@ -104,9 +164,22 @@ void RuntimeCore::keep_alive(const std::shared_ptr<TaskTypeBase>& type) {
 }
 
 void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
-  if (!desc.invoke)
-    throw std::invalid_argument("task '" + std::string(desc.name) +
-                                "' has no implementation for any present device (present: cpu)");
+  bool runnable = desc.invoke && desc.placement != Placement::gpu_only;
+  for (const auto& device : devices_) {
+    if (desc.placement == Placement::cpu_only) break;
+    runnable |= device->kind() == DeviceKind::cuda ? desc.invoke_cuda != nullptr
+                                                   : desc.invoke_emulated != nullptr;
+  }
+  if (!runnable) {
+    std::string has;
+    if (desc.invoke) has += "cpu";
+    if (desc.invoke_cuda) has += has.empty() ? "cuda" : ", cuda";
+    throw std::invalid_argument(
+        "task '" + std::string(desc.name) + "' has no implementation for any present device " +
+        "(present: " + (placement_ ? placement_->present_kinds() : std::string("cpu")) +
+        "; it has: " + (has.empty() ? "none" : has) + "; placement " + to_string(desc.placement) +
+        ")");
+  }
   const AccessRecord* accesses = desc.accesses;
   const std::size_t n = desc.access_count;
   for (std::size_t i = 0; i < n; ++i) {
@@ -154,6 +227,10 @@ Task* RuntimeCore::create_task(const TaskDesc& desc, int worker) {
   task->priority = desc.priority;
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
+  task->type_name = desc.type_name;
+  task->invoke_cuda = desc.invoke_cuda;
+  task->invoke_emulated = desc.invoke_emulated;
+  task->placement = desc.placement;
   const std::size_t n = desc.access_count;
   task->access_count = static_cast<std::uint32_t>(n);
   if (n <= Task::inline_accesses) {
@@ -240,13 +317,90 @@ bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
 }
 
 void RuntimeCore::schedule(Task* task, int worker) {
+  if (devices_.empty()) {
+    dispatch(task, worker);
+  } else {
+    place(task, worker);
+  }
+}
+
+// Hands a task whose data is where it runs to that node's queue.
+void RuntimeCore::dispatch(Task* task, int worker) {
   if (task->host_access) {
     task->host_ready.store(true, std::memory_order_release);
     task->host_ready.notify_all();
+  } else if (task->node != 0) {
+    device_workers_[task->node - 1]->launch(task);
   } else if (worker >= 0) {
     workers_->push_local(worker, task);
   } else {
     workers_->push_external(task);
+  }
+}
+
+void RuntimeCore::place(Task* task, int worker) {
+  if (task->host_access) {
+    task->node = 0;
+    stage_and_dispatch(task, worker);
+    return;
+  }
+  task->node = placement_->choose(*task);
+  if (task->node == 0) {
+    placement_->cpu_queued(task->expected_ns);
+    stage_and_dispatch(task, worker);
+  } else {
+    device_workers_[task->node - 1]->push(task);  // it reserves memory, then calls stage()
+  }
+}
+
+void RuntimeCore::stage(Task& task, int node) {
+  (void)node;  // task.node
+  stage_and_dispatch(&task, -1);
+}
+
+// Acquires the task's data on its node; dispatches it when all is there, else leaves it to the
+// last copy it waits for (fill_landed). The count starts at one for this pass, so that copies
+// landing during the pass cannot dispatch it early.
+void RuntimeCore::stage_and_dispatch(Task* task, int worker) {
+  for (;;) {
+    task->pending_fills.store(1, std::memory_order_relaxed);
+    if (mover_->stage(*task, task->node) == 0) {
+      dispatch(task, worker);
+      return;
+    }
+    if (task->pending_fills.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (task->staging_error.load(std::memory_order_acquire)) {
+      staging_failed(task);
+      return;
+    }
+  }
+}
+
+void RuntimeCore::fill_landed(void* context, const std::string& error) {
+  Task* task = static_cast<Task*>(context);
+  if (!error.empty()) {
+    auto* message = new std::string(error);
+    std::string* none = nullptr;
+    if (!task->staging_error.compare_exchange_strong(none, message, std::memory_order_acq_rel))
+      delete message;
+  }
+  if (task->pending_fills.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (task->staging_error.load(std::memory_order_acquire)) {
+    staging_failed(task);
+  } else {
+    stage_and_dispatch(task, -1);
+  }
+}
+
+void RuntimeCore::staging_failed(Task* task) {
+  const std::string* failure = task->staging_error.load(std::memory_order_acquire);
+  if (task->host_access) {
+    dispatch(task, -1);  // acquire_host reports it
+  } else if (task->node != 0) {
+    device_workers_[task->node - 1]->staging_failed(task, *failure);
+  } else {
+    placement_->cpu_done(task->expected_ns);
+    fail_task(task, std::make_exception_ptr(std::runtime_error(*failure)), *failure, -1);
   }
 }
 
@@ -255,7 +409,7 @@ void RuntimeCore::wake(Waiter* waiter, int worker) {
   if (try_make_ready(task, worker)) schedule(task, worker);
 }
 
-void RuntimeCore::run_task(Task* task, int worker) {
+std::shared_ptr<const Failure> RuntimeCore::inherited_failure(Task* task) {
   std::shared_ptr<const Failure> cause;
   for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
     const AccessRecord& access = task->accesses[i];
@@ -264,17 +418,24 @@ void RuntimeCore::run_task(Task* task, int worker) {
   if (cause) {
     cancelled_.fetch_add(1, std::memory_order_relaxed);
     if (cause->reported.exchange(false, std::memory_order_acq_rel)) record_failure(cause);
-  } else {
+  }
+  return cause;
+}
+
+void RuntimeCore::run_task(Task* task, int worker) {
+  std::shared_ptr<const Failure> cause = inherited_failure(task);
+  if (!cause) {
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
       AccessRecord& access = task->accesses[i];
       access.data = access.handle->data();
+      access.layout = access.handle->layout();
       // Overwriting everything makes data left unusable by a failure valid again.
       if (access.mode == AccessMode::write_only) access.handle->set_poison(nullptr);
     }
     Task* enclosing = this_thread_task;
     this_thread_task = task;
-    const auto start =
-        trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
+    const bool timed = trace_.enabled() || !devices_.empty();
+    const auto start = timed ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
     try {
       task->invoke(task->closure, task->accesses);
     } catch (...) {
@@ -286,18 +447,109 @@ void RuntimeCore::run_task(Task* task, int worker) {
       cause = std::move(failure);
       record_failure(cause);
     }
-    if (trace_.enabled()) trace_.record(worker, task->name, start, TraceRecorder::Clock::now());
+    if (timed) {
+      const auto end = TraceRecorder::Clock::now();
+      if (trace_.enabled()) trace_.record(worker, task->name, start, end);
+      if (!devices_.empty() && !cause) {
+        perf_model_.record(task->type_name, DeviceKind::cpu, PlacementPolicy::data_bytes(*task),
+                           std::chrono::duration<double>(end - start).count(), task->explored);
+        tasks_per_node_[0].fetch_add(1, std::memory_order_relaxed);
+      }
+    }
     // Implicit sync: a task is finished only when its children are.
     while (task->children.load(std::memory_order_acquire) != 0) {
       if (!workers_->run_one(worker)) std::this_thread::yield();
     }
     this_thread_task = enclosing;
   }
+  if (placement_) placement_->cpu_done(task->expected_ns);
   if (cause) {
     for (std::uint32_t i = 0; i < task->access_count; ++i)
       if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(cause);
   }
   finish_task(task, worker);
+}
+
+bool RuntimeCore::cancel_if_poisoned(Task& task) {
+  std::shared_ptr<const Failure> cause = inherited_failure(&task);
+  if (!cause) return false;
+  for (std::uint32_t i = 0; i < task.access_count; ++i)
+    if (modifies(task.accesses[i].mode)) task.accesses[i].handle->set_poison(cause);
+  finish_task(&task, -1);
+  return true;
+}
+
+void RuntimeCore::fail_task(Task* task, std::exception_ptr error, std::string message, int worker) {
+  auto failure = std::make_shared<Failure>();
+  failure->task_name = task->name;
+  failure->exception = std::move(error);
+  failure->message = std::move(message);
+  record_failure(failure);
+  for (std::uint32_t i = 0; i < task->access_count; ++i)
+    if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(failure);
+  finish_task(task, worker);
+}
+
+void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result) {
+  Device& device = *devices_[node - 1];
+  if (!result.error.empty()) {
+    std::string message = result.error + " (on " + device.name() + ")";
+    std::exception_ptr error =
+        result.exception ? result.exception : std::make_exception_ptr(std::runtime_error(message));
+    fail_task(&task, std::move(error), std::move(message), -1);
+    return;
+  }
+  perf_model_.record(task.type_name, device.kind(), PlacementPolicy::data_bytes(task),
+                     result.seconds, task.explored);
+  tasks_per_node_[node].fetch_add(1, std::memory_order_relaxed);
+  if (trace_.enabled()) {
+    const auto end = TraceRecorder::Clock::now();
+    const auto start = end - std::chrono::duration_cast<TraceRecorder::Clock::duration>(
+                                 std::chrono::duration<double>(result.seconds));
+    trace_.record(static_cast<int>(worker_locals_.size()) + node - 1, task.name, start, end);
+  }
+  for (std::uint32_t i = 0; i < task.access_count; ++i)
+    if (task.accesses[i].mode == AccessMode::write_only)
+      task.accesses[i].handle->set_poison(nullptr);
+  finish_task(&task, -1);
+}
+
+void RuntimeCore::device_refused(Task& task, int node, const std::string& why) {
+  if (task.invoke && task.placement != Placement::gpu_only) {
+    // Run it on the CPU instead: nothing was staged on the device.
+    for (std::uint32_t i = 0; i < task.access_count; ++i) task.accesses[i].data = nullptr;
+    task.node = 0;
+    placement_->cpu_queued(task.expected_ns);
+    stage_and_dispatch(&task, -1);
+    return;
+  }
+  std::string message = "cannot run on " + devices_[node - 1]->name() + ": " + why;
+  fail_task(&task, std::make_exception_ptr(std::runtime_error(message)), message, -1);
+}
+
+void RuntimeCore::retire_replicas(HandleState& handle) {
+  try {
+    mover_->retire(handle);
+  } catch (const std::exception& e) {
+    report_misuse(std::string("while destroying a handle: ") + e.what());
+  }
+}
+
+std::vector<NodeStatistics> RuntimeCore::statistics() const {
+  std::vector<NodeStatistics> nodes(1);
+  nodes[0].name = "cpu";
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    const TransferCounters& counters = mover_->counters(static_cast<int>(i) + 1);
+    NodeStatistics n;
+    n.name = devices_[i]->name();
+    n.tasks = tasks_per_node_[i + 1].load(std::memory_order_relaxed);
+    n.bytes_to_device = counters.bytes_to_device.load(std::memory_order_relaxed);
+    n.bytes_to_host = counters.bytes_to_host.load(std::memory_order_relaxed);
+    n.evictions = counters.evictions.load(std::memory_order_relaxed);
+    nodes.push_back(std::move(n));
+  }
+  if (!devices_.empty()) nodes[0].tasks = tasks_per_node_[0].load(std::memory_order_relaxed);
+  return nodes;
 }
 
 void RuntimeCore::finish_accesses(Task* task, int worker) {
@@ -315,11 +567,16 @@ void RuntimeCore::finish_task(Task* task, int worker) {
       root_.children.notify_all();
   }
   destroy_task(task, worker);
-  ++worker_locals_[worker].finished;
+  if (worker >= 0) {
+    ++worker_locals_[worker].finished;
+  } else if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    pending_.notify_all();
+  }
 }
 
 void RuntimeCore::destroy_task(Task* task, int worker) {
   if (task->destroy) task->destroy(task->closure);
+  delete task->staging_error.load(std::memory_order_relaxed);
   task->~Task();
   task_pool_.release(task, worker);
 }
@@ -367,8 +624,12 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   access.layout = access.handle->layout();
   access.handle->host_view_opened();
   task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
-  if (!try_make_ready(task, -1)) {
-    while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
+  if (try_make_ready(task, -1)) schedule(task, -1);
+  while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
+  if (const std::string* error = task->staging_error.load(std::memory_order_acquire)) {
+    const std::string message = "acquire of " + quoted_handle(access.handle) + ": " + *error;
+    release_host(task);
+    throw std::runtime_error(message);
   }
   if (access.mode != AccessMode::write_only) {
     if (std::shared_ptr<const Failure> cause = access.handle->poison()) {
@@ -419,6 +680,8 @@ void RuntimeCore::wait_all() {
   if (workers_->current_worker() >= 0)
     throw std::logic_error("wait_all() called inside a task: use spawn() and sync() instead");
   wait_for_pending();
+  // Results are readable in the user's memory after wait_all.
+  if (mover_) mover_->write_back_all();
   std::vector<std::shared_ptr<const Failure>> failures;
   std::vector<std::string> misuses;
   {

@@ -11,7 +11,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/data_mover.hpp"
+#include "core/device.hpp"
+#include "core/device_worker.hpp"
 #include "core/failure.hpp"
+#include "core/perf_model.hpp"
+#include "core/placement.hpp"
 #include "core/task.hpp"
 #include "core/task_pool.hpp"
 #include "core/trace.hpp"
@@ -22,12 +27,29 @@
 
 namespace versa::detail {
 
-class RuntimeCore final : public TaskRunner, public MisuseSink {
+// Statistics of one memory node (node 0: the CPU workers and host memory).
+struct NodeStatistics {
+  std::string name;
+  std::uint64_t tasks = 0;
+  std::uint64_t bytes_to_device = 0;
+  std::uint64_t bytes_to_host = 0;
+  std::uint64_t evictions = 0;
+};
+
+class RuntimeCore final : public TaskRunner,
+                          public HandleRegistry,
+                          public DeviceTaskHost,
+                          public FillListener {
  public:
   explicit RuntimeCore(Config config);
   ~RuntimeCore();
 
   int cpu_workers() const { return workers_->size(); }
+  // Memory nodes: 1 + the number of accelerators.
+  int nodes() const { return 1 + static_cast<int>(devices_.size()); }
+  std::vector<NodeStatistics> statistics() const;
+  // The one-line topology summary printed at start-up.
+  const std::string& summary() const { return summary_; }
   std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }
 
   HandleState* create_handle(const void* data, Layout layout, std::string name);
@@ -42,6 +64,16 @@ class RuntimeCore final : public TaskRunner, public MisuseSink {
   // Records a misuse detected away from the call that caused it (e.g. a handle destroyed while
   // in use); wait_all rethrows it as std::logic_error.
   void report_misuse(std::string message) override;
+  void retire_replicas(HandleState& handle) override;
+
+  // DeviceTaskHost
+  bool cancel_if_poisoned(Task& task) override;
+  void stage(Task& task, int node) override;
+  void device_task_ended(Task& task, int node, OperationResult result) override;
+  void device_refused(Task& task, int node, const std::string& why) override;
+
+  // FillListener: a copy a staging task waited for has landed.
+  void fill_landed(void* context, const std::string& error) override;
 
   // TaskRunner
   void run_task(Task* task, int worker) override;
@@ -59,6 +91,13 @@ class RuntimeCore final : public TaskRunner, public MisuseSink {
   bool try_make_ready(Task* task, int worker);
   bool take_exclusive_flags(Task* task, int worker);
   void schedule(Task* task, int worker);
+  void open_devices();
+  void place(Task* task, int worker);
+  void stage_and_dispatch(Task* task, int worker);
+  void staging_failed(Task* task);
+  void dispatch(Task* task, int worker);
+  std::shared_ptr<const Failure> inherited_failure(Task* task);
+  void fail_task(Task* task, std::exception_ptr error, std::string message, int worker);
   void wake(Waiter* waiter, int worker);
   void finish_accesses(Task* task, int worker);
   void finish_task(Task* task, int worker);
@@ -90,6 +129,17 @@ class RuntimeCore final : public TaskRunner, public MisuseSink {
   std::unordered_set<std::string> names_;  // guarded by names_mutex_; node-based: stable c_str()
   std::mutex types_mutex_;
   std::vector<std::shared_ptr<TaskTypeBase>> types_;  // guarded by types_mutex_
+
+  // Accelerators (empty when none: then nothing below is used and CPU-only runs pay nothing).
+  // Node n >= 1 is devices_[n - 1].
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<NodeMemory>> memories_;
+  std::unique_ptr<DataMover> mover_;
+  PerfModel perf_model_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  std::vector<std::unique_ptr<DeviceWorker>> device_workers_;
+  std::vector<std::atomic<std::uint64_t>> tasks_per_node_;
+  std::string summary_;
 
   // Last: its threads start in its constructor and must see everything above initialised.
   std::unique_ptr<WorkerPool> workers_;

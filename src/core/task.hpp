@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "data/handle_state.hpp"
 #include "data/wait_list.hpp"
@@ -53,6 +54,21 @@ class Task {
 
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;
+
+  // --- used only when the runtime has accelerators ---
+  const char* type_name = nullptr;  // the performance model's key (the task type's name)
+  InvokeCudaFn invoke_cuda = nullptr;
+  InvokeFn invoke_emulated = nullptr;
+  Placement placement = Placement::cpu_only;
+  int node = 0;  // memory node the task runs on (0: host); chosen when it becomes ready
+  // Copies its accesses wait for before it can run on `node`, plus one while staging is in
+  // progress (so that the last copy, not the stager, releases it).
+  std::atomic<std::uint32_t> pending_fills{0};
+  std::int64_t expected_ns = 0;  // execution time the placement policy assumed (backlog)
+  int stream = 0;                // device stream it runs on
+  bool explored = false;         // placed to calibrate the performance model
+  // First failure of a copy its staging waited for; owned (deleted with the task).
+  std::atomic<std::string*> staging_error{nullptr};
   // Raw storage: records are copied in at creation, so constructing a Task writes nothing here.
   alignas(AccessRecord) std::byte inline_records[inline_accesses * sizeof(AccessRecord)];
 };

@@ -14,6 +14,7 @@
 #define VERSA_RELEASE(...) VERSA_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define VERSA_TRY_ACQUIRE(...) VERSA_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define VERSA_SCOPED_CAPABILITY VERSA_THREAD_ANNOTATION(scoped_lockable)
+#define VERSA_RETURN_CAPABILITY(x) VERSA_THREAD_ANNOTATION(lock_returned(x))
 
 // VERSA_TSAN is 1 when building with ThreadSanitizer (GCC or Clang).
 #if defined(__SANITIZE_THREAD__)

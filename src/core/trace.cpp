@@ -32,7 +32,17 @@ void write_json_string(std::ostream& out, const char* text) {
 }  // namespace
 
 TraceRecorder::TraceRecorder(bool enabled, int workers)
-    : enabled_(enabled), origin_(Clock::now()), tracks_(enabled ? workers : 0) {}
+    : enabled_(enabled), origin_(Clock::now()), tracks_(enabled ? workers : 0) {
+  for (int w = 0; w < static_cast<int>(tracks_.size()); ++w)
+    tracks_[w].name = "cpu worker " + std::to_string(w);
+}
+
+int TraceRecorder::add_track(std::string name) {
+  if (!enabled_) return -1;
+  tracks_.emplace_back();
+  tracks_.back().name = std::move(name);
+  return static_cast<int>(tracks_.size()) - 1;
+}
 
 void TraceRecorder::write(const std::string& path) const {
   std::ofstream out(path);
@@ -44,7 +54,9 @@ void TraceRecorder::write(const std::string& path) const {
   out << R"({"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"versa"}})";
   for (std::size_t w = 0; w < tracks_.size(); ++w) {
     out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << w
-        << ",\"args\":{\"name\":\"cpu worker " << w << "\"}}";
+        << ",\"args\":{\"name\":";
+    write_json_string(out, tracks_[w].name.c_str());
+    out << "}}";
   }
   out.precision(3);
   out << std::fixed;

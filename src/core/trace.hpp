@@ -18,6 +18,9 @@ class TraceRecorder {
 
   bool enabled() const { return enabled_; }
 
+  // Adds a track named `name` (e.g. a device) before recording starts; returns its index.
+  int add_track(std::string name);
+
   // Records that worker `worker` ran task `name` (a string that outlives the recorder) from
   // `start` to `end`. Called only by that worker's thread.
   void record(int worker, const char* name, Clock::time_point start, Clock::time_point end) {
@@ -34,6 +37,7 @@ class TraceRecorder {
     Clock::time_point end;
   };
   struct alignas(64) Track {
+    std::string name;
     std::vector<Event> events;  // owned by one worker thread until write()
   };
 

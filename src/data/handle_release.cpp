@@ -13,28 +13,32 @@ void release_handle(HandleState* state) {
   if (!state) return;
   const std::uint64_t pending = state->pending_accesses();
   if (pending == 0) {
+    if (state->replicas() && state->replicas()->on_devices())
+      state->registry()->retire_replicas(*state);
     delete state;
     return;
   }
-  const std::string handle = state->name().empty() ? std::string("an unnamed handle")
-                                                   : "handle '" + state->name() + "'";
+  const std::string handle =
+      state->name().empty() ? std::string("an unnamed handle") : "handle '" + state->name() + "'";
   // A view from acquire() may be held by the very thread destroying the handle: waiting would
   // never end. Give views a moment (another thread may be about to release one), then leave the
   // state allocated so that the view's release stays safe.
   const auto grace_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
   while (state->host_views() > 0) {
     if (std::chrono::steady_clock::now() > grace_end) {
-      state->misuse_sink()->report_misuse(
-          handle + " was destroyed while a view from acquire() on it was alive; release the view "
-                   "first (the handle's bookkeeping is left allocated)");
+      state->registry()->report_misuse(
+          handle +
+          " was destroyed while a view from acquire() on it was alive; release the view "
+          "first (the handle's bookkeeping is left allocated)");
       return;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  state->misuse_sink()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
-                                      " of its accesses were pending; waiting for them to finish");
-  while (state->pending_accesses() != 0)
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  state->registry()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
+                                   " of its accesses were pending; waiting for them to finish");
+  while (state->pending_accesses() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (state->replicas() && state->replicas()->on_devices())
+    state->registry()->retire_replicas(*state);
   delete state;
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/spin_lock.hpp"
+#include "data/replica.hpp"
 #include "data/wait_list.hpp"
 #include "versa/access_mode.hpp"
 #include "versa/detail/task_glue.hpp"
@@ -26,27 +27,42 @@ namespace versa::detail {
 
 struct Failure;  // core/failure.hpp: why a task did not produce its outputs
 
-// Where a handle reports misuse that cannot be thrown at the call that caused it (the owning
-// runtime, which rethrows it from wait_all).
-class MisuseSink {
+// The runtime a handle belongs to, as the handle sees it.
+class HandleRegistry {
  public:
+  // Records misuse that cannot be thrown at the call that caused it (rethrown by wait_all).
   virtual void report_misuse(std::string message) = 0;
+  // Called when the handle is destroyed and no access is pending: brings the data home to the
+  // user's memory and frees the device replicas.
+  virtual void retire_replicas(HandleState& handle) = 0;
 
  protected:
-  ~MisuseSink() = default;
+  ~HandleRegistry() = default;
 };
 
 class HandleState {
  public:
-  HandleState(void* data, Layout layout, std::string name, MisuseSink* misuse_sink)
-      : data_(data), layout_(layout), name_(std::move(name)), misuse_sink_(misuse_sink) {}
+  // `nodes` > 1 gives the handle replicas on that many memory nodes (the runtime has
+  // accelerators); a handle without data never has replicas.
+  HandleState(void* data, Layout layout, std::string name, HandleRegistry* registry, int nodes = 1)
+      : data_(data),
+        layout_(layout),
+        packed_layout_{layout.rows, layout.cols, layout.rows, layout.element_size},
+        name_(std::move(name)),
+        registry_(registry),
+        replicas_(nodes > 1 && layout.bytes() > 0 ? std::make_unique<ReplicaSet>(this, data, nodes)
+                                                  : nullptr) {}
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
 
   void* data() const { return data_; }
   const Layout* layout() const { return &layout_; }
+  // The layout of device replicas: the same block, stored densely (ld = rows).
+  const Layout* packed_layout() const { return &packed_layout_; }
   const std::string& name() const { return name_; }
-  MisuseSink* misuse_sink() const { return misuse_sink_; }
+  HandleRegistry* registry() const { return registry_; }
+  // Null when the runtime has no accelerators or the handle has no data.
+  ReplicaSet* replicas() const { return replicas_.get(); }
 
   // Registers an access in submission order and returns the version it requires.
   std::uint64_t register_access(AccessMode mode) {
@@ -158,8 +174,10 @@ class HandleState {
 
   void* const data_;
   const Layout layout_;
+  const Layout packed_layout_;
   const std::string name_;
-  MisuseSink* const misuse_sink_;
+  HandleRegistry* const registry_;
+  const std::unique_ptr<ReplicaSet> replicas_;
 
   SpinLock lock_;
   std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;

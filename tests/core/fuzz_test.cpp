@@ -1,6 +1,11 @@
 // Randomised programs: thousands of tasks over tens of handles with random access modes, random
 // durations and nested tasks. Every run must leave exactly the data, and let every task observe
-// exactly the values, of a sequential execution of the same program.
+// exactly the values, of a sequential execution of the same program. With emulated devices,
+// each task also gets a random placement rule, and device memory is so small that replicas are
+// evicted constantly.
+//
+// Each handle is a block of `width` values: a task updates the first and derives the others from
+// it, and observes the first and the last, so a copy that moved part of a block shows.
 //
 // Updates are chosen so that any ordering mistake shows: `write` mixes the old value with what
 // the task read (not commutative), `write_only` ignores the old value, `commute` and `add` add
@@ -12,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "support/config.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -30,10 +36,13 @@ struct AccessSpec {
   AccessMode mode;
 };
 
+constexpr int width = 8;
+
 struct TaskSpec {
   int id = 0;
   std::vector<AccessSpec> accesses;
   int spin_ns = 0;
+  versa::Placement placement = versa::Placement::cpu_only;
   // Children: spawned over the task's private handles, then folded into its first write.
   std::vector<TaskSpec> children;
 };
@@ -45,7 +54,8 @@ Value apply(const TaskSpec& task, Value* const* values) {
   Value observed = mix(task.id, 0);
   for (std::size_t i = 0; i < task.accesses.size(); ++i) {
     const AccessMode mode = task.accesses[i].mode;
-    if (mode == AccessMode::read || mode == AccessMode::write) observed = mix(observed, *values[i]);
+    if (mode == AccessMode::read || mode == AccessMode::write)
+      observed = mix(mix(observed, values[i][0]), values[i][width - 1]);
   }
   for (std::size_t i = 0; i < task.accesses.size(); ++i) {
     Value& v = *values[i];
@@ -63,6 +73,8 @@ Value apply(const TaskSpec& task, Value* const* values) {
         v += (observed | 1) * (i + 1);
         break;
     }
+    if (modifies(task.accesses[i].mode))
+      for (int k = 1; k < width; ++k) values[i][k] = mix(v, k);
   }
   if (task.spin_ns > 0) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(task.spin_ns);
@@ -76,6 +88,12 @@ Value fold_children(const std::vector<Value>& locals) {
   Value folded = 0;
   for (Value v : locals) folded = mix(folded, v);
   return folded;
+}
+
+// The first write's block after folding the children into its first value.
+void fold_into(Value* block, const std::vector<Value>& locals) {
+  block[0] = mix(block[0], fold_children(locals));
+  for (int k = 1; k < width; ++k) block[k] = mix(block[0], k);
 }
 
 TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth) {
@@ -92,6 +110,10 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth) {
                                          AccessMode::commute, AccessMode::add};
   for (int h : chosen) task.accesses.push_back({h, modes[rng() % 6]});
   if (rng() % 10 == 0) task.spin_ns = static_cast<int>(rng() % 20000);
+  static constexpr versa::Placement rules[] = {
+      versa::Placement::automatic, versa::Placement::cpu_only, versa::Placement::gpu_only,
+      versa::Placement::prefer_gpu};
+  task.placement = rules[rng() % 4];
   const bool has_write =
       std::any_of(task.accesses.begin(), task.accesses.end(),
                   [](const AccessSpec& a) { return a.mode == AccessMode::write; });
@@ -99,6 +121,8 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth) {
     const int children = 2 + static_cast<int>(rng() % 5);
     for (int c = 0; c < children; ++c)
       task.children.push_back(random_task(rng, id * 16 + c, private_handles, depth + 1));
+    // It spawns and syncs: keep it on a CPU worker, where sync() helps instead of blocking.
+    task.placement = versa::Placement::cpu_only;
   }
   return task;
 }
@@ -125,30 +149,36 @@ int first_write(const TaskSpec& task) {
 struct Outcome {
   std::vector<Value> data;
   std::vector<Value> observed;
+  std::vector<versa::DeviceStatistics> statistics;
 };
 
-Value initial_value(int h) { return mix(h, 12345); }
+Value initial_value(int h, int k) { return mix(h, 12345 + k); }
+
+std::vector<Value> initial_data(int handles) {
+  std::vector<Value> data(static_cast<std::size_t>(handles) * width);
+  for (int h = 0; h < handles; ++h)
+    for (int k = 0; k < width; ++k) data[h * width + k] = initial_value(h, k);
+  return data;
+}
 
 // --- Sequential reference ------------------------------------------------------------------
 
 void run_sequentially(const TaskSpec& task, std::vector<Value>& data, Value& observed) {
   std::vector<Value*> values;
-  for (const AccessSpec& a : task.accesses) values.push_back(&data[a.handle]);
+  for (const AccessSpec& a : task.accesses) values.push_back(&data[a.handle * width]);
   observed = apply(task, values.data());
   if (!task.children.empty()) {
-    std::vector<Value> locals(private_handles, 0);
+    std::vector<Value> locals(private_handles * width, 0);
     for (const TaskSpec& child : task.children) {
       Value ignored;
       run_sequentially(child, locals, ignored);
     }
-    Value& target = *values[first_write(task)];
-    target = mix(target, fold_children(locals));
+    if (const int w = first_write(task); w >= 0) fold_into(values[w], locals);
   }
 }
 
 Outcome sequential(const Program& program) {
-  Outcome outcome{std::vector<Value>(program.handles), std::vector<Value>(program.tasks.size())};
-  for (int h = 0; h < program.handles; ++h) outcome.data[h] = initial_value(h);
+  Outcome outcome{initial_data(program.handles), std::vector<Value>(program.tasks.size()), {}};
   for (const TaskSpec& task : program.tasks)
     run_sequentially(task, outcome.data, outcome.observed[task.id]);
   return outcome;
@@ -162,7 +192,8 @@ Outcome sequential(const Program& program) {
 using AnyAccess = versa::Access<versa::Span<const Value>>;
 
 void submit(versa::Runtime& rt, const TaskSpec& task,
-            const std::vector<versa::Handle<Value>>& handles, Value* observed, bool child) {
+            const std::vector<versa::Handle<Value>>& handles, Value* observed, bool child,
+            bool devices) {
   std::vector<AnyAccess> accesses;
   for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle].state(), a.mode});
   auto body = [&rt, &task, observed](auto... views) {
@@ -170,20 +201,22 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
     const Value seen = apply(task, values);
     if (observed) *observed = seen;
     if (!task.children.empty()) {
-      std::vector<Value> locals(private_handles, 0);
+      std::vector<Value> locals(private_handles * width, 0);
       std::vector<versa::Handle<Value>> local_handles;
-      for (Value& v : locals) local_handles.push_back(rt.data(v));
-      for (const TaskSpec& c : task.children) submit(rt, c, local_handles, nullptr, true);
+      for (int h = 0; h < private_handles; ++h)
+        local_handles.push_back(rt.data(&locals[h * width], width));
+      for (const TaskSpec& c : task.children) submit(rt, c, local_handles, nullptr, true, false);
       rt.sync();
-      Value& target = *values[first_write(task)];
-      target = mix(target, fold_children(locals));
+      // Children exist only under a task with a write (random_task).
+      if (const int w = first_write(task); w >= 0) fold_into(values[w], locals);
     }
   };
+  const auto where = versa::placement(devices ? task.placement : versa::Placement::cpu_only);
   auto go = [&](auto... a) {
     if (child) {
       rt.spawn("child", body, a...);
     } else {
-      rt.submit("task", body, a...);
+      rt.submit("task", body, where, a...);
     }
   };
   switch (accesses.size()) {
@@ -204,18 +237,17 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
   }
 }
 
-Outcome parallel(const Program& program, int workers) {
-  versa::Config config;
-  config.cpu_workers = workers;
-  config.pin_workers = false;
+Outcome parallel(const Program& program, versa::Config config) {
   versa::Runtime rt{config};
-  Outcome outcome{std::vector<Value>(program.handles), std::vector<Value>(program.tasks.size())};
-  for (int h = 0; h < program.handles; ++h) outcome.data[h] = initial_value(h);
+  const bool devices = !config.emulated_devices.empty();
+  Outcome outcome{initial_data(program.handles), std::vector<Value>(program.tasks.size()), {}};
   std::vector<versa::Handle<Value>> handles;
-  for (Value& v : outcome.data) handles.push_back(rt.data(v));
+  for (int h = 0; h < program.handles; ++h)
+    handles.push_back(rt.data(&outcome.data[h * width], width));
   for (const TaskSpec& task : program.tasks)
-    submit(rt, task, handles, &outcome.observed[task.id], false);
+    submit(rt, task, handles, &outcome.observed[task.id], false, devices);
   rt.wait_all();
+  outcome.statistics = rt.statistics();
   return outcome;
 }
 
@@ -227,12 +259,55 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecution) {
     const int handles = seed % 2 ? 16 : 48;
     const Program program = random_program(seed * 7919 + workers, 2000, handles);
     const Outcome expected = sequential(program);
-    const Outcome actual = parallel(program, workers);
+    const Outcome actual = parallel(program, versa::testing::workers(workers));
     ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
     ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, Fuzz, testing::Values(1, 2, 4, 8));
+
+struct DeviceSet {
+  int workers;
+  int devices;
+  std::size_t memory_bytes;  // per device
+};
+
+class DeviceFuzz : public testing::TestWithParam<DeviceSet> {};
+
+TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
+  const DeviceSet set = GetParam();
+  const versa::Config config = versa::testing::with_emulated(versa::testing::workers(set.workers),
+                                                             set.devices, set.memory_bytes);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const int handles = seed % 2 ? 16 : 48;
+    const Program program = random_program(seed * 104729 + set.devices, 1000, handles);
+    const Outcome expected = sequential(program);
+    const Outcome actual = parallel(program, config);
+    ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
+    ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
+    // The devices were really used, and with little memory, really evicted.
+    ASSERT_EQ(actual.statistics.size(), static_cast<std::size_t>(set.devices) + 1);
+    for (int d = 1; d <= set.devices; ++d) {
+      EXPECT_GT(actual.statistics[d].tasks, 50u) << actual.statistics[d].name;
+      EXPECT_GT(actual.statistics[d].bytes_to_device, 0u);
+      EXPECT_GT(actual.statistics[d].bytes_to_host, 0u);
+      if (set.memory_bytes < 1024) {
+        EXPECT_GT(actual.statistics[d].evictions, 50u);
+      }
+    }
+    EXPECT_GT(actual.statistics[0].tasks, 50u);
+  }
+}
+
+// 4 blocks of 64 bytes fill a 256-byte device: every task with several accesses evicts.
+INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
+                         testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
+                                         DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320}),
+                         [](const testing::TestParamInfo<DeviceSet>& info) {
+                           return std::to_string(info.param.workers) + "cpu_" +
+                                  std::to_string(info.param.devices) + "dev_" +
+                                  std::to_string(info.param.memory_bytes) + "B";
+                         });
 
 }  // namespace

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "support/scoped_environment.hpp"
 #include "support/config.hpp"
+#include "support/scoped_environment.hpp"
 #include "versa/versa.hpp"
 
 namespace {

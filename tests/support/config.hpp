@@ -10,6 +10,19 @@ inline Config workers(int n) {
   Config config;
   config.cpu_workers = n;
   config.pin_workers = false;
+  config.quiet = true;
+  return config;
+}
+
+// `config` plus `devices` emulated accelerators of `memory_bytes` each, with instant copies
+// (tests exercise the protocol, not the modelled link).
+inline Config with_emulated(Config config, int devices, std::size_t memory_bytes = 64 << 20) {
+  config.emulated_devices.resize(devices);
+  for (EmulatedDeviceConfig& device : config.emulated_devices) {
+    device.memory_bytes = memory_bytes;
+    device.bandwidth_bytes_per_s = 0;
+    device.latency_s = 0;
+  }
   return config;
 }
 

@@ -10,17 +10,27 @@
 #include <utility>
 
 #include "versa/access_mode.hpp"
+#include "versa/placement.hpp"
 #include "versa/view.hpp"
+
+namespace versa {
+class CudaContext;  // versa/cuda.hpp
+}
 
 namespace versa::detail {
 
 class HandleState;  // src/data/handle_state.hpp
+struct TaskTypeBase;
 
 // Shape of the data behind a handle, in elements.
 struct Layout {
   std::size_t rows = 0;  // a 1-D array of n elements is n x 1 with ld = n
   std::size_t cols = 0;
   std::size_t ld = 0;
+  std::size_t element_size = 0;  // bytes
+
+  // Bytes of the data itself (without the gaps of a leading dimension larger than rows).
+  std::size_t bytes() const { return rows * cols * element_size; }
 };
 
 // One access of a task, as registered on its handle. `data` is filled in by the runtime just
@@ -35,16 +45,28 @@ struct AccessRecord {
 
 // Calls a task body: `closure` points at the stored callable.
 using InvokeFn = void (*)(void* closure, const AccessRecord* accesses);
+using InvokeCudaFn = void (*)(void* closure, const AccessRecord* accesses, CudaContext& context);
 using MoveFn = void (*)(void* destination, void* source);
 using DestroyFn = void (*)(void* closure);
 
+// The implementations of a task beside the CPU one, and where it may run.
+struct Implementations {
+  InvokeCudaFn cuda = nullptr;
+  InvokeFn emulated = nullptr;
+  Placement placement = Placement::automatic;
+};
+
 // Everything the runtime needs to create one task; built by the templates in runtime.hpp.
 struct TaskDesc {
-  const char* name = nullptr;  // stable for the runtime's lifetime (interned)
+  const char* name = nullptr;       // stable for the runtime's lifetime (interned)
+  const char* type_name = nullptr;  // the task type's name (stable likewise)
   int priority = 0;
   const AccessRecord* accesses = nullptr;  // handle and mode set; the rest filled by the runtime
   std::size_t access_count = 0;
-  InvokeFn invoke = nullptr;
+  InvokeFn invoke = nullptr;           // CPU implementation; null when the type has none
+  InvokeCudaFn invoke_cuda = nullptr;  // CUDA implementation; null when none
+  InvokeFn invoke_emulated = nullptr;  // emulated-device implementation (defaults to the CPU one)
+  Placement placement = Placement::automatic;
   void* closure = nullptr;  // moved from with `move` into the task's storage
   std::size_t closure_size = 0;
   std::size_t closure_align = 1;
@@ -89,6 +111,14 @@ auto view_arguments(const AccessRecord* accesses, std::index_sequence<I...>) {
 template <class F, class... Views>
 void invoke_with_views(F& body, std::tuple<Views...>, const AccessRecord* accesses) {
   std::apply(body, view_arguments<Views...>(accesses, std::index_sequence_for<Views...>()));
+}
+
+// Calls `body` with `context` followed by the views of `accesses` (device implementations).
+template <class F, class Context, class... Views>
+void invoke_with_context(F& body, Context& context, std::tuple<Views...>,
+                         const AccessRecord* accesses) {
+  std::apply([&](auto&&... views) { body(context, views...); },
+             view_arguments<Views...>(accesses, std::index_sequence_for<Views...>()));
 }
 
 template <class F, class Tuple>

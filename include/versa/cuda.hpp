@@ -1,0 +1,38 @@
+// What a CUDA implementation of a task type receives: the GPU worker's stream and library
+// handles. Include this header (and the CUDA headers) in the files that define CUDA
+// implementations.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusolverDn.h>
+
+#include <cstddef>
+
+namespace versa {
+
+// The GPU worker context a CUDA implementation runs in. Launch all work on stream(): the task
+// is finished when the work queued there up to the implementation's return has completed (the
+// runtime records an event; it never synchronises the device). The cuBLAS and cuSOLVER handles
+// are bound to stream() already.
+//
+//   .cuda([](versa::CudaContext& gpu, versa::Tile<const double> a, versa::Tile<double> c) {
+//     const double alpha = -1.0, beta = 1.0;
+//     cublasDsyrk(gpu.cublas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, c.rows(), a.cols(), &alpha,
+//                 a.data(), a.ld(), &beta, c.data(), c.ld()); })
+class CudaContext {
+ public:
+  virtual cudaStream_t stream() = 0;
+  virtual cublasHandle_t cublas() = 0;
+  virtual cusolverDnHandle_t cusolver() = 0;
+  // Device scratch memory of at least `bytes`, valid until the implementation returns and the
+  // work it queued on stream() has completed (e.g. cuSOLVER's workspace and info word).
+  virtual void* workspace(std::size_t bytes) = 0;
+  // The CUDA device ordinal.
+  virtual int device() const = 0;
+
+ protected:
+  ~CudaContext() = default;
+};
+
+}  // namespace versa

@@ -1,0 +1,370 @@
+#include "core/data_mover.hpp"
+
+#include <cassert>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/device_worker.hpp"
+#include "core/task.hpp"
+
+namespace versa::detail {
+
+namespace {
+
+std::string describe_handle(const HandleState& handle) {
+  return handle.name().empty() ? std::string("an unnamed handle")
+                               : "handle '" + handle.name() + "'";
+}
+
+std::string format_bytes(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Counts copies still to land and lets one thread wait for them (write-backs).
+class CopyLatch final : public FillListener {
+ public:
+  void expect() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++pending_;
+  }
+  void fill_landed(void*, const std::string& error) override {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!error.empty() && error_.empty()) error_ = error;
+    if (--pending_ == 0) landed_.notify_all();
+  }
+  // Returns the first error, or "".
+  std::string wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    landed_.wait(lock, [this] { return pending_ == 0; });
+    return error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable landed_;
+  int pending_ = 0;    // guarded by mutex_
+  std::string error_;  // guarded by mutex_
+};
+
+}  // namespace
+
+DataMover::DataMover(std::vector<Node> nodes, FillListener& tasks)
+    : nodes_(std::move(nodes)), tasks_(tasks), counters_(nodes_.size()) {}
+
+BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
+                                const Replica& from) const {
+  const Layout& host = *handle.layout();
+  const std::size_t host_pitch = host.ld * host.element_size;
+  const std::size_t packed_pitch = host.rows * host.element_size;
+  BlockCopy copy;
+  copy.destination = to.data;
+  copy.destination_pitch = to.node == 0 ? host_pitch : packed_pitch;
+  copy.source = from.data;
+  copy.source_pitch = from.node == 0 ? host_pitch : packed_pitch;
+  copy.width = packed_pitch;
+  copy.columns = host.cols;
+  return copy;
+}
+
+void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& source,
+                           const FillWaiter* waiter) {
+  assert((target.node == 0) != (source.node == 0) && "copies go between host and a device");
+  target.filling = true;
+  if (waiter) target.fill_waiters.push_back(*waiter);
+  replicas.apply(target.node, CoherenceEvent::read_here, CoherenceEvent::read_elsewhere);
+  ++source.pins;
+  if (source.node != 0)
+    counters_[source.node].copies_out_in_flight.fetch_add(1, std::memory_order_relaxed);
+  const int device_node = target.node != 0 ? target.node : source.node;
+  Device& device = *nodes_[device_node].device;
+  DeviceWorker* worker = nodes_[device_node].worker;
+  const int stream = static_cast<int>(next_copy_stream_.fetch_add(1, std::memory_order_relaxed) %
+                                      static_cast<std::uint32_t>(device.streams()));
+  const BlockCopy copy = block_copy(*target.handle, target, source);
+  Completion done = [this, &replicas, worker, to = target.node,
+                     from = source.node](OperationResult result) {
+    worker->post([this, &replicas, to, from, result = std::move(result)] {
+      fill_done(replicas, to, from, result);
+    });
+  };
+  if (target.node == 0) {
+    device.copy_to_host(stream, copy, std::move(done));
+  } else {
+    device.copy_to_device(stream, copy, std::move(done));
+  }
+}
+
+void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
+                          const OperationResult& result) {
+  std::vector<FillWaiter> waiters;
+  std::string error;
+  {
+    std::lock_guard<std::mutex> guard(replicas.mutex());
+    Replica& filled = replicas.at(target);
+    const HandleState& handle = *filled.handle;
+    filled.filling = false;
+    waiters.swap(filled.fill_waiters);
+    --replicas.at(source).pins;
+    if (source != 0) counters_[source].copies_out_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    const int device_node = target != 0 ? target : source;
+    if (result.error.empty()) {
+      auto& counter = target != 0 ? counters_[device_node].bytes_to_device
+                                  : counters_[device_node].bytes_to_host;
+      counter.fetch_add(handle.layout()->bytes(), std::memory_order_relaxed);
+    } else {
+      // The source still holds the data: the failed copy only loses the target's validity.
+      replicas.apply_one(target, CoherenceEvent::evict);
+      error = "copy of " + describe_handle(handle) + " (" + format_bytes(handle.layout()->bytes()) +
+              ") " + (target != 0 ? "to " : "from ") + nodes_[device_node].device->name() +
+              " failed: " + result.error;
+    }
+  }
+  for (const FillWaiter& w : waiters) w.listener->fill_landed(w.context, error);
+}
+
+DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int node) {
+  HandleState& handle = *access.handle;
+  ReplicaSet* replicas = handle.replicas();
+  if (!replicas) {  // a token or an empty handle: nothing to move
+    access.data = handle.data();
+    access.layout = handle.layout();
+    return Acquired::ready;
+  }
+  const FillWaiter waiter{&tasks_, &task};
+  std::lock_guard<std::mutex> guard(replicas->mutex());
+  Replica& local = replicas->at(node);
+  auto wait_for = [&](Replica& filling) {
+    task.pending_fills.fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
+    filling.fill_waiters.push_back(waiter);
+    return Acquired::waiting;
+  };
+  auto fill_from = [&](Replica& target, Replica& source) {
+    task.pending_fills.fetch_add(1, std::memory_order_relaxed);
+    start_fill(*replicas, target, source, &waiter);
+    return Acquired::waiting;
+  };
+  if (local.filling) return wait_for(local);
+  // A copy in flight anywhere must land before the data may change.
+  if (modifies(access.mode)) {
+    if (Replica* filling = replicas->filling()) return wait_for(*filling);
+  }
+  if (access.mode == AccessMode::write_only) {
+    replicas->apply(node, CoherenceEvent::overwrite_here, CoherenceEvent::write_elsewhere);
+  } else {
+    if (!is_valid(local.state)) {
+      Replica* source = replicas->source_for(node);
+      if (!source) return wait_for(*replicas->filling());  // every valid copy is still landing
+      if (node != 0 && source->node != 0) {
+        // Device to device goes through the host (no peer access between our devices).
+        Replica& host = replicas->at(0);
+        return host.filling ? wait_for(host) : fill_from(host, *source);
+      }
+      return fill_from(local, *source);
+    }
+    if (access.mode != AccessMode::read)
+      replicas->apply(node, CoherenceEvent::write_here, CoherenceEvent::write_elsewhere);
+  }
+  access.data = local.data;
+  access.layout = node == 0 ? handle.layout() : handle.packed_layout();
+  return Acquired::ready;
+}
+
+std::uint32_t DataMover::stage(Task& task, int node) {
+  std::uint32_t waiting = 0;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    AccessRecord& access = task.accesses[i];
+    if (access.data) continue;  // acquired in an earlier pass
+    if (acquire(task, access, node) == Acquired::waiting) ++waiting;
+  }
+  return waiting;
+}
+
+DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why) {
+  NodeMemory& memory = *nodes_[node].memory;
+  std::size_t total = 0;
+  for (std::uint32_t i = 0; i < task.access_count; ++i)
+    if (task.accesses[i].handle->replicas()) total += task.accesses[i].handle->layout()->bytes();
+  if (total > memory.capacity()) {
+    why = "its data (" + format_bytes(total) + ") is larger than the memory of " +
+          nodes_[node].device->name() + " (" + format_bytes(memory.capacity()) + ")";
+    return Reservation::impossible;
+  }
+  // Pin first, so that making room for one buffer cannot evict another of the same task.
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    ReplicaSet* replicas = task.accesses[i].handle->replicas();
+    if (!replicas) continue;
+    std::lock_guard<std::mutex> guard(replicas->mutex());
+    Replica& replica = replicas->at(node);
+    ++replica.pins;
+    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    memory.touch(&replica);
+  }
+  bool writebacks = false;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    HandleState& handle = *task.accesses[i].handle;
+    ReplicaSet* replicas = handle.replicas();
+    if (!replicas) continue;
+    {
+      std::lock_guard<std::mutex> guard(replicas->mutex());
+      if (replicas->at(node).data) continue;
+    }
+    const std::size_t bytes = handle.layout()->bytes();
+    for (;;) {
+      void* buffer;
+      bool refused;
+      {
+        std::lock_guard<std::mutex> memory_guard(memory.mutex());
+        buffer = memory.take(bytes, refused);
+      }
+      if (buffer) {
+        std::lock_guard<std::mutex> guard(replicas->mutex());
+        Replica& replica = replicas->at(node);
+        replica.data = buffer;
+        std::lock_guard<std::mutex> memory_guard(memory.mutex());
+        memory.make_resident(&replica);
+        break;
+      }
+      const Eviction eviction = evict_one(node);
+      if (eviction == Eviction::writing_back) writebacks = true;
+      if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
+      if (eviction != Eviction::nothing) continue;
+      unreserve(task, node);
+      if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0)
+        return Reservation::retry_later;
+      why = refused ? "allocating " + format_bytes(bytes) + " for " + describe_handle(handle) +
+                          " on " + nodes_[node].device->name() + " failed"
+                    : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
+                          " of " + describe_handle(handle) + ": the rest of its memory is in use";
+      return Reservation::impossible;
+    }
+  }
+  if (writebacks) {
+    unreserve(task, node);
+    return Reservation::retry_later;
+  }
+  return Reservation::ready;
+}
+
+void DataMover::unreserve(Task& task, int node) {
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    ReplicaSet* replicas = task.accesses[i].handle->replicas();
+    if (!replicas) continue;
+    std::lock_guard<std::mutex> guard(replicas->mutex());
+    --replicas->at(node).pins;
+  }
+}
+
+// Frees the least recently used replica that nobody uses, or starts writing it home when it is
+// the only valid copy. `busy` when the only candidates had their mutex taken at that moment (it
+// is only try-locked, against the lock order).
+DataMover::Eviction DataMover::evict_one(int node) {
+  NodeMemory& memory = *nodes_[node].memory;
+  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  bool busy = false;
+  for (Replica* candidate = memory.oldest(); candidate; candidate = candidate->lru_next) {
+    ReplicaSet& replicas = *candidate->handle->replicas();
+    std::unique_lock<std::mutex> lock(replicas.mutex(), std::try_to_lock);
+    if (!lock.owns_lock()) {
+      busy = true;
+      continue;
+    }
+    if (candidate->pins != 0 || candidate->filling) continue;
+    bool another_copy = false;
+    for (int n = 0; n < replicas.nodes(); ++n)
+      another_copy |= n != node && is_valid(replicas.at(n).state) && !replicas.at(n).filling;
+    if (candidate->state == ReplicaState::invalid || another_copy) {
+      if (is_valid(candidate->state)) replicas.apply_one(node, CoherenceEvent::evict);
+      memory.make_absent(candidate);
+      memory.give(candidate->data, candidate->handle->layout()->bytes());
+      candidate->data = nullptr;
+      counters_[node].evictions.fetch_add(1, std::memory_order_relaxed);
+      return Eviction::freed;
+    }
+    Replica& host = replicas.at(0);
+    if (host.filling) {  // landing from another device; evictable once it has
+      busy = true;
+      continue;
+    }
+    start_fill(replicas, host, *candidate, nullptr);
+    return Eviction::writing_back;
+  }
+  return busy ? Eviction::busy : Eviction::nothing;
+}
+
+std::vector<HandleState*> DataMover::resident_handles(int node, bool owned_only) {
+  std::vector<HandleState*> handles;
+  NodeMemory& memory = *nodes_[node].memory;
+  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  for (Replica* r = memory.oldest(); r; r = r->lru_next) {
+    // The state is read without the replica's mutex: only a hint, re-checked under it.
+    if (!owned_only || r->state == ReplicaState::owned) handles.push_back(r->handle);
+  }
+  return handles;
+}
+
+void DataMover::write_back(std::vector<HandleState*>& handles) {
+  CopyLatch latch;
+  const FillWaiter waiter{&latch, nullptr};
+  for (HandleState* handle : handles) {
+    ReplicaSet& replicas = *handle->replicas();
+    std::lock_guard<std::mutex> guard(replicas.mutex());
+    Replica& host = replicas.at(0);
+    if (host.filling) {
+      latch.expect();
+      host.fill_waiters.push_back(waiter);
+    } else if (!is_valid(host.state)) {
+      latch.expect();
+      start_fill(replicas, host, *replicas.source_for(0), &waiter);
+    }
+  }
+  const std::string error = latch.wait();
+  if (!error.empty()) throw std::runtime_error("writing device data home: " + error);
+}
+
+void DataMover::write_back_all() {
+  for (int node = 1; node < nodes(); ++node) {
+    std::vector<HandleState*> handles = resident_handles(node, true);
+    write_back(handles);
+  }
+}
+
+void DataMover::free_buffer(Replica& replica) {
+  NodeMemory& memory = *nodes_[replica.node].memory;
+  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  memory.make_absent(&replica);
+  memory.give(replica.data, replica.handle->layout()->bytes());
+  replica.data = nullptr;
+}
+
+void DataMover::retire(HandleState& handle) {
+  ReplicaSet& replicas = *handle.replicas();
+  // Write-backs started by eviction may still be landing.
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> guard(replicas.mutex());
+      if (!replicas.filling()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  std::vector<HandleState*> one{&handle};
+  write_back(one);
+  std::lock_guard<std::mutex> guard(replicas.mutex());
+  for (int node = 1; node < replicas.nodes(); ++node) {
+    Replica& replica = replicas.at(node);
+    if (!replica.data) continue;
+    if (is_valid(replica.state)) replicas.apply_one(node, CoherenceEvent::evict);
+    free_buffer(replica);
+  }
+}
+
+void DataMover::release_all() {
+  write_back_all();
+  for (int node = 1; node < nodes(); ++node)
+    for (HandleState* handle : resident_handles(node, false)) retire(*handle);
+}
+
+}  // namespace versa::detail

@@ -1,0 +1,99 @@
+// Moves handles' data between memory nodes so that tasks find valid replicas where they run
+// (DESIGN section 4): acquiring a replica for an access, issuing the copies, reserving device
+// buffers with least-recently-used eviction, and writing data home.
+//
+// Every change of a replica's state goes through ReplicaSet::apply (the coherence table) under
+// the handle's replica mutex. Copies are asynchronous: the replica being filled is marked
+// `filling`, its source is pinned, and the tasks that need it are resumed (FillListener) from
+// the device worker of the device that made the copy. Lock order: a handle's replica mutex, then
+// a node's memory mutex; eviction, which walks a node's LRU list under the memory mutex, only
+// try-locks replica mutexes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "data/handle_state.hpp"
+#include "data/node_memory.hpp"
+
+namespace versa::detail {
+
+class DeviceWorker;
+class Task;
+
+// Bytes moved and evictions on one device node.
+struct TransferCounters {
+  std::atomic<std::uint64_t> bytes_to_device{0};
+  std::atomic<std::uint64_t> bytes_to_host{0};
+  std::atomic<std::uint64_t> evictions{0};
+  // Copies out of the node's replicas still in flight: they pin their source, so memory they
+  // hold will become evictable.
+  std::atomic<int> copies_out_in_flight{0};
+};
+
+class DataMover {
+ public:
+  struct Node {
+    Device* device = nullptr;        // null for the host
+    NodeMemory* memory = nullptr;    // null for the host
+    DeviceWorker* worker = nullptr;  // receives the completions of the device's copies
+  };
+
+  DataMover(std::vector<Node> nodes, FillListener& tasks);
+
+  int nodes() const { return static_cast<int>(nodes_.size()); }
+  // Sets the worker that receives the completions of node `node`'s copies (before any copy).
+  void attach_worker(int node, DeviceWorker* worker) { nodes_[node].worker = worker; }
+  const TransferCounters& counters(int node) const { return counters_[node]; }
+
+  enum class Reservation { ready, retry_later, impossible };
+  // Pins a buffer on device node `node` for every data access of `task` (allocating and
+  // evicting as needed), all at once so that two tasks cannot evict each other's inputs forever.
+  // retry_later: buffers are being written back to make room, or pinned by tasks in flight; the
+  // task holds nothing and should try again after the next completion on this device.
+  // impossible: `why` says what (larger than the device, or the device refused to allocate).
+  // Called only on the node's device worker.
+  Reservation reserve(Task& task, int node, std::string& why);
+  // Unpins what reserve() pinned (after the task ran, or when it is sent elsewhere).
+  void unreserve(Task& task, int node);
+
+  // Acquires `task`'s accesses on `node` in the coherence protocol: returns how many copies
+  // (its own, or others' it must wait for) are still to land; 0 means every access is valid
+  // there and its data and layout point at that node's replica. The task's FillListener
+  // context is resumed once per pending copy; call stage again when all have landed. Device
+  // nodes need reserve() first.
+  std::uint32_t stage(Task& task, int node);
+
+  // Copies every device-owned replica home and waits (wait_all: results are readable in the
+  // user's memory). Keeps the device copies, as shared.
+  void write_back_all();
+  // For a handle being destroyed with no access pending: waits for its copies in flight, brings
+  // its data home if needed and frees its device buffers.
+  void retire(HandleState& handle);
+  // At shutdown: write_back_all, then frees every device buffer.
+  void release_all();
+
+ private:
+  enum class Acquired { ready, waiting };
+  Acquired acquire(Task& task, AccessRecord& access, int node);
+  // Starts a copy into `target` from `source` (both of one handle, mutex held) and registers
+  // `waiter`, if any, on the target.
+  void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter);
+  void fill_done(ReplicaSet& replicas, int target, int source, const OperationResult& result);
+  enum class Eviction { freed, writing_back, busy, nothing };
+  Eviction evict_one(int node);
+  void free_buffer(Replica& replica);
+  BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
+  void write_back(std::vector<HandleState*>& handles);
+  std::vector<HandleState*> resident_handles(int node, bool owned_only);
+
+  std::vector<Node> nodes_;
+  FillListener& tasks_;
+  std::vector<TransferCounters> counters_;
+  std::atomic<std::uint32_t> next_copy_stream_{0};
+};
+
+}  // namespace versa::detail

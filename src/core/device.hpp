@@ -1,0 +1,96 @@
+// The interface of an accelerator: a memory node with its own allocator and asynchronous
+// streams that copy blocks between host and device memory and run task implementations.
+// Implemented by the CUDA backend (src/cuda) and the emulated accelerator (src/emulated); the
+// runtime's DeviceWorker drives either through this interface only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace versa::detail {
+
+class Task;
+
+enum class DeviceKind : std::uint8_t { cpu, cuda, emulated };
+constexpr int device_kind_count = 3;
+const char* to_string(DeviceKind kind);
+
+// A column-major block copy: `columns` columns of `width` bytes, consecutive columns `pitch`
+// bytes apart on each side (cudaMemcpy2D's shape).
+struct BlockCopy {
+  void* destination = nullptr;
+  std::size_t destination_pitch = 0;
+  const void* source = nullptr;
+  std::size_t source_pitch = 0;
+  std::size_t width = 0;
+  std::size_t columns = 0;
+
+  std::size_t bytes() const { return width * columns; }
+};
+
+// How an asynchronous operation ended.
+struct OperationResult {
+  std::string error;             // empty on success, else what went wrong (for the message)
+  std::exception_ptr exception;  // the exception a task implementation threw, if it threw
+  double seconds = 0;            // duration measured on the device (kernel or copy)
+};
+
+// Called exactly once when an operation has completed, from a thread of the device (an emulated
+// stream thread, a CUDA callback thread), never from inside the call that queued it. It must be
+// short and must not call into any Device (CUDA forbids API calls in stream callbacks): the
+// runtime's completions only post a message to the device worker.
+using Completion = std::function<void(OperationResult result)>;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual DeviceKind kind() const = 0;
+  // For messages and the start-up summary: "cuda:0 (NVIDIA H100 80GB HBM3)", "emulated:1".
+  virtual const std::string& name() const = 0;
+  // Bytes of device memory the runtime may use for replicas.
+  virtual std::size_t memory_capacity() const = 0;
+  // Streams the device serves; operations on one stream run in the order they were queued.
+  virtual int streams() const = 0;
+  // Host<->device copy speed (bytes per second) and fixed cost per copy (seconds), as the
+  // placement policy should assume them.
+  virtual double bandwidth() const = 0;
+  virtual double latency() const = 0;
+
+  // Device memory. Returns null when the allocation fails (the caller evicts and retries, or
+  // reports the failure). May be called from any thread.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* pointer) = 0;
+
+  // Queue a copy on `stream` (0 <= stream < streams()); thread-safe. The host side must stay
+  // valid until `done` is called.
+  virtual void copy_to_device(int stream, const BlockCopy& copy, Completion done) = 0;
+  virtual void copy_to_host(int stream, const BlockCopy& copy, Completion done) = 0;
+
+  // Queue `task`'s implementation for this device on `stream`. Its accesses' data and layout
+  // already point at this device's replicas. `done` reports the kernel time and any failure
+  // (an exception thrown by the implementation, a launch or execution error).
+  virtual void execute(int stream, Task& task, Completion done) = 0;
+
+  // Makes copies from and to [pointer, pointer + bytes) faster where the device can (CUDA
+  // page-locks the host memory). Best effort: failure only costs speed.
+  virtual void register_host_memory(void* pointer, std::size_t bytes) {
+    (void)pointer;
+    (void)bytes;
+  }
+  virtual void unregister_host_memory(void* pointer) { (void)pointer; }
+};
+
+// The CUDA GPUs to use (src/cuda, or an empty list when the backend is not built): at most
+// `max_devices` of them (-1: all), each capped at `memory_limit` bytes when that is not 0.
+// `note` receives what the start-up summary should say about GPUs ("1 GPU: ...",
+// "no GPU found", "CUDA backend not built").
+std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
+                                                       std::string& note);
+
+}  // namespace versa::detail

@@ -1,0 +1,150 @@
+#include "core/device_worker.hpp"
+
+#include <algorithm>
+
+#include "core/data_mover.hpp"
+#include "core/task.hpp"
+
+namespace versa::detail {
+
+namespace {
+// Heap order: higher priority first, then earlier submission. The submission number is kept in
+// Task::stream until the task starts (it is assigned a real stream then).
+bool runs_later(const Task* a, const Task* b) {
+  if (a->priority != b->priority) return a->priority < b->priority;
+  return a->stream > b->stream;
+}
+}  // namespace
+
+DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host)
+    : node_(node),
+      device_(device),
+      mover_(mover),
+      host_(host),
+      // Two tasks per stream: one running, one having its inputs copied in.
+      max_in_flight_(2 * device.streams()),
+      thread_([this] { loop(); }) {}
+
+DeviceWorker::~DeviceWorker() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void DeviceWorker::push(Task* task) {
+  backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
+  queued_tasks_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(mutex_);
+  task->stream = static_cast<int>(pushed_++);
+  ready_.push_back(task);
+  std::push_heap(ready_.begin(), ready_.end(), runs_later);
+  wake_.notify_one();
+}
+
+// Notifies under the lock: the message may be the last one before the runtime is destroyed,
+// and the worker must not be able to finish it while this thread still touches wake_.
+void DeviceWorker::post(std::function<void()> message) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  messages_.push_back(std::move(message));
+  wake_.notify_one();
+}
+
+void DeviceWorker::launch(Task* task) {
+  device_.execute(task->stream, *task, [this, task](OperationResult result) {
+    post([this, task, result = std::move(result)]() mutable { ended(task, std::move(result)); });
+  });
+}
+
+void DeviceWorker::staging_failed(Task* task, std::string error) {
+  post([this, task, error = std::move(error)] {
+    OperationResult result;
+    result.error = error;
+    ended(task, std::move(result));
+  });
+}
+
+bool DeviceWorker::idle() const {
+  return messages_.empty() && ready_.empty() && in_flight_ == 0 && deferred_.empty();
+}
+
+void DeviceWorker::loop() {
+  std::vector<std::function<void()>> messages;
+  std::vector<Task*> starting;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] {
+        return !messages_.empty() || (!ready_.empty() && in_flight_ < max_in_flight_) ||
+               (stopping_ && idle());
+      });
+      if (stopping_ && idle()) return;
+      messages.swap(messages_);
+    }
+    for (auto& message : messages) message();
+    const bool progressed = !messages.empty();
+    messages.clear();
+    // Tasks waiting for memory go first: something may have been freed.
+    if (progressed && !deferred_.empty()) {
+      std::vector<Task*> retry;
+      retry.swap(deferred_);
+      for (Task* task : retry) start(task);
+    }
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      while (!ready_.empty() &&
+             in_flight_ + static_cast<int>(starting.size() + deferred_.size()) < max_in_flight_) {
+        std::pop_heap(ready_.begin(), ready_.end(), runs_later);
+        starting.push_back(ready_.back());
+        ready_.pop_back();
+      }
+    }
+    for (Task* task : starting) start(task);
+    starting.clear();
+  }
+}
+
+void DeviceWorker::start(Task* task) {
+  if (host_.cancel_if_poisoned(*task)) {
+    leave(task);
+    return;
+  }
+  std::string why;
+  switch (mover_.reserve(*task, node_, why)) {
+    case DataMover::Reservation::ready:
+      ++in_flight_;
+      task->stream = next_stream_;
+      next_stream_ = (next_stream_ + 1) % device_.streams();
+      host_.stage(*task, node_);
+      return;
+    case DataMover::Reservation::retry_later:
+      deferred_.push_back(task);
+      return;
+    case DataMover::Reservation::impossible:
+      // Tasks in flight hold buffers that will be released: try again after they end.
+      if (in_flight_ > 0) {
+        deferred_.push_back(task);
+        return;
+      }
+      leave(task);
+      host_.device_refused(*task, node_, why);
+      return;
+  }
+}
+
+void DeviceWorker::ended(Task* task, OperationResult result) {
+  mover_.unreserve(*task, node_);
+  --in_flight_;
+  leave(task);
+  host_.device_task_ended(*task, node_, std::move(result));
+}
+
+// The task no longer counts in this device's backlog (before the runtime may destroy it).
+void DeviceWorker::leave(const Task* task) {
+  backlog_ns_.fetch_sub(task->expected_ns, std::memory_order_relaxed);
+  queued_tasks_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace versa::detail

@@ -1,0 +1,95 @@
+// The worker thread of one accelerator (DESIGN section 2): takes the tasks placed on the device,
+// reserves their buffers, has their inputs copied in and launches them, with several tasks in
+// flight on several streams so that the next tasks' inputs arrive while a kernel runs. It also
+// receives every completion of the device's operations (copies, kernels) as a message and
+// handles it on its own thread, so the runtime never runs inside a device callback.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/device.hpp"
+
+namespace versa::detail {
+
+class DataMover;
+class Task;
+
+// What the device worker needs from the runtime.
+class DeviceTaskHost {
+ public:
+  // Finishes `task` as cancelled when an input was left unusable by a failed task; returns
+  // whether it did.
+  virtual bool cancel_if_poisoned(Task& task) = 0;
+  // Acquires `task`'s data on `node`; calls DeviceWorker::launch when all of it is there, or
+  // posts the failure to the worker.
+  virtual void stage(Task& task, int node) = 0;
+  // `task` has run on `node` (or failed to): record, finish or fail it.
+  virtual void device_task_ended(Task& task, int node, OperationResult result) = 0;
+  // `task` cannot run on `node` (`why`): run it elsewhere or fail it.
+  virtual void device_refused(Task& task, int node, const std::string& why) = 0;
+
+ protected:
+  ~DeviceTaskHost() = default;
+};
+
+class DeviceWorker {
+ public:
+  DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host);
+  // Stops the thread; every task pushed must have ended.
+  ~DeviceWorker();
+  DeviceWorker(const DeviceWorker&) = delete;
+  DeviceWorker& operator=(const DeviceWorker&) = delete;
+
+  Device& device() { return device_; }
+
+  // Queues a ready task placed on this device. Any thread.
+  void push(Task* task);
+  // Runs `message` on the worker thread. Any thread, including device callbacks.
+  void post(std::function<void()> message);
+  // Starts `task`, whose data is staged on this device. Any thread.
+  void launch(Task* task);
+  // Reports that staging `task` failed; it ends with `error`. Any thread.
+  void staging_failed(Task* task, std::string error);
+
+  // Expected execution time of the tasks queued and in flight here (placement's backlog).
+  std::int64_t backlog_ns() const { return backlog_ns_.load(std::memory_order_relaxed); }
+  // Tasks pushed here and not yet ended.
+  std::int64_t queued_tasks() const { return queued_tasks_.load(std::memory_order_relaxed); }
+
+ private:
+  void loop();
+  void start(Task* task);
+  void ended(Task* task, OperationResult result);
+  void leave(const Task* task);
+  bool idle() const;
+
+  const int node_;
+  Device& device_;
+  DataMover& mover_;
+  DeviceTaskHost& host_;
+  const int max_in_flight_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Task*> ready_;                     // guarded by mutex_; a heap by priority
+  std::uint64_t pushed_ = 0;                     // guarded by mutex_; FIFO among equals
+  std::vector<std::function<void()>> messages_;  // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+  // Owned by the worker thread (read under mutex_ by the wait predicate).
+  int in_flight_ = 0;
+  std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions
+  int next_stream_ = 0;
+
+  std::atomic<std::int64_t> backlog_ns_{0};
+  std::atomic<std::int64_t> queued_tasks_{0};
+  std::thread thread_;  // last: starts after everything above is initialised
+};
+
+}  // namespace versa::detail

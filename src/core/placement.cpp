@@ -1,0 +1,151 @@
+#include "core/placement.hpp"
+
+#include <limits>
+#include <mutex>
+
+#include "core/device_worker.hpp"
+#include "core/task.hpp"
+
+namespace versa {
+const char* to_string(Placement rule) {
+  switch (rule) {
+    case Placement::automatic:
+      return "automatic";
+    case Placement::cpu_only:
+      return "cpu_only";
+    case Placement::gpu_only:
+      return "gpu_only";
+    case Placement::prefer_gpu:
+      return "prefer_gpu";
+  }
+  return "unknown";
+}
+}  // namespace versa
+
+namespace versa::detail {
+
+PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfModel& model)
+    : nodes_(std::move(nodes)), cpu_workers_(cpu_workers), model_(model) {}
+
+bool PlacementPolicy::can_run(const Task& task, int node) const {
+  switch (nodes_[node].kind) {
+    case DeviceKind::cpu:
+      return task.invoke && task.placement != Placement::gpu_only;
+    case DeviceKind::cuda:
+      return task.invoke_cuda && task.placement != Placement::cpu_only;
+    case DeviceKind::emulated:
+      return task.invoke_emulated && task.placement != Placement::cpu_only;
+  }
+  return false;
+}
+
+bool PlacementPolicy::runnable_anywhere(const Task& task) const {
+  for (int node = 0; node < static_cast<int>(nodes_.size()); ++node)
+    if (can_run(task, node)) return true;
+  return false;
+}
+
+std::string PlacementPolicy::present_kinds() const {
+  std::string kinds = "cpu";
+  bool cuda = false, emulated = false;
+  for (const Node& node : nodes_) {
+    cuda |= node.kind == DeviceKind::cuda;
+    emulated |= node.kind == DeviceKind::emulated;
+  }
+  if (cuda) kinds += ", cuda";
+  if (emulated) kinds += ", emulated";
+  return kinds;
+}
+
+std::size_t PlacementPolicy::data_bytes(const Task& task) {
+  std::size_t bytes = 0;
+  for (std::uint32_t i = 0; i < task.access_count; ++i)
+    bytes += task.accesses[i].handle->layout()->bytes();
+  return bytes;
+}
+
+double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
+  double seconds = 0;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    ReplicaSet* replicas = access.handle->replicas();
+    if (!replicas || access.mode == AccessMode::write_only) continue;
+    int source = -1;
+    {
+      std::lock_guard<std::mutex> guard(replicas->mutex());
+      if (is_valid(replicas->at(node).state)) continue;
+      if (Replica* from = replicas->source_for(node)) source = from->node;
+    }
+    const double bytes = static_cast<double>(access.handle->layout()->bytes());
+    // Host to device, device to host, or both when device to device.
+    for (int hop : {node, source}) {
+      if (hop <= 0) continue;
+      const Device& device = *nodes_[hop].device;
+      seconds += device.latency() + (device.bandwidth() > 0 ? bytes / device.bandwidth() : 0);
+    }
+  }
+  return seconds;
+}
+
+double PlacementPolicy::backlog_seconds(int node) const {
+  const std::int64_t ns = node == 0 ? cpu_backlog_ns_.load(std::memory_order_relaxed) / cpu_workers_
+                                    : nodes_[node].worker->backlog_ns();
+  return static_cast<double>(ns > 0 ? ns : 0) * 1e-9;
+}
+
+// Tasks waiting or running per worker (a device counts as one: its kernels run one at a time).
+double PlacementPolicy::queued_tasks_per_worker(int node) const {
+  if (node == 0)
+    return static_cast<double>(cpu_tasks_.load(std::memory_order_relaxed)) / cpu_workers_;
+  return static_cast<double>(nodes_[node].worker->queued_tasks());
+}
+
+int PlacementPolicy::choose(Task& task) {
+  const int count = static_cast<int>(nodes_.size());
+  bool device_possible = false;
+  for (int node = 1; node < count; ++node) device_possible |= can_run(task, node);
+  const bool devices_only = task.placement == Placement::gpu_only ||
+                            (task.placement == Placement::prefer_gpu && device_possible);
+  const std::size_t bytes = data_bytes(task);
+  int best = -1;
+  double best_finish = std::numeric_limits<double>::infinity();
+  double best_execution = 0;
+  // While no candidate is calibrated (and the explorations are under way), tasks are dealt to
+  // the candidate with the fewest queued tasks per worker.
+  int fallback = -1;
+  double fallback_load = std::numeric_limits<double>::infinity();
+  task.explored = false;
+  for (int node = 0; node < count; ++node) {
+    if (!can_run(task, node) || (devices_only && node == 0)) continue;
+    const double backlog = backlog_seconds(node);
+    if (task.placement != Placement::automatic && !devices_only) {
+      best = node;  // cpu_only, or prefer_gpu without a device implementation
+      break;
+    }
+    if (const double load = queued_tasks_per_worker(node); load < fallback_load) {
+      fallback = node;
+      fallback_load = load;
+    }
+    const std::optional<double> execution =
+        model_.estimate(task.type_name, nodes_[node].kind, bytes);
+    if (!execution) {
+      if (model_.claim_exploration(task.type_name, nodes_[node].kind, bytes)) {
+        task.explored = true;
+        task.expected_ns = 0;
+        return node;
+      }
+      continue;
+    }
+    const double finish = backlog + transfer_seconds(task, node) + *execution;
+    if (finish < best_finish) {
+      best = node;
+      best_finish = finish;
+      best_execution = *execution;
+    }
+  }
+  if (best < 0) best = fallback;
+  task.expected_ns = static_cast<std::int64_t>(best_execution * 1e9);
+  return best;
+}
+
+}  // namespace versa::detail

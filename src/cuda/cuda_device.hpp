@@ -1,0 +1,91 @@
+// One CUDA GPU as a Device: its memory, a few streams that copy and run task implementations,
+// and a progress thread that reports completions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "cuda/completion_poller.hpp"
+#include "cuda/event_pool.hpp"
+#include "cuda/stream_context.hpp"
+
+namespace versa::detail {
+
+// Threads: any thread may call any member. Operations of one stream are queued under that
+// stream's lock (so that their order on the stream, their events and their order in the
+// progress thread's FIFO agree); the progress thread polls their end events and calls the
+// completions. Every completion runs on the progress thread, never inside the call that queued
+// the operation, including when queueing fails.
+class CudaDevice final : public Device {
+ public:
+  // Opens GPU `ordinal` with `streams` streams. `memory_limit` (bytes, 0: none) caps
+  // memory_capacity(). Measures the host-to-device bandwidth (a few milliseconds). Throws
+  // CudaError when the device or its streams and handles cannot be set up.
+  explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0);
+  // Waits for every queued operation and reports its completion, then releases the streams,
+  // handles and events. Memory from allocate() must have been deallocated.
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  DeviceKind kind() const override { return DeviceKind::cuda; }
+  const std::string& name() const override { return name_; }
+  std::size_t memory_capacity() const override { return memory_capacity_; }
+  int streams() const override { return static_cast<int>(streams_.size()); }
+  double bandwidth() const override { return bandwidth_; }
+  double latency() const override { return latency_; }
+
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* pointer) override;
+
+  // `stream` out of range throws std::out_of_range (a caller bug).
+  void copy_to_device(int stream, const BlockCopy& copy, Completion done) override;
+  void copy_to_host(int stream, const BlockCopy& copy, Completion done) override;
+  void execute(int stream, Task& task, Completion done) override;
+
+  void register_host_memory(void* pointer, std::size_t bytes) override;
+  void unregister_host_memory(void* pointer) override;
+
+  int ordinal() const { return ordinal_; }
+
+ private:
+  struct Stream {
+    explicit Stream(int ordinal) : context(ordinal) {}
+    // Held while an operation is queued on the stream, its events recorded and it is pushed
+    // to the progress thread; this also serialises the implementations that use `context`.
+    std::mutex queue_mutex;
+    StreamContext context;
+  };
+
+  // Queues `copy` in direction `kind` on `stream`.
+  void queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind, Completion done);
+  // Records `operation`'s start event, calls `work` (which queues the operation itself and
+  // returns its status), records the end event and pushes the operation to the progress
+  // thread. Failures become the operation's error. Precondition: `stream`'s queue lock is held
+  // and this device is current.
+  template <class Work>
+  void queue(int stream, PendingOperation operation, Work&& work);
+  double measure_bandwidth();
+
+  const int ordinal_;
+  const std::string label_;  // "cuda:0", for messages
+  const std::string name_;   // "cuda:0 (NVIDIA H100 80GB HBM3)"
+  std::size_t memory_capacity_ = 0;
+  double bandwidth_ = 0;
+  double latency_ = 10e-6;
+
+  // Declared in the order of need, so destroyed in reverse: the progress thread drains first
+  // (while the streams it waits on and the pool its events return to still exist), then the
+  // streams, then the events.
+  EventPool events_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  CompletionPoller poller_;
+};
+
+}  // namespace versa::detail

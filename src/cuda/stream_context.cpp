@@ -1,0 +1,98 @@
+#include "cuda/stream_context.hpp"
+
+#include <string>
+
+#include "cuda/cuda_check.hpp"
+
+namespace versa::detail {
+
+namespace {
+
+// Workspaces grow in whole MiB so that a run of slightly larger requests reallocates once.
+constexpr std::size_t workspace_granularity = std::size_t{1} << 20;
+
+}  // namespace
+
+void StreamContext::WorkspaceRelease::operator()(void* buffer) const {
+  CurrentDeviceGuard guard(ordinal);
+  if (stream_ordered) {
+    (void)cudaFreeAsync(buffer, stream);
+  } else {
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaFree(buffer);
+  }
+}
+
+StreamContext::StreamContext(int ordinal)
+    : ordinal_(ordinal),
+      stream_(nullptr, {ordinal}),
+      cublas_(nullptr, {ordinal}),
+      cusolver_(nullptr, {ordinal}),
+      workspace_(nullptr, {}) {
+  CurrentDeviceGuard guard(ordinal);
+  throw_if_failed(guard.status(), "cudaSetDevice");
+
+  int pools = 0;
+  throw_if_failed(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ordinal),
+                  "cudaDeviceGetAttribute");
+  stream_ordered_allocation_ = pools != 0;
+
+  // Non-blocking: the stream must not synchronise with the legacy default stream, which
+  // libraries and user code may use behind our back.
+  cudaStream_t stream = nullptr;
+  throw_if_failed(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                  "cudaStreamCreateWithFlags");
+  stream_.reset(stream);
+
+  cublasHandle_t cublas = nullptr;
+  throw_if_failed(cublasCreate(&cublas), "cublasCreate");
+  cublas_.reset(cublas);
+  throw_if_failed(cublasSetStream(cublas, stream), "cublasSetStream");
+
+  cusolverDnHandle_t cusolver = nullptr;
+  throw_if_failed(cusolverDnCreate(&cusolver), "cusolverDnCreate");
+  cusolver_.reset(cusolver);
+  throw_if_failed(cusolverDnSetStream(cusolver, stream), "cusolverDnSetStream");
+
+  workspace_ = std::unique_ptr<void, WorkspaceRelease>(
+      nullptr, WorkspaceRelease{ordinal, stream, stream_ordered_allocation_});
+}
+
+StreamContext::~StreamContext() {
+  {
+    CurrentDeviceGuard guard(ordinal_);
+    (void)cudaStreamSynchronize(stream_.get());
+  }
+  // The members' deleters release the rest, each on this device, in reverse order of
+  // declaration: workspace, cuSOLVER, cuBLAS, stream.
+}
+
+void* StreamContext::workspace(std::size_t bytes) {
+  if (bytes <= workspace_bytes_) return workspace_.get();
+  const std::size_t rounded =
+      (bytes + workspace_granularity - 1) / workspace_granularity * workspace_granularity;
+
+  CurrentDeviceGuard guard(ordinal_);
+  workspace_.reset();
+  workspace_bytes_ = 0;
+  void* buffer = nullptr;
+  cudaError_t status;
+  if (stream_ordered_allocation_) {
+    status = cudaMallocAsync(&buffer, rounded, stream_.get());
+  } else {
+    status = cudaMalloc(&buffer, rounded);
+  }
+  if (status != cudaSuccess) {
+    // Cleared so that the device does not report it a second time as a launch failure.
+    (void)cudaGetLastError();
+    throw CudaError(std::string(stream_ordered_allocation_ ? "cudaMallocAsync" : "cudaMalloc") +
+                        " of a " + format_bytes(rounded) +
+                        " workspace on cuda:" + std::to_string(ordinal_),
+                    cudaGetErrorString(status));
+  }
+  workspace_.reset(buffer);
+  workspace_bytes_ = rounded;
+  return buffer;
+}
+
+}  // namespace versa::detail

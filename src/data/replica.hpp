@@ -1,0 +1,134 @@
+// One handle's copy of its data on one memory node, and the set of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "data/coherence.hpp"
+
+namespace versa::detail {
+
+class HandleState;
+
+// Told when a copy into a replica has landed (error empty) or failed.
+class FillListener {
+ public:
+  virtual void fill_landed(void* context, const std::string& error) = 0;
+
+ protected:
+  ~FillListener() = default;
+};
+struct FillWaiter {
+  FillListener* listener;
+  void* context;
+};
+
+// All fields are guarded by the owning ReplicaSet's mutex, except the links, which belong to
+// the node's memory (NodeMemory) and are guarded by its mutex.
+struct Replica {
+  ReplicaState state = ReplicaState::invalid;
+  // A copy into `data` is in flight; `fill_waiters` are resumed when it lands. While a replica
+  // of a handle is filling, no access may modify the handle (the copy would race with it).
+  bool filling = false;
+  // Tasks staged on this node with this replica, and copies reading from it. A pinned replica
+  // is never evicted.
+  std::uint32_t pins = 0;
+  void* data = nullptr;  // host: the user's memory; device: null until a buffer is reserved
+  std::vector<FillWaiter> fill_waiters;
+
+  // Identity, for eviction (set once).
+  HandleState* handle = nullptr;
+  int node = 0;
+  // Least-recently-used list of the node's resident replicas (NodeMemory).
+  Replica* lru_prev = nullptr;
+  Replica* lru_next = nullptr;
+  bool resident = false;
+};
+
+// The replicas of one handle, one per memory node (node 0: host). Exists only in runtimes with
+// accelerators. Invariant (checked in debug builds after every change): at least one replica is
+// valid.
+class ReplicaSet {
+ public:
+  ReplicaSet(HandleState* handle, void* host_data, int nodes) : replicas_(nodes) {
+    for (int n = 0; n < nodes; ++n) {
+      replicas_[n].handle = handle;
+      replicas_[n].node = n;
+    }
+    replicas_[0].data = host_data;
+    replicas_[0].state = ReplicaState::owned;
+  }
+
+  int nodes() const { return static_cast<int>(replicas_.size()); }
+  Replica& at(int node) { return replicas_[node]; }
+  std::mutex& mutex() { return mutex_; }
+
+  // Applies `here` to the replica on `node` and `elsewhere` to all others. Caller holds mutex().
+  void apply(int node, CoherenceEvent here, CoherenceEvent elsewhere) {
+    for (int n = 0; n < nodes(); ++n)
+      replicas_[n].state = transition(replicas_[n].state, n == node ? here : elsewhere);
+    check_invariant();
+  }
+  // Applies `event` to the replica on `node` only. Caller holds mutex().
+  void apply_one(int node, CoherenceEvent event) {
+    replicas_[node].state = transition(replicas_[node].state, event);
+    check_invariant();
+  }
+
+  // A replica with a copy in flight into it, or null. Caller holds mutex().
+  Replica* filling() {
+    for (Replica& r : replicas_)
+      if (r.filling) return &r;
+    return nullptr;
+  }
+
+  // Whether any device replica holds a buffer (the handle needs retiring when destroyed).
+  bool on_devices() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (int n = 1; n < nodes(); ++n)
+      if (replicas_[n].data) return true;
+    return false;
+  }
+
+  // A valid replica other than `node` to copy from, not itself filling: the owner if there is
+  // one, the host if valid, else any. Null when none. Caller holds mutex().
+  Replica* source_for(int node) {
+    Replica* best = nullptr;
+    for (Replica& r : replicas_) {
+      if (r.node == node || !is_valid(r.state) || r.filling) continue;
+      if (r.state == ReplicaState::owned) return &r;
+      if (!best || r.node == 0) best = &r;
+    }
+    return best;
+  }
+
+ private:
+  void check_invariant() const {
+#ifndef NDEBUG
+    bool any_valid = false;
+    int owners = 0;
+    for (const Replica& r : replicas_) {
+      any_valid |= is_valid(r.state);
+      owners += r.state == ReplicaState::owned;
+    }
+    assert(any_valid && "a handle lost its last valid replica");
+    assert(owners <= 1 && "two owned replicas");
+    assert((owners == 0 ||
+            [&] {
+              int valid = 0;
+              for (const Replica& r : replicas_) valid += is_valid(r.state);
+              return valid == 1;
+            }()) &&
+           "an owned replica beside other valid ones");
+#endif
+  }
+
+  std::mutex mutex_;
+  std::vector<Replica> replicas_;  // guarded by mutex_ (fields as documented in Replica)
+};
+
+}  // namespace versa::detail

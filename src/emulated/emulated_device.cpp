@@ -1,0 +1,159 @@
+#include "emulated/emulated_device.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "core/task.hpp"
+
+namespace versa::detail {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+constexpr std::align_val_t buffer_alignment{64};
+}  // namespace
+
+EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
+                               std::size_t memory_limit)
+    : config_(config),
+      name_("emulated:" + std::to_string(index)),
+      capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
+                                                                        : config.memory_bytes) {
+  const std::string field = "Config::emulated_devices[" + std::to_string(index) + "].";
+  if (config.memory_bytes < 64)
+    throw std::invalid_argument(field + "memory_bytes = " + std::to_string(config.memory_bytes) +
+                                " is too small: expected at least 64");
+  if (!(config.bandwidth_bytes_per_s >= 0))
+    throw std::invalid_argument(field + "bandwidth_bytes_per_s must not be negative");
+  if (!(config.latency_s >= 0 && config.latency_s < 1))
+    throw std::invalid_argument(field + "latency_s must be in [0, 1) seconds");
+  if (config.streams < 1 || config.streams > 64)
+    throw std::invalid_argument(field + "streams = " + std::to_string(config.streams) +
+                                " is out of range: expected 1 to 64");
+  for (int s = 0; s < config.streams; ++s) {
+    streams_.push_back(std::make_unique<Stream>());
+    Stream& stream = *streams_.back();
+    stream.thread = std::thread([this, &stream] { serve(stream); });
+  }
+}
+
+EmulatedDevice::~EmulatedDevice() {
+  for (auto& stream : streams_) {
+    {
+      std::lock_guard<std::mutex> guard(stream->mutex);
+      stream->stopping = true;
+    }
+    stream->ready.notify_one();
+  }
+  for (auto& stream : streams_) stream->thread.join();
+}
+
+void* EmulatedDevice::allocate(std::size_t bytes) {
+  const std::uint64_t n = allocations_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (config_.fail_allocations_from != 0 && n >= config_.fail_allocations_from) return nullptr;
+  return ::operator new(bytes, buffer_alignment, std::nothrow);
+}
+
+void EmulatedDevice::deallocate(void* pointer) { ::operator delete(pointer, buffer_alignment); }
+
+void EmulatedDevice::copy_to_device(int stream, const BlockCopy& copy, Completion done) {
+  enqueue(stream, Operation{Engine::copy_in, copy, nullptr, std::move(done)});
+}
+
+void EmulatedDevice::copy_to_host(int stream, const BlockCopy& copy, Completion done) {
+  enqueue(stream, Operation{Engine::copy_out, copy, nullptr, std::move(done)});
+}
+
+void EmulatedDevice::execute(int stream, Task& task, Completion done) {
+  enqueue(stream, Operation{Engine::compute, BlockCopy{}, &task, std::move(done)});
+}
+
+void EmulatedDevice::enqueue(int stream, Operation operation) {
+  Stream& s = *streams_.at(static_cast<std::size_t>(stream));
+  std::lock_guard<std::mutex> guard(s.mutex);
+  s.queue.push_back(std::move(operation));
+  s.ready.notify_one();
+}
+
+void EmulatedDevice::serve(Stream& stream) {
+  for (;;) {
+    Operation operation;
+    {
+      std::unique_lock<std::mutex> lock(stream.mutex);
+      stream.ready.wait(lock, [&] { return stream.stopping || !stream.queue.empty(); });
+      if (stream.queue.empty()) return;
+      operation = std::move(stream.queue.front());
+      stream.queue.pop_front();
+    }
+    OperationResult result = run(operation);
+    operation.done(std::move(result));
+  }
+}
+
+OperationResult EmulatedDevice::run(Operation& operation) {
+  switch (operation.engine) {
+    case Engine::copy_in: {
+      std::lock_guard<std::mutex> engine(copy_in_engine_);
+      return copy(operation.copy);
+    }
+    case Engine::copy_out: {
+      std::lock_guard<std::mutex> engine(copy_out_engine_);
+      return copy(operation.copy);
+    }
+    case Engine::compute:
+      break;
+  }
+  std::lock_guard<std::mutex> engine(compute_engine_);
+  Task& task = *operation.task;
+  OperationResult result;
+  const auto start = Clock::now();
+  try {
+    task.invoke_emulated(task.closure, task.accesses);
+  } catch (...) {
+    result.exception = std::current_exception();
+    result.error = describe(result.exception);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+// Copies the block, then waits out the rest of the time the modelled link would take.
+OperationResult EmulatedDevice::copy(const BlockCopy& copy) {
+  OperationResult result;
+  const auto start = Clock::now();
+  const std::uint64_t n = copies_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n == config_.fail_copy_at) {
+    result.error = "injected copy failure (copy " + std::to_string(n) + ")";
+    return result;
+  }
+  auto* destination = static_cast<std::byte*>(copy.destination);
+  const auto* source = static_cast<const std::byte*>(copy.source);
+  if (copy.destination_pitch == copy.width && copy.source_pitch == copy.width) {
+    std::memcpy(destination, source, copy.bytes());
+  } else {
+    for (std::size_t c = 0; c < copy.columns; ++c)
+      std::memcpy(destination + c * copy.destination_pitch, source + c * copy.source_pitch,
+                  copy.width);
+  }
+  double modelled = config_.latency_s;
+  if (config_.bandwidth_bytes_per_s > 0)
+    modelled += static_cast<double>(copy.bytes()) / config_.bandwidth_bytes_per_s;
+  std::this_thread::sleep_until(
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled)));
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace versa::detail

@@ -1,0 +1,77 @@
+// The emulated accelerator (DESIGN section 5): a memory node in host memory with its own
+// capacity, streams served by their own threads, modelled copy bandwidth and latency, and fault
+// injection. Tasks run through their emulated implementation (by default the CPU one).
+//
+// Like a GPU, it has one compute engine and one copy engine per direction: operations of
+// different streams overlap unless they need the same engine, so a copy on one stream proceeds
+// while a kernel runs on another, but two kernels never run at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/device.hpp"
+#include "versa/config.hpp"
+
+namespace versa::detail {
+
+class EmulatedDevice final : public Device {
+ public:
+  // Device number `index` among the emulated ones; `memory_limit` (when not 0) caps the
+  // configured capacity. Throws std::invalid_argument for an out-of-range configuration.
+  EmulatedDevice(int index, const EmulatedDeviceConfig& config, std::size_t memory_limit);
+  // Finishes the queued operations, then stops the stream threads.
+  ~EmulatedDevice() override;
+
+  DeviceKind kind() const override { return DeviceKind::emulated; }
+  const std::string& name() const override { return name_; }
+  std::size_t memory_capacity() const override { return capacity_; }
+  int streams() const override { return static_cast<int>(streams_.size()); }
+  double bandwidth() const override { return config_.bandwidth_bytes_per_s; }
+  double latency() const override { return config_.latency_s; }
+
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* pointer) override;
+  void copy_to_device(int stream, const BlockCopy& copy, Completion done) override;
+  void copy_to_host(int stream, const BlockCopy& copy, Completion done) override;
+  void execute(int stream, Task& task, Completion done) override;
+
+ private:
+  enum class Engine { copy_in, copy_out, compute };
+  struct Operation {
+    Engine engine;
+    BlockCopy copy;
+    Task* task = nullptr;
+    Completion done;
+  };
+  struct Stream {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::deque<Operation> queue;  // guarded by mutex
+    bool stopping = false;        // guarded by mutex
+    std::thread thread;
+  };
+
+  void enqueue(int stream, Operation operation);
+  void serve(Stream& stream);
+  OperationResult run(Operation& operation);
+  OperationResult copy(const BlockCopy& copy);
+
+  const EmulatedDeviceConfig config_;
+  const std::string name_;
+  const std::size_t capacity_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  // The engines: an operation holds its engine's lock while it runs.
+  std::mutex copy_in_engine_, copy_out_engine_, compute_engine_;
+  // Counters for fault injection.
+  std::atomic<std::uint64_t> allocations_{0};
+  std::atomic<std::uint64_t> copies_{0};
+};
+
+}  // namespace versa::detail

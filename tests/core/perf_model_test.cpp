@@ -1,0 +1,216 @@
+// The history-based performance model: calibration, the median's robustness, keys, exploration
+// claims, and saving to and loading from a file.
+#include "core/perf_model.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace versa::detail {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int calibration = PerfModel::calibration_samples;
+
+// A file under the test temporary directory, removed when the test ends.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& name)
+      : path_(::testing::TempDir() + "versa_perf_model_test_" + name) {
+    std::remove(path_.c_str());
+  }
+  ~TemporaryFile() { std::remove(path_.c_str()); }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  void write(const std::string& text) const { std::ofstream(path_) << text; }
+
+ private:
+  std::string path_;
+};
+
+void record_n(PerfModel& model, const char* type, DeviceKind kind, std::size_t bytes,
+              double seconds, int n) {
+  for (int i = 0; i < n; ++i) model.record(type, kind, bytes, seconds, false);
+}
+
+TEST(PerfModelTest, NoEstimateUntilCalibratedThenTheMedian) {
+  static_assert(calibration == 3, "the samples below assume three calibration runs");
+  PerfModel model;
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::nullopt);
+  model.record("gemm", DeviceKind::cpu, 1024, 3.0, false);
+  model.record("gemm", DeviceKind::cpu, 1024, 1.0, false);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::nullopt);
+  model.record("gemm", DeviceKind::cpu, 1024, 2.0, false);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::optional<double>(2.0));
+}
+
+TEST(PerfModelTest, OneOutlierHardlyMovesTheEstimate) {
+  PerfModel model;
+  for (double seconds : {1.0, 1.1, 0.9, 1.05, 0.95})
+    model.record("gemm", DeviceKind::cpu, 64, seconds, false);
+  model.record("gemm", DeviceKind::cpu, 64, 100.0, false);  // one preempted run
+  const std::optional<double> estimate = model.estimate("gemm", DeviceKind::cpu, 64);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_GE(*estimate, 0.9);
+  EXPECT_LE(*estimate, 1.1);
+}
+
+TEST(PerfModelTest, OldSamplesLeaveTheWindow) {
+  // A kernel that became slower (another job on the machine) is eventually estimated at its new
+  // speed: the median is over recent samples only.
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cuda, 64, 1.0, 100);
+  record_n(model, "gemm", DeviceKind::cuda, 64, 2.0, 100);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 64), std::optional<double>(2.0));
+}
+
+TEST(PerfModelTest, KeysSeparateTypeDeviceKindAndSize) {
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cpu, 1024, 1.0, calibration);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::optional<double>(1.0));
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 1024), std::nullopt);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::emulated, 1024), std::nullopt);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 2048), std::nullopt);
+  EXPECT_EQ(model.estimate("potrf", DeviceKind::cpu, 1024), std::nullopt);
+  // Names that are prefixes of each other, and sizes whose digits run together, stay apart.
+  EXPECT_EQ(model.estimate("gem", DeviceKind::cpu, 1024), std::nullopt);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 102), std::nullopt);
+
+  record_n(model, "gemm", DeviceKind::cuda, 1024, 2.0, calibration);
+  record_n(model, "gemm", DeviceKind::emulated, 1024, 3.0, calibration);
+  record_n(model, "gemm", DeviceKind::cpu, 2048, 4.0, calibration);
+  record_n(model, "potrf", DeviceKind::cpu, 1024, 5.0, calibration);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::optional<double>(1.0));
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 1024), std::optional<double>(2.0));
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::emulated, 1024), std::optional<double>(3.0));
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 2048), std::optional<double>(4.0));
+  EXPECT_EQ(model.estimate("potrf", DeviceKind::cpu, 1024), std::optional<double>(5.0));
+}
+
+TEST(PerfModelTest, ExplorationIsClaimedUntilEnoughRunsAreUnderWay) {
+  PerfModel model;
+  for (int i = 0; i < calibration; ++i)
+    EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64)) << "claim " << i;
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  // Claims of one combination do not use up another's.
+  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cpu, 64));
+}
+
+TEST(PerfModelTest, RecordingAnExploredRunReleasesItsClaim) {
+  PerfModel model;
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  // One claimed run lands: one sample and one claim in flight, so one more may be claimed.
+  model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
+  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
+  model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
+  // Calibrated: never explored again.
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 64), std::optional<double>(1.0));
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+}
+
+TEST(PerfModelTest, RecordingAnUnclaimedRunKeepsTheClaims) {
+  PerfModel model;
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  // A run placed there by the policy for other reasons adds a sample; both claims still stand.
+  model.record("gemm", DeviceKind::cuda, 64, 1.0, false);
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+}
+
+TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
+  const TemporaryFile file("roundtrip.txt");
+  PerfModel saved;
+  // Medians with few significant digits, so the comparison can be exact.
+  record_n(saved, "gemm", DeviceKind::cpu, 1 << 20, 0.0015, calibration);
+  record_n(saved, "gemm", DeviceKind::cuda, 1 << 20, 2.5e-5, 5);
+  record_n(saved, "potrf with spaces", DeviceKind::emulated, 4096, 0.25, 20);
+  saved.record("trsm", DeviceKind::cuda, 64, 1.0, false);  // not yet calibrated
+  saved.save(file.path());
+
+  PerfModel loaded;
+  loaded.load(file.path());
+  for (const auto& [type, kind, bytes] :
+       {std::tuple{"gemm", DeviceKind::cpu, std::size_t{1} << 20},
+        std::tuple{"gemm", DeviceKind::cuda, std::size_t{1} << 20},
+        std::tuple{"potrf with spaces", DeviceKind::emulated, std::size_t{4096}}}) {
+    const std::optional<double> expected = saved.estimate(type, kind, bytes);
+    ASSERT_TRUE(expected.has_value()) << type;
+    EXPECT_EQ(loaded.estimate(type, kind, bytes), expected) << type << " " << to_string(kind);
+  }
+  // The sample count is kept: one sample loaded, two more runs to explore.
+  EXPECT_EQ(loaded.estimate("trsm", DeviceKind::cuda, 64), std::nullopt);
+  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
+  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
+  EXPECT_FALSE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
+  // Nothing else appeared.
+  EXPECT_EQ(loaded.estimate("gemm", DeviceKind::emulated, std::size_t{1} << 20), std::nullopt);
+}
+
+TEST(PerfModelTest, SaveThenLoadKeepsEstimatesToAFewSignificantDigits) {
+  const TemporaryFile file("precision.txt");
+  PerfModel saved;
+  const double seconds = 1.0 / 3.0 * 1e-4;
+  record_n(saved, "gemm", DeviceKind::cuda, 64, seconds, calibration);
+  saved.save(file.path());
+  PerfModel loaded;
+  loaded.load(file.path());
+  const std::optional<double> estimate = loaded.estimate("gemm", DeviceKind::cuda, 64);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_NEAR(*estimate, seconds, seconds * 1e-5);
+}
+
+TEST(PerfModelTest, LoadingAMissingFileDoesNothing) {
+  const TemporaryFile file("missing.txt");
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cpu, 64, 1.0, calibration);
+  EXPECT_NO_THROW(model.load(file.path()));
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 64), std::optional<double>(1.0));
+}
+
+struct MalformedLine {
+  const char* name;
+  const char* line;
+};
+
+class PerfModelMalformedTest : public ::testing::TestWithParam<MalformedLine> {};
+
+TEST_P(PerfModelMalformedTest, ThrowsNamingTheFileAndLine) {
+  const TemporaryFile file(std::string("malformed_") + GetParam().name + ".txt");
+  // A comment and a good entry come first, so the bad line is line 3.
+  file.write(std::string("# versa performance model\n") + "gemm\tcpu\t64 0.5 3\n" +
+             GetParam().line + "\n");
+  PerfModel model;
+  try {
+    model.load(file.path());
+    FAIL() << "no exception for '" << GetParam().line << "'";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(file.path()));
+    EXPECT_THAT(e.what(), HasSubstr("line 3:"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PerfModel, PerfModelMalformedTest,
+                         ::testing::Values(MalformedLine{"unknown_kind", "gemm\tgpu\t64 0.5 3"},
+                                           MalformedLine{"no_tabs", "gemm cpu 64 0.5 3"},
+                                           MalformedLine{"missing_count", "gemm\tcpu\t64 0.5"},
+                                           MalformedLine{"not_a_number", "gemm\tcpu\t64 fast 3"},
+                                           MalformedLine{"negative_time", "gemm\tcpu\t64 -1 3"},
+                                           MalformedLine{"no_samples", "gemm\tcpu\t64 0.5 0"}),
+                         [](const ::testing::TestParamInfo<MalformedLine>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace versa::detail
