@@ -19,8 +19,8 @@ struct EmulatedDeviceConfig {
   // at least latency + bytes / bandwidth; 0 bandwidth means as fast as memcpy.
   double bandwidth_bytes_per_s = 12e9;
   double latency_s = 10e-6;
-  // Streams (one thread each): one task or copy per stream at a time; kernels serialise on the
-  // device's compute engine, copies on one engine per direction, as on a GPU.
+  // Kernel streams (one thread each, plus one per copy direction): the device keeps two tasks
+  // per stream in flight. Kernels serialise on the device's compute engine, as on a GPU.
   int streams = 2;
   // Fault injection, for tests: the n-th allocation (counting from 1) and every later one fails;
   // the n-th host<->device copy fails. 0 disables.

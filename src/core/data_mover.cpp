@@ -82,8 +82,6 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
   const int device_node = target.node != 0 ? target.node : source.node;
   Device& device = *nodes_[device_node].device;
   DeviceWorker* worker = nodes_[device_node].worker;
-  const int stream = static_cast<int>(next_copy_stream_.fetch_add(1, std::memory_order_relaxed) %
-                                      static_cast<std::uint32_t>(device.streams()));
   const BlockCopy copy = block_copy(*target.handle, target, source);
   Completion done = [this, &replicas, worker, to = target.node,
                      from = source.node](OperationResult result) {
@@ -92,9 +90,9 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
     });
   };
   if (target.node == 0) {
-    device.copy_to_host(stream, copy, std::move(done));
+    device.copy_to_host(copy, std::move(done));
   } else {
-    device.copy_to_device(stream, copy, std::move(done));
+    device.copy_to_device(copy, std::move(done));
   }
 }
 
@@ -115,6 +113,7 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
       auto& counter = target != 0 ? counters_[device_node].bytes_to_device
                                   : counters_[device_node].bytes_to_host;
       counter.fetch_add(handle.layout()->bytes(), std::memory_order_relaxed);
+      counters_[device_node].transfer_seconds.fetch_add(result.seconds, std::memory_order_relaxed);
     } else {
       // The source still holds the data: the failed copy only loses the target's validity.
       replicas.apply_one(target, CoherenceEvent::evict);

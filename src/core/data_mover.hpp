@@ -29,6 +29,7 @@ struct TransferCounters {
   std::atomic<std::uint64_t> bytes_to_device{0};
   std::atomic<std::uint64_t> bytes_to_host{0};
   std::atomic<std::uint64_t> evictions{0};
+  std::atomic<double> transfer_seconds{0};
   // Copies out of the node's replicas still in flight: they pin their source, so memory they
   // hold will become evictable.
   std::atomic<int> copies_out_in_flight{0};
@@ -93,7 +94,6 @@ class DataMover {
   std::vector<Node> nodes_;
   FillListener& tasks_;
   std::vector<TransferCounters> counters_;
-  std::atomic<std::uint32_t> next_copy_stream_{0};
 };
 
 }  // namespace versa::detail

@@ -41,8 +41,8 @@ struct OperationResult {
 };
 
 // Called exactly once when an operation has completed, from a thread of the device (an emulated
-// stream thread, a CUDA callback thread), never from inside the call that queued it. It must be
-// short and must not call into any Device (CUDA forbids API calls in stream callbacks): the
+// stream thread, the CUDA device's progress thread), never from inside the call that queued it. It
+// must be short and must not call into any Device (CUDA forbids API calls in stream callbacks): the
 // runtime's completions only post a message to the device worker.
 using Completion = std::function<void(OperationResult result)>;
 
@@ -55,7 +55,9 @@ class Device {
   virtual const std::string& name() const = 0;
   // Bytes of device memory the runtime may use for replicas.
   virtual std::size_t memory_capacity() const = 0;
-  // Streams the device serves; operations on one stream run in the order they were queued.
+  // Streams that run task implementations; operations on one stream run in the order they
+  // were queued. Copies have their own stream per direction, so that the inputs of the next
+  // tasks move while kernels run.
   virtual int streams() const = 0;
   // Host<->device copy speed (bytes per second) and fixed cost per copy (seconds), as the
   // placement policy should assume them.
@@ -67,14 +69,14 @@ class Device {
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* pointer) = 0;
 
-  // Queue a copy on `stream` (0 <= stream < streams()); thread-safe. The host side must stay
+  // Queue a copy on the device's stream for that direction; thread-safe. Both sides must stay
   // valid until `done` is called.
-  virtual void copy_to_device(int stream, const BlockCopy& copy, Completion done) = 0;
-  virtual void copy_to_host(int stream, const BlockCopy& copy, Completion done) = 0;
+  virtual void copy_to_device(const BlockCopy& copy, Completion done) = 0;
+  virtual void copy_to_host(const BlockCopy& copy, Completion done) = 0;
 
-  // Queue `task`'s implementation for this device on `stream`. Its accesses' data and layout
-  // already point at this device's replicas. `done` reports the kernel time and any failure
-  // (an exception thrown by the implementation, a launch or execution error).
+  // Queue `task`'s implementation for this device on `stream` (0 <= stream < streams()). Its
+  // accesses' data and layout already point at this device's replicas. `done` reports the kernel
+  // time and any failure (an exception thrown by the implementation, a launch or execution error).
   virtual void execute(int stream, Task& task, Completion done) = 0;
 
   // Makes copies from and to [pointer, pointer + bytes) faster where the device can (CUDA

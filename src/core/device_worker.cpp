@@ -66,6 +66,12 @@ void DeviceWorker::staging_failed(Task* task, std::string error) {
   });
 }
 
+void DeviceWorker::notify_work() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  work_offered_ = true;
+  wake_.notify_one();
+}
+
 bool DeviceWorker::idle() const {
   return messages_.empty() && ready_.empty() && in_flight_ == 0 && deferred_.empty();
 }
@@ -77,11 +83,12 @@ void DeviceWorker::loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] {
-        return !messages_.empty() || (!ready_.empty() && in_flight_ < max_in_flight_) ||
-               (stopping_ && idle());
+        return !messages_.empty() || work_offered_ ||
+               (!ready_.empty() && in_flight_ < max_in_flight_) || (stopping_ && idle());
       });
       if (stopping_ && idle()) return;
       messages.swap(messages_);
+      work_offered_ = false;
     }
     for (auto& message : messages) message();
     const bool progressed = !messages.empty();
@@ -103,6 +110,18 @@ void DeviceWorker::loop() {
     }
     for (Task* task : starting) start(task);
     starting.clear();
+    // Room left and nothing queued here: take work waiting for placement.
+    while (in_flight_ + static_cast<int>(deferred_.size()) < max_in_flight_) {
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (!ready_.empty()) break;
+      }
+      Task* task = host_.pull_for_device(node_);
+      if (!task) break;
+      backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
+      queued_tasks_.fetch_add(1, std::memory_order_relaxed);
+      start(task);
+    }
   }
 }
 

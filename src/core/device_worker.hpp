@@ -34,6 +34,8 @@ class DeviceTaskHost {
   virtual void device_task_ended(Task& task, int node, OperationResult result) = 0;
   // `task` cannot run on `node` (`why`): run it elsewhere or fail it.
   virtual void device_refused(Task& task, int node, const std::string& why) = 0;
+  // A task waiting for placement that suits `node`, or null.
+  virtual Task* pull_for_device(int node) = 0;
 
  protected:
   ~DeviceTaskHost() = default;
@@ -57,6 +59,8 @@ class DeviceWorker {
   void launch(Task* task);
   // Reports that staging `task` failed; it ends with `error`. Any thread.
   void staging_failed(Task* task, std::string error);
+  // Tells the worker that work may be had from DeviceTaskHost::pull_for_device. Any thread.
+  void notify_work();
 
   // Expected execution time of the tasks queued and in flight here (placement's backlog).
   std::int64_t backlog_ns() const { return backlog_ns_.load(std::memory_order_relaxed); }
@@ -82,6 +86,7 @@ class DeviceWorker {
   std::uint64_t pushed_ = 0;                     // guarded by mutex_; FIFO among equals
   std::vector<std::function<void()>> messages_;  // guarded by mutex_
   bool stopping_ = false;                        // guarded by mutex_
+  bool work_offered_ = false;                    // guarded by mutex_: notify_work() was called
   // Owned by the worker thread (read under mutex_ by the wait predicate).
   int in_flight_ = 0;
   std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions

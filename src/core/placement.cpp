@@ -107,6 +107,9 @@ int PlacementPolicy::choose(Task& task) {
   const bool devices_only = task.placement == Placement::gpu_only ||
                             (task.placement == Placement::prefer_gpu && device_possible);
   const std::size_t bytes = data_bytes(task);
+  std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
+  int choices = 0;
+  bool calibrated = true;
   int best = -1;
   double best_finish = std::numeric_limits<double>::infinity();
   double best_execution = 0;
@@ -134,18 +137,82 @@ int PlacementPolicy::choose(Task& task) {
         task.expected_ns = 0;
         return node;
       }
+      calibrated = false;
       continue;
     }
-    const double finish = backlog + transfer_seconds(task, node) + *execution;
+    seconds[node] = transfer_seconds(task, node) + *execution;
+    ++choices;
+    const double finish = backlog + seconds[node];
     if (finish < best_finish) {
       best = node;
       best_finish = finish;
       best_execution = *execution;
     }
   }
+  if (task.placement == Placement::automatic && calibrated && choices > 1) {
+    add_to_pool(task, std::move(seconds), bytes);
+    return pooled;
+  }
   if (best < 0) best = fallback;
   task.expected_ns = static_cast<std::int64_t>(best_execution * 1e9);
   return best;
+}
+
+void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes) {
+  std::lock_guard<std::mutex> guard(pool_mutex_);
+  Group* group = nullptr;
+  for (Group& g : pool_)
+    if (g.type_name == task.type_name && g.bytes == bytes) group = &g;
+  if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, {}});
+  group->seconds = std::move(seconds);  // the latest estimates
+  group->tasks.push_back(&task);
+  pooled_count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The node that runs a group's tasks fastest always takes them (so no task waits for a device
+// that is not coming). Another node takes them only if it would finish one no later than the
+// fastest node would: each node's projected load is its backlog plus the pooled work it is
+// fastest at, shared among its workers.
+Task* PlacementPolicy::pull(int node) {
+  if (!has_pooled()) return nullptr;
+  const int count = static_cast<int>(nodes_.size());
+  constexpr double never = std::numeric_limits<double>::infinity();
+  std::vector<double> projected(count);
+  for (int n = 0; n < count; ++n) projected[n] = backlog_seconds(n);
+  std::lock_guard<std::mutex> guard(pool_mutex_);
+  auto fastest = [&](const Group& g) {
+    return static_cast<int>(std::min_element(g.seconds.begin(), g.seconds.end()) -
+                            g.seconds.begin());
+  };
+  for (const Group& g : pool_) {
+    if (g.tasks.empty()) continue;
+    const int best = fastest(g);
+    projected[best] +=
+        static_cast<double>(g.tasks.size()) * g.seconds[best] / (best == 0 ? cpu_workers_ : 1);
+  }
+  Group* chosen = nullptr;
+  double chosen_affinity = never;
+  for (Group& g : pool_) {
+    if (g.tasks.empty() || !(g.seconds[node] < never)) continue;
+    const int best = fastest(g);
+    double best_other = never;
+    for (int m = 0; m < count; ++m)
+      if (m != node) best_other = std::min(best_other, g.seconds[m]);
+    const double affinity = g.seconds[node] / best_other;
+    if (affinity > 1 && projected[node] + g.seconds[node] > projected[best] + g.seconds[best])
+      continue;
+    if (affinity < chosen_affinity) {
+      chosen = &g;
+      chosen_affinity = affinity;
+    }
+  }
+  if (!chosen) return nullptr;
+  Task* task = chosen->tasks.front();
+  chosen->tasks.pop_front();
+  pooled_count_.fetch_sub(1, std::memory_order_relaxed);
+  task->explored = false;
+  task->expected_ns = static_cast<std::int64_t>(chosen->seconds[node] * 1e9);
+  return task;
 }
 
 }  // namespace versa::detail

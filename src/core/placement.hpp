@@ -3,10 +3,20 @@
 // where it is expected to finish first, counting the device's queued work, the time to copy the
 // bytes not yet valid there and the execution time from the performance model. Combinations the
 // model has not calibrated are explored first.
+//
+// Deciding every placement the moment a task is ready makes "wrong-way" choices when many tasks
+// are ready at once: a task 8x faster on the GPU goes to a CPU because the GPU's queue is long
+// at that instant, and the next task, which the CPU runs as well as the GPU, then has to wait.
+// So calibrated automatic tasks with a choice are not pushed but pooled, grouped by task type
+// and size, and devices pull from the pool when they have room (after heteroprio, Agullo et al.
+// 2016): each takes the group it is relatively best at (lowest ratio of its time to the best
+// other device's), provided it would also finish the task no later than any other device could.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,8 +45,15 @@ class PlacementPolicy {
   // The device kinds present, for messages: "cpu, emulated".
   std::string present_kinds() const;
 
-  // Chooses the node for a ready task; sets its expected_ns and explored fields.
+  // Chooses the node for a ready task and sets its expected_ns and explored fields; or pools
+  // it and returns `pooled`, and the runtime lets the devices know there is work to pull.
+  static constexpr int pooled = -1;
   int choose(Task& task);
+
+  // A pooled task for `node` (its expected_ns set), or null when none suits it now.
+  Task* pull(int node);
+  // Whether tasks are waiting in the pool (a hint).
+  bool has_pooled() const { return pooled_count_.load(std::memory_order_relaxed) > 0; }
 
   // Queued work of the CPU workers, kept by the runtime: added when a task is placed on the
   // host, removed when it has run.
@@ -57,11 +74,24 @@ class PlacementPolicy {
   double backlog_seconds(int node) const;
   double queued_tasks_per_worker(int node) const;
 
+  // Pooled tasks of one task type and size: they share their expected times per node.
+  struct Group {
+    const char* type_name;
+    std::size_t bytes;
+    std::vector<double> seconds;  // per node; infinity where the tasks cannot run
+    std::deque<Task*> tasks;      // FIFO: submission order
+  };
+  void add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes);
+
   std::vector<Node> nodes_;
   const int cpu_workers_;
   PerfModel& model_;
   std::atomic<std::int64_t> cpu_backlog_ns_{0};
   std::atomic<std::int64_t> cpu_tasks_{0};
+
+  std::mutex pool_mutex_;
+  std::vector<Group> pool_;  // guarded by pool_mutex_
+  std::atomic<int> pooled_count_{0};
 };
 
 }  // namespace versa::detail

@@ -22,13 +22,7 @@ int Runtime::cpu_workers() const { return impl_->core.cpu_workers(); }
 
 int Runtime::device_count() const { return impl_->core.nodes() - 1; }
 
-std::vector<DeviceStatistics> Runtime::statistics() const {
-  std::vector<DeviceStatistics> result;
-  for (const detail::NodeStatistics& node : impl_->core.statistics())
-    result.push_back(
-        {node.name, node.tasks, node.bytes_to_device, node.bytes_to_host, node.evictions});
-  return result;
-}
+std::vector<DeviceStatistics> Runtime::statistics() const { return impl_->core.statistics(); }
 
 const std::string& Runtime::topology_summary() const { return impl_->core.summary(); }
 

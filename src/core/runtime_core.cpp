@@ -98,6 +98,7 @@ void RuntimeCore::open_devices() {
   }
   placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpus, perf_model_);
   tasks_per_node_ = std::vector<std::atomic<std::uint64_t>>(devices_.size() + 1);
+  kernel_seconds_ = std::vector<std::atomic<double>>(devices_.size());
   if (!config_.perf_model_file.empty()) perf_model_.load(config_.perf_model_file);
 }
 
@@ -344,7 +345,13 @@ void RuntimeCore::place(Task* task, int worker) {
     stage_and_dispatch(task, worker);
     return;
   }
-  task->node = placement_->choose(*task);
+  const int node = placement_->choose(*task);
+  if (node == PlacementPolicy::pooled) {
+    workers_->notify_work();
+    for (auto& device : device_workers_) device->notify_work();
+    return;
+  }
+  task->node = node;
   if (task->node == 0) {
     placement_->cpu_queued(task->expected_ns);
     stage_and_dispatch(task, worker);
@@ -502,6 +509,7 @@ void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result
   perf_model_.record(task.type_name, device.kind(), PlacementPolicy::data_bytes(task),
                      result.seconds, task.explored);
   tasks_per_node_[node].fetch_add(1, std::memory_order_relaxed);
+  kernel_seconds_[node - 1].fetch_add(result.seconds, std::memory_order_relaxed);
   if (trace_.enabled()) {
     const auto end = TraceRecorder::Clock::now();
     const auto start = end - std::chrono::duration_cast<TraceRecorder::Clock::duration>(
@@ -535,17 +543,19 @@ void RuntimeCore::retire_replicas(HandleState& handle) {
   }
 }
 
-std::vector<NodeStatistics> RuntimeCore::statistics() const {
-  std::vector<NodeStatistics> nodes(1);
+std::vector<DeviceStatistics> RuntimeCore::statistics() const {
+  std::vector<DeviceStatistics> nodes(1);
   nodes[0].name = "cpu";
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const TransferCounters& counters = mover_->counters(static_cast<int>(i) + 1);
-    NodeStatistics n;
+    DeviceStatistics n;
     n.name = devices_[i]->name();
     n.tasks = tasks_per_node_[i + 1].load(std::memory_order_relaxed);
     n.bytes_to_device = counters.bytes_to_device.load(std::memory_order_relaxed);
     n.bytes_to_host = counters.bytes_to_host.load(std::memory_order_relaxed);
     n.evictions = counters.evictions.load(std::memory_order_relaxed);
+    n.transfer_seconds = counters.transfer_seconds.load(std::memory_order_relaxed);
+    n.kernel_seconds = kernel_seconds_[i].load(std::memory_order_relaxed);
     nodes.push_back(std::move(n));
   }
   if (!devices_.empty()) nodes[0].tasks = tasks_per_node_[0].load(std::memory_order_relaxed);
@@ -589,6 +599,22 @@ void RuntimeCore::flush_finished(int worker) {
 }
 
 void RuntimeCore::worker_idle(int worker) { flush_finished(worker); }
+
+bool RuntimeCore::pull_work(int worker) {
+  if (!placement_) return false;
+  Task* task = placement_->pull(0);
+  if (!task) return false;
+  task->node = 0;
+  placement_->cpu_queued(task->expected_ns);
+  stage_and_dispatch(task, worker);  // onto this worker's deque once its data is home
+  return true;
+}
+
+Task* RuntimeCore::pull_for_device(int node) {
+  Task* task = placement_->pull(node);
+  if (task) task->node = node;
+  return task;
+}
 
 void RuntimeCore::worker_started(int) {}
 

@@ -23,18 +23,10 @@
 #include "cpu/topology.hpp"
 #include "cpu/worker_pool.hpp"
 #include "versa/config.hpp"
+#include "versa/statistics.hpp"
 #include "versa/task_type.hpp"
 
 namespace versa::detail {
-
-// Statistics of one memory node (node 0: the CPU workers and host memory).
-struct NodeStatistics {
-  std::string name;
-  std::uint64_t tasks = 0;
-  std::uint64_t bytes_to_device = 0;
-  std::uint64_t bytes_to_host = 0;
-  std::uint64_t evictions = 0;
-};
 
 class RuntimeCore final : public TaskRunner,
                           public HandleRegistry,
@@ -47,7 +39,7 @@ class RuntimeCore final : public TaskRunner,
   int cpu_workers() const { return workers_->size(); }
   // Memory nodes: 1 + the number of accelerators.
   int nodes() const { return 1 + static_cast<int>(devices_.size()); }
-  std::vector<NodeStatistics> statistics() const;
+  std::vector<DeviceStatistics> statistics() const;
   // The one-line topology summary printed at start-up.
   const std::string& summary() const { return summary_; }
   std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }
@@ -71,6 +63,7 @@ class RuntimeCore final : public TaskRunner,
   void stage(Task& task, int node) override;
   void device_task_ended(Task& task, int node, OperationResult result) override;
   void device_refused(Task& task, int node, const std::string& why) override;
+  Task* pull_for_device(int node) override;
 
   // FillListener: a copy a staging task waited for has landed.
   void fill_landed(void* context, const std::string& error) override;
@@ -78,6 +71,7 @@ class RuntimeCore final : public TaskRunner,
   // TaskRunner
   void run_task(Task* task, int worker) override;
   void worker_idle(int worker) override;
+  bool pull_work(int worker) override;
   void worker_started(int worker) override;
   void worker_stopping(int worker) override;
 
@@ -139,6 +133,7 @@ class RuntimeCore final : public TaskRunner,
   std::unique_ptr<PlacementPolicy> placement_;
   std::vector<std::unique_ptr<DeviceWorker>> device_workers_;
   std::vector<std::atomic<std::uint64_t>> tasks_per_node_;
+  std::vector<std::atomic<double>> kernel_seconds_;  // per device node (index node - 1)
   std::string summary_;
 
   // Last: its threads start in its constructor and must see everything above initialised.

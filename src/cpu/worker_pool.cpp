@@ -130,7 +130,9 @@ Task* WorkerPool::take_inbox(int worker, int into) {
 Task* WorkerPool::find_task(int worker) {
   if (Task* task = workers_[worker]->deque.pop_front()) return task;
   if (Task* task = take_inbox(worker, worker)) return task;
-  return steal(worker);
+  if (Task* task = steal(worker)) return task;
+  if (runner_.pull_work(worker)) return workers_[worker]->deque.pop_front();
+  return nullptr;
 }
 
 bool WorkerPool::run_one(int worker) {

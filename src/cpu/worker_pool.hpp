@@ -23,6 +23,9 @@ class TaskRunner {
   virtual void run_task(Task* task, int worker) = 0;
   // Called on a worker thread each time it finds no task to run.
   virtual void worker_idle(int worker) = 0;
+  // Called when a worker found nothing in any deque: may queue work for it (push_local) from
+  // elsewhere and return true.
+  virtual bool pull_work(int worker) = 0;
   // Called once on each worker thread before it takes work, and after it stops.
   virtual void worker_started(int worker) = 0;
   virtual void worker_stopping(int worker) = 0;
@@ -52,6 +55,9 @@ class WorkerPool {
 
   // Runs one ready task on worker `worker` (its own first, else stolen); false if none found.
   bool run_one(int worker);
+
+  // Tells the workers that work may be had from TaskRunner::pull_work: wakes one if all sleep.
+  void notify_work() { wake_one(); }
 
  private:
   struct alignas(64) Worker {

@@ -51,9 +51,9 @@ CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit)
       label_(device_label(ordinal)),
       name_(device_name(ordinal)),
       events_(ordinal),
-      poller_(ordinal, label_, checked_stream_count(streams)) {
-  streams_.reserve(static_cast<std::size_t>(streams));
-  for (int index = 0; index < streams; ++index) {
+      poller_(ordinal, label_, checked_stream_count(streams) + 2) {
+  streams_.reserve(static_cast<std::size_t>(streams) + 2);
+  for (int index = 0; index < streams + 2; ++index) {
     streams_.push_back(std::make_unique<Stream>(ordinal));
   }
 
@@ -175,12 +175,12 @@ void CudaDevice::queue(int stream, PendingOperation operation, Work&& work) {
   poller_.push(stream, std::move(operation));
 }
 
-void CudaDevice::copy_to_device(int stream, const BlockCopy& copy, Completion done) {
-  queue_copy(stream, copy, cudaMemcpyHostToDevice, std::move(done));
+void CudaDevice::copy_to_device(const BlockCopy& copy, Completion done) {
+  queue_copy(streams(), copy, cudaMemcpyHostToDevice, std::move(done));
 }
 
-void CudaDevice::copy_to_host(int stream, const BlockCopy& copy, Completion done) {
-  queue_copy(stream, copy, cudaMemcpyDeviceToHost, std::move(done));
+void CudaDevice::copy_to_host(const BlockCopy& copy, Completion done) {
+  queue_copy(streams() + 1, copy, cudaMemcpyDeviceToHost, std::move(done));
 }
 
 void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind,

@@ -24,9 +24,10 @@ namespace versa::detail {
 // the operation, including when queueing fails.
 class CudaDevice final : public Device {
  public:
-  // Opens GPU `ordinal` with `streams` streams. `memory_limit` (bytes, 0: none) caps
-  // memory_capacity(). Measures the host-to-device bandwidth (a few milliseconds). Throws
-  // CudaError when the device or its streams and handles cannot be set up.
+  // Opens GPU `ordinal` with `streams` kernel streams (plus one copy stream per direction).
+  // `memory_limit` (bytes, 0: none) caps memory_capacity(). Measures the host-to-device bandwidth
+  // (a few milliseconds). Throws CudaError when the device or its streams and handles cannot be set
+  // up.
   explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0);
   // Waits for every queued operation and reports its completion, then releases the streams,
   // handles and events. Memory from allocate() must have been deallocated.
@@ -37,7 +38,7 @@ class CudaDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::cuda; }
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return memory_capacity_; }
-  int streams() const override { return static_cast<int>(streams_.size()); }
+  int streams() const override { return static_cast<int>(streams_.size()) - 2; }
   double bandwidth() const override { return bandwidth_; }
   double latency() const override { return latency_; }
 
@@ -45,8 +46,8 @@ class CudaDevice final : public Device {
   void deallocate(void* pointer) override;
 
   // `stream` out of range throws std::out_of_range (a caller bug).
-  void copy_to_device(int stream, const BlockCopy& copy, Completion done) override;
-  void copy_to_host(int stream, const BlockCopy& copy, Completion done) override;
+  void copy_to_device(const BlockCopy& copy, Completion done) override;
+  void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
 
   void register_host_memory(void* pointer, std::size_t bytes) override;

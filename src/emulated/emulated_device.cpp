@@ -5,6 +5,10 @@
 #include <new>
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #include "core/task.hpp"
 
 namespace versa::detail {
@@ -42,7 +46,7 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
   if (config.streams < 1 || config.streams > 64)
     throw std::invalid_argument(field + "streams = " + std::to_string(config.streams) +
                                 " is out of range: expected 1 to 64");
-  for (int s = 0; s < config.streams; ++s) {
+  for (int s = 0; s < config.streams + 2; ++s) {
     streams_.push_back(std::make_unique<Stream>());
     Stream& stream = *streams_.back();
     stream.thread = std::thread([this, &stream] { serve(stream); });
@@ -68,12 +72,12 @@ void* EmulatedDevice::allocate(std::size_t bytes) {
 
 void EmulatedDevice::deallocate(void* pointer) { ::operator delete(pointer, buffer_alignment); }
 
-void EmulatedDevice::copy_to_device(int stream, const BlockCopy& copy, Completion done) {
-  enqueue(stream, Operation{Engine::copy_in, copy, nullptr, std::move(done)});
+void EmulatedDevice::copy_to_device(const BlockCopy& copy, Completion done) {
+  enqueue(streams(), Operation{Engine::copy_in, copy, nullptr, std::move(done)});
 }
 
-void EmulatedDevice::copy_to_host(int stream, const BlockCopy& copy, Completion done) {
-  enqueue(stream, Operation{Engine::copy_out, copy, nullptr, std::move(done)});
+void EmulatedDevice::copy_to_host(const BlockCopy& copy, Completion done) {
+  enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done)});
 }
 
 void EmulatedDevice::execute(int stream, Task& task, Completion done) {
@@ -88,6 +92,11 @@ void EmulatedDevice::enqueue(int stream, Operation operation) {
 }
 
 void EmulatedDevice::serve(Stream& stream) {
+#if defined(__linux__)
+  // Modelled copy times and benchmark kernels are sleeps: without this, Linux may extend each
+  // by up to 50 us (the default timer slack), which would distort the model.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
   for (;;) {
     Operation operation;
     {

@@ -32,14 +32,14 @@ class EmulatedDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::emulated; }
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return capacity_; }
-  int streams() const override { return static_cast<int>(streams_.size()); }
+  int streams() const override { return static_cast<int>(streams_.size()) - 2; }
   double bandwidth() const override { return config_.bandwidth_bytes_per_s; }
   double latency() const override { return config_.latency_s; }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* pointer) override;
-  void copy_to_device(int stream, const BlockCopy& copy, Completion done) override;
-  void copy_to_host(int stream, const BlockCopy& copy, Completion done) override;
+  void copy_to_device(const BlockCopy& copy, Completion done) override;
+  void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
 
  private:
@@ -66,6 +66,7 @@ class EmulatedDevice final : public Device {
   const EmulatedDeviceConfig config_;
   const std::string name_;
   const std::size_t capacity_;
+  // The kernel streams, then the host-to-device and the device-to-host copy streams.
   std::vector<std::unique_ptr<Stream>> streams_;
   // The engines: an operation holds its engine's lock while it runs.
   std::mutex copy_in_engine_, copy_out_engine_, compute_engine_;

@@ -120,13 +120,13 @@ class CudaDeviceTest : public ::testing::Test {
   void upload(void* device_data, const void* host_data, std::size_t bytes) {
     const BlockCopy copy{device_data, bytes, host_data, bytes, bytes, 1};
     const OperationResult result =
-        run([&](Completion done) { device_->copy_to_device(0, copy, std::move(done)); });
+        run([&](Completion done) { device_->copy_to_device(copy, std::move(done)); });
     EXPECT_EQ(result.error, "");
   }
   void download(void* host_data, const void* device_data, std::size_t bytes) {
     const BlockCopy copy{host_data, bytes, device_data, bytes, bytes, 1};
     const OperationResult result =
-        run([&](Completion done) { device_->copy_to_host(0, copy, std::move(done)); });
+        run([&](Completion done) { device_->copy_to_host(copy, std::move(done)); });
     EXPECT_EQ(result.error, "");
   }
 
@@ -222,14 +222,14 @@ TEST_F(CudaDeviceTest, CopiesAPitchedSubBlockThereAndBack) {
                         rows * sizeof(double),
                         cols};
   OperationResult result =
-      run([&](Completion done) { device_->copy_to_device(1, there, std::move(done)); });
+      run([&](Completion done) { device_->copy_to_device(there, std::move(done)); });
   EXPECT_EQ(result.error, "");
   EXPECT_EQ(result.exception, nullptr);
   EXPECT_GE(result.seconds, 0);
 
   const BlockCopy home{back.data() + offset,       host_ld * sizeof(double), block.get(),
                        device_ld * sizeof(double), rows * sizeof(double),    cols};
-  result = run([&](Completion done) { device_->copy_to_host(2, home, std::move(done)); });
+  result = run([&](Completion done) { device_->copy_to_host(home, std::move(done)); });
   EXPECT_EQ(result.error, "");
   device_->unregister_host_memory(source.data());
 
@@ -300,7 +300,7 @@ TEST_F(CudaDeviceTest, ReportsAFailedCopyNamingTheDeviceAndTheOperation) {
   DeviceBuffer data(*device_, host.size() * sizeof(double));
   const BlockCopy invalid{data.get(), 8, host.data(), 8, 64, 2};
   const OperationResult result =
-      run([&](Completion done) { device_->copy_to_device(0, invalid, std::move(done)); });
+      run([&](Completion done) { device_->copy_to_device(invalid, std::move(done)); });
   EXPECT_NE(result.error.find("host->device"), std::string::npos) << result.error;
   EXPECT_NE(result.error.find("on cuda:0 failed"), std::string::npos) << result.error;
 
@@ -329,8 +329,8 @@ TEST_F(CudaDeviceTest, CallsEachCompletionOnceOnTheDeviceThread) {
                            1};
       for (int i = 0; i < copies_per_thread; ++i) {
         const int own = (t * copies_per_thread + i) * 2;
-        device_->copy_to_device(t, copy, probes[own].completion());
-        device_->copy_to_device(0, copy, probes[own + 1].completion());
+        device_->copy_to_device(copy, probes[own].completion());
+        device_->copy_to_device(copy, probes[own + 1].completion());
       }
     });
   }
