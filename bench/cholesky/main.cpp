@@ -61,6 +61,8 @@ double versa_cholesky(int workers, double* a, int n, int tile) {
   cholesky::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = workers;
+  config.gpus = 0;  // the CPU comparison
+  config.quiet = true;
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
   const auto start = bench::Clock::now();

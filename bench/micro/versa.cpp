@@ -20,9 +20,12 @@ namespace {
 
 constexpr int pool_size = 1024;
 
+// CPU only: these suites compare CPU runtimes (a GPU, if present, is not used).
 versa::Config config_for(int workers) {
   versa::Config config;
   config.cpu_workers = workers;
+  config.gpus = 0;
+  config.quiet = true;
   return config;
 }
 

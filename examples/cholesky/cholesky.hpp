@@ -6,11 +6,14 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <stdexcept>
 #include <string>
 
+#include "cuda_kernels.hpp"
 #include "versa/versa.hpp"
 
 namespace cholesky {
@@ -74,6 +77,16 @@ struct Blas<float> {
   }
 };
 
+// Tasks run per kernel and device kind, counted by the implementations themselves.
+struct KernelTally {
+  static constexpr const char* kernels[4] = {"potrf", "trsm", "syrk", "gemm"};
+  static constexpr const char* devices[3] = {"cpu", "gpu", "emulated"};
+  std::array<std::array<std::atomic<std::size_t>, 3>, 4> runs{};
+  void count(int kernel, int device) {
+    runs[kernel][device].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
 // Number of tasks of each kernel for a matrix of `tiles` x `tiles` tiles.
 struct TaskCounts {
   std::size_t potrf = 0, trsm = 0, syrk = 0, gemm = 0;
@@ -87,41 +100,93 @@ TaskCounts task_counts(std::size_t tiles);
 // Tile kernels run sequential BLAS: call use_one_blas_thread() first when BLAS is threaded.
 template <class T>
 void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
-                          const Placements& placements = {}) {
+                          const Placements& placements = {}, KernelTally* tally = nullptr) {
   using versa::Tile;
   auto place = [&](const char* kernel) {
     auto it = placements.find(kernel);
     return it == placements.end() ? versa::Placement::automatic : it->second;
   };
-  const auto potrf =
-      versa::task_type("potrf")
-          .cpu([](Tile<T> akk) {
-            const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
-            if (info > 0)
-              throw std::runtime_error("the tile is not positive definite (leading minor " +
-                                       std::to_string(info) + " of the tile)");
-            if (info < 0)
-              throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
-          })
-          .placement(place("potrf"));
+  // Each kernel's CPU body serves the CPU and, counted apart, the emulated device; the CUDA
+  // bodies (cuda_kernels.hpp) exist when the CUDA backend is built.
+  auto on = [tally](int kernel, int device, auto body) {
+    return [tally, kernel, device, body](auto... tiles) {
+      body(tiles...);
+      if (tally) tally->count(kernel, device);
+    };
+  };
+  auto potrf_body = [](Tile<T> akk) {
+    const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
+    if (info > 0)
+      throw std::runtime_error("the tile is not positive definite (leading minor " +
+                               std::to_string(info) + " of the tile)");
+    if (info < 0) throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
+  };
+  auto trsm_body = [](Tile<const T> akk, Tile<T> amk) {
+    Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(), amk.ld());
+  };
+  auto syrk_body = [](Tile<const T> amk, Tile<T> amm) {
+    Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(), amm.ld());
+  };
+  auto gemm_body = [](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+    Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(), ajk.data(), ajk.ld(),
+                  amj.data(), amj.ld());
+  };
+  const auto potrf = versa::task_type("potrf")
+                         .cpu([=](Tile<T> akk) { on(0, 0, potrf_body)(akk); })
+                         .emulated([=](Tile<T> akk) { on(0, 2, potrf_body)(akk); })
+#if VERSA_HAVE_CUDA
+                         .cuda([tally](versa::CudaContext& gpu, Tile<T> akk) {
+                           CudaBlas<T>::potrf(gpu, static_cast<int>(akk.rows()), akk.data(),
+                                              static_cast<int>(akk.ld()));
+                           if (tally) tally->count(0, 1);
+                         })
+#endif
+                         .placement(place("potrf"));
   const auto trsm =
       versa::task_type("trsm")
-          .cpu([](Tile<const T> akk, Tile<T> amk) {
-            Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(), amk.ld());
+          .cpu([=](Tile<const T> akk, Tile<T> amk) { on(1, 0, trsm_body)(akk, amk); })
+          .emulated([=](Tile<const T> akk, Tile<T> amk) { on(1, 2, trsm_body)(akk, amk); })
+#if VERSA_HAVE_CUDA
+          .cuda([tally](versa::CudaContext& gpu, Tile<const T> akk, Tile<T> amk) {
+            CudaBlas<T>::trsm(gpu, static_cast<int>(amk.rows()), static_cast<int>(amk.cols()),
+                              akk.data(), static_cast<int>(akk.ld()), amk.data(),
+                              static_cast<int>(amk.ld()));
+            if (tally) tally->count(1, 1);
           })
+#endif
           .placement(place("trsm"));
   const auto syrk =
       versa::task_type("syrk")
-          .cpu([](Tile<const T> amk, Tile<T> amm) {
-            Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(), amm.ld());
+          .cpu([=](Tile<const T> amk, Tile<T> amm) { on(2, 0, syrk_body)(amk, amm); })
+          .emulated([=](Tile<const T> amk, Tile<T> amm) { on(2, 2, syrk_body)(amk, amm); })
+#if VERSA_HAVE_CUDA
+          .cuda([tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<T> amm) {
+            CudaBlas<T>::syrk(gpu, static_cast<int>(amm.rows()), static_cast<int>(amk.cols()),
+                              amk.data(), static_cast<int>(amk.ld()), amm.data(),
+                              static_cast<int>(amm.ld()));
+            if (tally) tally->count(2, 1);
           })
+#endif
           .placement(place("syrk"));
-  const auto gemm = versa::task_type("gemm")
-                        .cpu([](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
-                          Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(),
-                                        ajk.data(), ajk.ld(), amj.data(), amj.ld());
-                        })
-                        .placement(place("gemm"));
+  const auto gemm =
+      versa::task_type("gemm")
+          .cpu([=](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+            on(3, 0, gemm_body)(amk, ajk, amj);
+          })
+          .emulated([=](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+            on(3, 2, gemm_body)(amk, ajk, amj);
+          })
+#if VERSA_HAVE_CUDA
+          .cuda([tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<const T> ajk,
+                        Tile<T> amj) {
+            CudaBlas<T>::gemm(gpu, static_cast<int>(amj.rows()), static_cast<int>(amj.cols()),
+                              static_cast<int>(amk.cols()), amk.data(), static_cast<int>(amk.ld()),
+                              ajk.data(), static_cast<int>(ajk.ld()), amj.data(),
+                              static_cast<int>(amj.ld()));
+            if (tally) tally->count(3, 1);
+          })
+#endif
+          .placement(place("gemm"));
   // Priorities favour the critical path: the earlier the step k and the closer a tile is to the
   // diagonal, the sooner its result is needed (the scheme of StarPU's own tiled Cholesky).
   const int nt = static_cast<int>(a.tile_rows());

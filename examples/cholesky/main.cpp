@@ -18,14 +18,15 @@ const char* const usage = R"(usage: cholesky [options]
 Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.
   --n N            matrix size (default 4096)
   --tile B         tile size (default 512; edge tiles are smaller when B does not divide N)
-  --devices LIST   devices to use: cpu (default). GPU and emulated devices arrive with the
-                   heterogeneous runtime.
+  --devices LIST   devices to use: cpu (default), cpu,gpu (all GPUs), cpu,emulated:K (K
+                   emulated accelerators), or both, e.g. cpu,gpu,emulated:1
+  --device-memory M  cap each device's memory at M MiB (to factor out of core)
   --workers W      CPU workers (default: one per core)
   --place SPEC     placement per kernel, e.g. potrf=cpu,gemm=auto (cpu, gpu, prefer_gpu, auto)
   --repeat R       factor R times and report the median time (default 1)
   --check          compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes
   --float          single precision instead of double
-  --trace FILE     write a Chrome trace of the last factorisation to FILE
+  --trace FILE     write a Chrome trace of the run (all repetitions) to FILE
   --help           this text
 )";
 
@@ -33,6 +34,9 @@ struct Options {
   long n = 4096;
   long tile = 512;
   std::string devices = "cpu";
+  bool gpu = false;
+  int emulated = 0;
+  long device_memory_mib = 0;
   int workers = 0;
   std::string place;
   int repeat = 1;
@@ -73,6 +77,8 @@ Options parse(int argc, char** argv) {
       o.tile = parse_long(arg, value(), 1);
     } else if (arg == "--devices") {
       o.devices = value();
+    } else if (arg == "--device-memory") {
+      o.device_memory_mib = parse_long(arg, value(), 1);
     } else if (arg == "--workers") {
       o.workers = static_cast<int>(parse_long(arg, value(), 1));
     } else if (arg == "--place") {
@@ -91,8 +97,27 @@ Options parse(int argc, char** argv) {
   }
   if (o.tile > o.n)
     fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
-  if (o.devices != "cpu")
-    fail("unknown or unavailable device list '" + o.devices + "' (available: cpu)");
+  std::size_t start = 0;
+  bool cpu = false;
+  while (start <= o.devices.size()) {
+    const std::size_t comma = std::min(o.devices.find(',', start), o.devices.size());
+    const std::string item = o.devices.substr(start, comma - start);
+    if (item == "cpu") {
+      cpu = true;
+    } else if (item == "gpu") {
+      o.gpu = true;
+    } else if (item.rfind("emulated", 0) == 0) {
+      const std::string count = item.size() > 9 && item[8] == ':' ? item.substr(9) : "1";
+      if (item != "emulated" && item[8] != ':') fail("unknown device '" + item + "' in --devices");
+      o.emulated = static_cast<int>(parse_long("--devices emulated:", count.c_str(), 1));
+    } else {
+      fail("unknown device '" + item + "' in --devices (expected cpu, gpu or emulated:K)");
+    }
+    start = comma + 1;
+  }
+  if (!cpu) fail("--devices must include cpu (the CPU workers run the host side)");
+  if (o.device_memory_mib > 0 && !o.gpu && o.emulated == 0)
+    fail("--device-memory needs a gpu or emulated device among --devices");
   return o;
 }
 
@@ -136,23 +161,37 @@ template <class T>
 int run(const Options& o) {
   const cholesky::Placements placements = cholesky::parse_placements(o.place);
   for (const auto& [kernel, rule] : placements)
-    if (rule == versa::Placement::gpu_only)
-      fail("--place " + kernel + "=gpu, but no GPU is among --devices " + o.devices);
+    if (rule == versa::Placement::gpu_only && !o.gpu && o.emulated == 0)
+      fail("--place " + kernel + "=gpu, but no GPU or emulated device is among --devices " +
+           o.devices);
   cholesky::use_one_blas_thread();
   const std::vector<T> original = spd_matrix<T>(o.n);
   std::vector<T> a;
   std::vector<double> seconds;
   int workers = 0;
+  std::vector<versa::DeviceStatistics> devices;
+  cholesky::KernelTally tally;
+  versa::Config config;
+  config.cpu_workers = o.workers;
+  config.gpus = o.gpu ? -1 : 0;
+  config.emulated_devices.resize(static_cast<std::size_t>(o.emulated));
+  config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
+  config.quiet = true;
+  config.trace_file = o.trace;
+  // One runtime for every repetition: its performance model calibrates on the first.
+  versa::Runtime rt{config};
+  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
+  if (o.gpu && rt.statistics().size() == 1 + static_cast<std::size_t>(o.emulated))
+    fail("--devices lists gpu, but no GPU can be used here");
+  workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
-    versa::Config config;
-    config.cpu_workers = o.workers;
-    if (rep == o.repeat - 1) config.trace_file = o.trace;
-    versa::Runtime rt{config};
-    workers = rt.cpu_workers();
+    for (auto& kernel : tally.runs)
+      for (auto& count : kernel) count.store(0);
+    const auto before = rt.statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, placements);
+    cholesky::submit_factorisation(rt, tiles, placements, &tally);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {
@@ -161,6 +200,12 @@ int run(const Options& o) {
     }
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    devices = rt.statistics();
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      devices[d].bytes_to_device -= before[d].bytes_to_device;
+      devices[d].bytes_to_host -= before[d].bytes_to_host;
+      devices[d].evictions -= before[d].evictions;
+    }
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
@@ -169,12 +214,35 @@ int run(const Options& o) {
   const cholesky::TaskCounts counts = cholesky::task_counts(nt);
   std::printf("matrix      %ld x %ld %s, tiles of %ld (%zu x %zu tiles)\n", o.n, o.n,
               o.single ? "float" : "double", o.tile, nt, nt);
-  std::printf("devices     cpu: %d workers\n", workers);
+  std::printf("devices     cpu: %d workers", workers);
+  for (std::size_t d = 1; d < devices.size(); ++d) std::printf(", %s", devices[d].name.c_str());
+  if (o.device_memory_mib > 0)
+    std::printf(" (device memory capped at %ld MiB)", o.device_memory_mib);
+  std::printf("\n");
   std::printf("time        %.4f s (median of %d)\n", median, o.repeat);
   std::printf("performance %.2f GFLOP/s (n^3/3 flops)\n", gflops);
-  std::printf("tasks       cpu: potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu)\n",
+  std::printf("tasks       potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu), last run:\n",
               counts.potrf, counts.trsm, counts.syrk, counts.gemm, counts.total());
-  std::printf("transfers   0 bytes host<->device\n");
+  for (int device = 0; device < 3; ++device) {
+    std::size_t total = 0;
+    for (int kernel = 0; kernel < 4; ++kernel) total += tally.runs[kernel][device];
+    if (total == 0) continue;
+    std::printf("            %-9s", cholesky::KernelTally::devices[device]);
+    for (int kernel = 0; kernel < 4; ++kernel)
+      std::printf(" %s %zu", cholesky::KernelTally::kernels[kernel],
+                  tally.runs[kernel][device].load());
+    std::printf("\n");
+  }
+  std::uint64_t to_device = 0, to_host = 0, evictions = 0;
+  for (std::size_t d = 1; d < devices.size(); ++d) {
+    to_device += devices[d].bytes_to_device;
+    to_host += devices[d].bytes_to_host;
+    evictions += devices[d].evictions;
+  }
+  std::printf(
+      "transfers   %.1f MiB host->device, %.1f MiB device->host, %llu evictions (last run)\n",
+      static_cast<double>(to_device) / (1 << 20), static_cast<double>(to_host) / (1 << 20),
+      static_cast<unsigned long long>(evictions));
   int status = 0;
   if (o.check) {
     const double residual = scaled_residual(original, a, o.n);

@@ -137,12 +137,12 @@ DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int nod
   std::lock_guard<std::mutex> guard(replicas->mutex());
   Replica& local = replicas->at(node);
   auto wait_for = [&](Replica& filling) {
-    task.pending_fills.fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
+    task.pending_fills().fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
     filling.fill_waiters.push_back(waiter);
     return Acquired::waiting;
   };
   auto fill_from = [&](Replica& target, Replica& source) {
-    task.pending_fills.fetch_add(1, std::memory_order_relaxed);
+    task.pending_fills().fetch_add(1, std::memory_order_relaxed);
     start_fill(*replicas, target, source, &waiter);
     return Acquired::waiting;
   };

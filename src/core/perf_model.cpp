@@ -31,6 +31,12 @@ std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind
   return it->second.median;
 }
 
+int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t bytes) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = entries_.find(key(type, kind, bytes));
+  return it == entries_.end() ? 0 : it->second.count + it->second.exploring;
+}
+
 bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::size_t bytes) {
   std::lock_guard<std::mutex> guard(mutex_);
   Entry& entry = entries_[key(type, kind, bytes)];

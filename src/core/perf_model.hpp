@@ -23,6 +23,8 @@ class PerfModel {
 
   // The expected execution time in seconds, or nothing while uncalibrated.
   std::optional<double> estimate(std::string_view type, DeviceKind kind, std::size_t bytes);
+  // Samples recorded plus explorations in flight for the combination.
+  int explorations(std::string_view type, DeviceKind kind, std::size_t bytes);
   // Returns true (and counts an exploration in flight) when the combination still needs
   // samples and not enough runs to provide them are under way.
   bool claim_exploration(std::string_view type, DeviceKind kind, std::size_t bytes);

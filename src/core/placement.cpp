@@ -118,6 +118,24 @@ int PlacementPolicy::choose(Task& task) {
   int fallback = -1;
   double fallback_load = std::numeric_limits<double>::infinity();
   task.explored = false;
+  // Uncalibrated candidates are explored first, the least explored one first, so that every
+  // device kind gets its samples even when a type has few tasks.
+  int explore = -1;
+  int least_explored = PerfModel::calibration_samples;
+  for (int node = 0; node < count; ++node) {
+    if (!can_run(task, node) || (devices_only && node == 0)) continue;
+    if (task.placement != Placement::automatic && !devices_only) break;
+    const int n = model_.explorations(task.type_name, nodes_[node].kind, bytes);
+    if (n < least_explored) {
+      explore = node;
+      least_explored = n;
+    }
+  }
+  if (explore >= 0 && model_.claim_exploration(task.type_name, nodes_[explore].kind, bytes)) {
+    task.explored = true;
+    task.expected_ns = 0;
+    return explore;
+  }
   for (int node = 0; node < count; ++node) {
     if (!can_run(task, node) || (devices_only && node == 0)) continue;
     const double backlog = backlog_seconds(node);
@@ -131,12 +149,7 @@ int PlacementPolicy::choose(Task& task) {
     }
     const std::optional<double> execution =
         model_.estimate(task.type_name, nodes_[node].kind, bytes);
-    if (!execution) {
-      if (model_.claim_exploration(task.type_name, nodes_[node].kind, bytes)) {
-        task.explored = true;
-        task.expected_ns = 0;
-        return node;
-      }
+    if (!execution) {  // being explored
       calibrated = false;
       continue;
     }

@@ -228,10 +228,13 @@ Task* RuntimeCore::create_task(const TaskDesc& desc, int worker) {
   task->priority = desc.priority;
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
-  task->type_name = desc.type_name;
-  task->invoke_cuda = desc.invoke_cuda;
-  task->invoke_emulated = desc.invoke_emulated;
-  task->placement = desc.placement;
+  if (!devices_.empty()) {
+    task->type_name = desc.type_name;
+    task->invoke_cuda = desc.invoke_cuda;
+    task->invoke_emulated = desc.invoke_emulated;
+    task->placement = desc.placement;
+    prepare_for_devices(task);
+  }
   const std::size_t n = desc.access_count;
   task->access_count = static_cast<std::uint32_t>(n);
   if (n <= Task::inline_accesses) {
@@ -252,6 +255,15 @@ Task* RuntimeCore::create_task(const TaskDesc& desc, int worker) {
   }
   desc.move(task->closure, desc.closure);
   return task;
+}
+
+void RuntimeCore::prepare_for_devices(Task* task) {
+  task->node = 0;
+  task->expected_ns = 0;
+  task->stream = 0;
+  task->explored = false;
+  task->pending_fills_value = 0;
+  task->staging_error_value = nullptr;
 }
 
 void RuntimeCore::submit(const TaskDesc& desc) {
@@ -318,10 +330,15 @@ bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
 }
 
 void RuntimeCore::schedule(Task* task, int worker) {
-  if (devices_.empty()) {
-    dispatch(task, worker);
-  } else {
+  if (!devices_.empty()) {
     place(task, worker);
+  } else if (task->host_access) {
+    task->host_ready.store(true, std::memory_order_release);
+    task->host_ready.notify_all();
+  } else if (worker >= 0) {
+    workers_->push_local(worker, task);
+  } else {
+    workers_->push_external(task);
   }
 }
 
@@ -370,13 +387,13 @@ void RuntimeCore::stage(Task& task, int node) {
 // landing during the pass cannot dispatch it early.
 void RuntimeCore::stage_and_dispatch(Task* task, int worker) {
   for (;;) {
-    task->pending_fills.store(1, std::memory_order_relaxed);
+    task->pending_fills().store(1, std::memory_order_relaxed);
     if (mover_->stage(*task, task->node) == 0) {
       dispatch(task, worker);
       return;
     }
-    if (task->pending_fills.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (task->staging_error.load(std::memory_order_acquire)) {
+    if (task->pending_fills().fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (task->staging_error().load(std::memory_order_acquire)) {
       staging_failed(task);
       return;
     }
@@ -388,11 +405,11 @@ void RuntimeCore::fill_landed(void* context, const std::string& error) {
   if (!error.empty()) {
     auto* message = new std::string(error);
     std::string* none = nullptr;
-    if (!task->staging_error.compare_exchange_strong(none, message, std::memory_order_acq_rel))
+    if (!task->staging_error().compare_exchange_strong(none, message, std::memory_order_acq_rel))
       delete message;
   }
-  if (task->pending_fills.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (task->staging_error.load(std::memory_order_acquire)) {
+  if (task->pending_fills().fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (task->staging_error().load(std::memory_order_acquire)) {
     staging_failed(task);
   } else {
     stage_and_dispatch(task, -1);
@@ -400,7 +417,7 @@ void RuntimeCore::fill_landed(void* context, const std::string& error) {
 }
 
 void RuntimeCore::staging_failed(Task* task) {
-  const std::string* failure = task->staging_error.load(std::memory_order_acquire);
+  const std::string* failure = task->staging_error().load(std::memory_order_acquire);
   if (task->host_access) {
     dispatch(task, -1);  // acquire_host reports it
   } else if (task->node != 0) {
@@ -586,7 +603,7 @@ void RuntimeCore::finish_task(Task* task, int worker) {
 
 void RuntimeCore::destroy_task(Task* task, int worker) {
   if (task->destroy) task->destroy(task->closure);
-  delete task->staging_error.load(std::memory_order_relaxed);
+  if (!devices_.empty()) delete task->staging_error().load(std::memory_order_relaxed);
   task->~Task();
   task_pool_.release(task, worker);
 }
@@ -642,6 +659,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   Task* task = new (task_pool_.allocate(-1)) Task;
   task->name = "host acquire";
   task->host_access = true;
+  if (!devices_.empty()) prepare_for_devices(task);
   task->access_count = 1;
   task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
   task->accesses[0] = record;
@@ -652,7 +670,8 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
-  if (const std::string* error = task->staging_error.load(std::memory_order_acquire)) {
+  if (const std::string* error =
+          devices_.empty() ? nullptr : task->staging_error().load(std::memory_order_acquire)) {
     const std::string message = "acquire of " + quoted_handle(access.handle) + ": " + *error;
     release_host(task);
     throw std::runtime_error(message);

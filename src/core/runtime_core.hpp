@@ -86,6 +86,7 @@ class RuntimeCore final : public TaskRunner,
   bool take_exclusive_flags(Task* task, int worker);
   void schedule(Task* task, int worker);
   void open_devices();
+  void prepare_for_devices(Task* task);
   void place(Task* task, int worker);
   void stage_and_dispatch(Task* task, int worker);
   void staging_failed(Task* task);

@@ -55,22 +55,31 @@ class Task {
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;
 
-  // --- used only when the runtime has accelerators ---
-  const char* type_name = nullptr;  // the performance model's key (the task type's name)
-  InvokeCudaFn invoke_cuda = nullptr;
-  InvokeFn invoke_emulated = nullptr;
-  Placement placement = Placement::cpu_only;
-  int node = 0;  // memory node the task runs on (0: host); chosen when it becomes ready
-  // Copies its accesses wait for before it can run on `node`, plus one while staging is in
-  // progress (so that the last copy, not the stager, releases it).
-  std::atomic<std::uint32_t> pending_fills{0};
-  std::int64_t expected_ns = 0;  // execution time the placement policy assumed (backlog)
-  int stream = 0;                // device stream it runs on
-  bool explored = false;         // placed to calibrate the performance model
-  // First failure of a copy its staging waited for; owned (deleted with the task).
-  std::atomic<std::string*> staging_error{nullptr};
   // Raw storage: records are copied in at creation, so constructing a Task writes nothing here.
   alignas(AccessRecord) std::byte inline_records[inline_accesses * sizeof(AccessRecord)];
+
+  // --- used only when the runtime has accelerators: set by the runtime then, and left
+  // uninitialised otherwise, so that creating a task in a CPU-only run writes no more lines ---
+  const char* type_name;  // the performance model's key (the task type's name)
+  InvokeCudaFn invoke_cuda;
+  InvokeFn invoke_emulated;
+  Placement placement;
+  int node;                  // memory node the task runs on (0: host); set when ready
+  std::int64_t expected_ns;  // execution time the placement policy assumed (backlog)
+  int stream;                // device stream it runs on
+  bool explored;             // placed to calibrate the performance model
+  // Copies its accesses wait for before it can run on `node`, plus one while staging is in
+  // progress (so that the last copy, not the stager, releases it). Atomic: use pending_fills().
+  std::uint32_t pending_fills_value;
+  // First failure of a copy its staging waited for; owned. Atomic: use staging_error().
+  std::string* staging_error_value;
+
+  std::atomic_ref<std::uint32_t> pending_fills() {
+    return std::atomic_ref<std::uint32_t>(pending_fills_value);
+  }
+  std::atomic_ref<std::string*> staging_error() {
+    return std::atomic_ref<std::string*>(staging_error_value);
+  }
 };
 
 }  // namespace versa::detail

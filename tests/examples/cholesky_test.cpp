@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -60,6 +61,72 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
                            return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
                                   std::to_string(std::get<1>(info.param)) + "_workers" +
                                   std::to_string(std::get<2>(info.param));
+                         });
+
+// On CPU + emulated devices whose memory holds a quarter of the matrix (or less): every task
+// runs somewhere, device copies are evicted and written home constantly, and the factor still
+// matches LAPACK. Placement: the given rule for every kernel.
+struct DeviceCase {
+  int n, tile, devices;
+  versa::Placement rule;
+};
+
+class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
+
+TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
+  const DeviceCase c = GetParam();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(c.n, 11u + c.n);
+  std::vector<double> expected = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', c.n, expected.data(), c.n), 0);
+  std::vector<double> a = original;
+  const std::size_t quarter = original.size() * sizeof(double) / 4;
+  const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
+  const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
+  versa::Runtime rt{versa::testing::with_emulated(workers(2), c.devices, memory)};
+  cholesky::KernelTally tally;
+  {
+    versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
+    const cholesky::Placements all = {
+        {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
+    cholesky::submit_factorisation(rt, tiles, all, &tally);
+    rt.wait_all();
+  }
+  double worst = 0;
+  for (int j = 0; j < c.n; ++j)
+    for (int i = j; i < c.n; ++i)
+      worst = std::max(worst, std::abs(a[i + j * c.n] - expected[i + j * c.n]) /
+                                  std::abs(expected[j + j * c.n]));
+  EXPECT_LT(worst, 1e-12);
+  for (int j = 1; j < c.n; ++j)
+    for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * c.n], original[i + j * c.n]);
+  std::size_t on_device = 0;
+  for (const auto& kernel : tally.runs) on_device += kernel[2];
+  EXPECT_GT(on_device, 0u) << "no task ran on an emulated device";
+  if (c.rule == versa::Placement::gpu_only) {
+    std::size_t on_cpu = 0;
+    for (const auto& kernel : tally.runs) on_cpu += kernel[0];
+    EXPECT_EQ(on_cpu, 0u);
+    std::uint64_t evictions = 0;
+    for (const auto& device : rt.statistics()) evictions += device.evictions;
+    if (original.size() * sizeof(double) > memory) {
+      EXPECT_GT(evictions, 0u) << "the matrix did not exceed device memory";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EmulatedDevices, TiledCholeskyOnDevices,
+                         testing::Values(DeviceCase{1, 1, 1, versa::Placement::gpu_only},
+                                         DeviceCase{64, 16, 1, versa::Placement::gpu_only},
+                                         DeviceCase{100, 16, 1, versa::Placement::gpu_only},
+                                         DeviceCase{100, 16, 2, versa::Placement::gpu_only},
+                                         DeviceCase{100, 16, 1, versa::Placement::automatic},
+                                         DeviceCase{96, 32, 2, versa::Placement::automatic}),
+                         [](const testing::TestParamInfo<DeviceCase>& info) {
+                           return "n" + std::to_string(info.param.n) + "_tile" +
+                                  std::to_string(info.param.tile) + "_" +
+                                  std::to_string(info.param.devices) + "dev_" +
+                                  versa::to_string(info.param.rule);
                          });
 
 TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
