@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/data_mover.hpp"
+#include "core/placement.hpp"
 #include "core/task.hpp"
 
 namespace versa::detail {
@@ -23,6 +24,7 @@ DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTas
       host_(host),
       // Two tasks per stream: one running, one having its inputs copied in.
       max_in_flight_(2 * device.streams()),
+      prefetch_budget_(device.memory_capacity() / 2),
       thread_([this] { loop(); }) {}
 
 DeviceWorker::~DeviceWorker() {
@@ -72,6 +74,13 @@ void DeviceWorker::notify_work() {
   wake_.notify_one();
 }
 
+// Room for one more task in flight: a free slot, and the data in flight within the budget (one
+// task always fits, whatever its size).
+bool DeviceWorker::has_room(int starting) const {
+  const int busy = in_flight_ + starting + static_cast<int>(deferred_.size());
+  return busy < max_in_flight_ && (busy == 0 || in_flight_bytes_ < prefetch_budget_);
+}
+
 bool DeviceWorker::idle() const {
   return messages_.empty() && ready_.empty() && in_flight_ == 0 && deferred_.empty();
 }
@@ -83,8 +92,8 @@ void DeviceWorker::loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] {
-        return !messages_.empty() || work_offered_ ||
-               (!ready_.empty() && in_flight_ < max_in_flight_) || (stopping_ && idle());
+        return !messages_.empty() || work_offered_ || (!ready_.empty() && has_room()) ||
+               (stopping_ && idle());
       });
       if (stopping_ && idle()) return;
       messages.swap(messages_);
@@ -101,8 +110,7 @@ void DeviceWorker::loop() {
     }
     {
       std::lock_guard<std::mutex> guard(mutex_);
-      while (!ready_.empty() &&
-             in_flight_ + static_cast<int>(starting.size() + deferred_.size()) < max_in_flight_) {
+      while (!ready_.empty() && has_room(static_cast<int>(starting.size()))) {
         std::pop_heap(ready_.begin(), ready_.end(), runs_later);
         starting.push_back(ready_.back());
         ready_.pop_back();
@@ -111,7 +119,7 @@ void DeviceWorker::loop() {
     for (Task* task : starting) start(task);
     starting.clear();
     // Room left and nothing queued here: take work waiting for placement.
-    while (in_flight_ + static_cast<int>(deferred_.size()) < max_in_flight_) {
+    while (has_room()) {
       {
         std::lock_guard<std::mutex> guard(mutex_);
         if (!ready_.empty()) break;
@@ -134,6 +142,7 @@ void DeviceWorker::start(Task* task) {
   switch (mover_.reserve(*task, node_, why)) {
     case DataMover::Reservation::ready:
       ++in_flight_;
+      in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
       task->stream = next_stream_;
       next_stream_ = (next_stream_ + 1) % device_.streams();
       host_.stage(*task, node_);
@@ -156,6 +165,7 @@ void DeviceWorker::start(Task* task) {
 void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
   --in_flight_;
+  in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
   leave(task);
   host_.device_task_ended(*task, node_, std::move(result));
 }

@@ -73,12 +73,16 @@ class DeviceWorker {
   void ended(Task* task, OperationResult result);
   void leave(const Task* task);
   bool idle() const;
+  bool has_room(int starting = 0) const;
 
   const int node_;
   Device& device_;
   DataMover& mover_;
   DeviceTaskHost& host_;
   const int max_in_flight_;
+  // Bytes of data the tasks in flight may hold on the device: prefetching further ahead would
+  // only evict what the running tasks need.
+  const std::size_t prefetch_budget_;
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -89,6 +93,7 @@ class DeviceWorker {
   bool work_offered_ = false;                    // guarded by mutex_: notify_work() was called
   // Owned by the worker thread (read under mutex_ by the wait predicate).
   int in_flight_ = 0;
+  std::size_t in_flight_bytes_ = 0;
   std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions
   int next_stream_ = 0;
 

@@ -26,6 +26,8 @@ Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
   const int pus = hwloc_get_nbobjs_by_type(hwloc_->topology, HWLOC_OBJ_PU);
   processing_units_ = pus > 0 ? pus : fallback;
   cores_ = cores > 0 ? cores : processing_units_;
+  const hwloc_obj_t machine = hwloc_get_root_obj(hwloc_->topology);
+  if (machine) memory_bytes_ = machine->total_memory;
 }
 
 Topology::~Topology() = default;
@@ -40,7 +42,10 @@ bool Topology::pin_current_thread(int index) const {
 }
 
 std::string Topology::summary() const {
-  return std::to_string(cores_) + " cores, " + std::to_string(processing_units_) + " PUs";
+  std::string text =
+      std::to_string(cores_) + " cores, " + std::to_string(processing_units_) + " PUs";
+  if (memory_bytes_ > 0) text += ", " + std::to_string(memory_bytes_ >> 30) + " GiB";
+  return text;
 }
 
 }  // namespace versa::detail

@@ -20,7 +20,7 @@ class Topology {
   // unbound) when the system refuses, e.g. in a restricted container.
   bool pin_current_thread(int index) const;
 
-  // "2 cores, 4 PUs" style summary.
+  // "2 cores, 4 PUs, 16 GiB" style summary.
   std::string summary() const;
 
  private:
@@ -28,6 +28,7 @@ class Topology {
   std::unique_ptr<Hwloc> hwloc_;
   int cores_ = 1;
   int processing_units_ = 1;
+  unsigned long long memory_bytes_ = 0;  // host memory, when hwloc reports it
 };
 
 }  // namespace versa::detail
