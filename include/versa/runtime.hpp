@@ -21,6 +21,7 @@ namespace versa {
 
 template <class View>
 class HostView;
+class PinnedHostMemory;
 
 // The task runtime: worker threads, handles and the tasks that access them.
 //
@@ -94,6 +95,14 @@ class Runtime {
   // Creates a handle with no data, for ordering tasks.
   Token token(std::string name = {});
 
+  // Page-locks [data, data + bytes) for as long as the returned object lives, so that copies
+  // between it and GPUs run asynchronously at full speed. Handles of 256 KiB or more are pinned
+  // automatically; pin a whole array first when many handles lie inside it (the tiles of one
+  // matrix, which CUDA cannot pin separately: TiledMatrix does this). Does nothing without a
+  // GPU, or when the range overlaps one pinned already. The memory must stay allocated while
+  // the object lives.
+  PinnedHostMemory pin_host_memory(void* data, std::size_t bytes);
+
   // --- Tasks ------------------------------------------------------------------------------
 
   // Submits a task of `type`. `args` are accesses (read(h), write(h), ...) in the order of the
@@ -151,7 +160,10 @@ class Runtime {
  private:
   template <class>
   friend class HostView;
+  friend class PinnedHostMemory;
   struct Impl;
+
+  void unpin_host_memory(const void* data) noexcept;
 
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
@@ -335,6 +347,36 @@ class HostView {
   Runtime* runtime_;
   void* ticket_;
   View view_;
+};
+
+// Host memory page-locked by Runtime::pin_host_memory; unpinned when destroyed. Movable.
+class PinnedHostMemory {
+ public:
+  PinnedHostMemory() = default;
+  PinnedHostMemory(PinnedHostMemory&& other) noexcept
+      : runtime_(std::exchange(other.runtime_, nullptr)), data_(other.data_) {}
+  PinnedHostMemory& operator=(PinnedHostMemory&& other) noexcept {
+    if (this != &other) {
+      release();
+      runtime_ = std::exchange(other.runtime_, nullptr);
+      data_ = other.data_;
+    }
+    return *this;
+  }
+  ~PinnedHostMemory() { release(); }
+
+  // Whether the memory was pinned (false without a GPU).
+  explicit operator bool() const { return runtime_ != nullptr; }
+
+ private:
+  friend class Runtime;
+  PinnedHostMemory(Runtime* runtime, const void* data) : runtime_(runtime), data_(data) {}
+  void release() noexcept {
+    if (runtime_) runtime_->unpin_host_memory(data_);
+    runtime_ = nullptr;
+  }
+  Runtime* runtime_ = nullptr;
+  const void* data_ = nullptr;
 };
 
 template <class View>

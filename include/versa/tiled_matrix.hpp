@@ -13,7 +13,8 @@ namespace versa {
 
 // A column-major matrix cut into square tiles, one handle per tile, named "<name>(i,j)". Edge
 // tiles are smaller when the size is not a multiple of the tile size. The matrix must outlive
-// this object; tiles are registered in place (nothing is copied).
+// this object; tiles are registered in place (nothing is copied), and the matrix is pinned
+// (page-locked) while this object lives when GPUs are in use.
 //
 //   versa::TiledMatrix<double> A(rt, data, n, n, /*ld=*/n, /*tile=*/512);
 //   rt.submit(potrf, versa::write(A(k, k)));
@@ -32,6 +33,7 @@ class TiledMatrix {
                                   std::to_string(rows));
     tile_rows_ = (rows + tile - 1) / tile;
     tile_cols_ = (cols + tile - 1) / tile;
+    if (rows > 0 && cols > 0) pinned_ = rt.pin_host_memory(data, (ld * (cols - 1) + rows) * sizeof(T));
     tiles_.reserve(tile_rows_ * tile_cols_);
     for (std::size_t j = 0; j < tile_cols_; ++j)
       for (std::size_t i = 0; i < tile_rows_; ++i)
@@ -54,6 +56,7 @@ class TiledMatrix {
  private:
   std::size_t rows_, cols_, tile_;
   std::size_t tile_rows_ = 0, tile_cols_ = 0;
+  PinnedHostMemory pinned_;  // declared before tiles_: unpinned after the tiles are gone
   std::vector<TileHandle<T>> tiles_;
 };
 

@@ -80,10 +80,12 @@ class Device {
   virtual void execute(int stream, Task& task, Completion done) = 0;
 
   // Makes copies from and to [pointer, pointer + bytes) faster where the device can (CUDA
-  // page-locks the host memory). Best effort: failure only costs speed.
-  virtual void register_host_memory(void* pointer, std::size_t bytes) {
+  // page-locks the host memory, for every GPU at once). Returns whether it did; failure only
+  // costs speed. Undo with unregister_host_memory(pointer).
+  virtual bool register_host_memory(void* pointer, std::size_t bytes) {
     (void)pointer;
     (void)bytes;
+    return false;
   }
   virtual void unregister_host_memory(void* pointer) { (void)pointer; }
 };

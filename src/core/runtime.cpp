@@ -32,6 +32,13 @@ Token Runtime::token(std::string name) {
   return Token(impl_->core.create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));
 }
 
+PinnedHostMemory Runtime::pin_host_memory(void* data, std::size_t bytes) {
+  return impl_->core.pin_host_memory(data, bytes) ? PinnedHostMemory(this, data)
+                                                  : PinnedHostMemory();
+}
+
+void Runtime::unpin_host_memory(const void* data) noexcept { impl_->core.unpin_host_memory(data); }
+
 void Runtime::sync() { impl_->core.sync(); }
 
 void Runtime::wait_all() { impl_->core.wait_all(); }

@@ -245,15 +245,16 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
   });
 }
 
-void CudaDevice::register_host_memory(void* pointer, std::size_t bytes) {
-  if (pointer == nullptr || bytes == 0) return;
+bool CudaDevice::register_host_memory(void* pointer, std::size_t bytes) {
+  if (pointer == nullptr || bytes == 0) return false;
   CurrentDeviceGuard guard(ordinal_);
-  // Best effort. Portable: one registration serves every GPU, so when several devices (or the
-  // user) register the same range, all but the first fail with "already registered", which is
-  // what we want.
+  // Best effort. Portable: one registration serves every GPU. A range that overlaps one
+  // registered already (by the runtime or the user) is refused: it stays as it is.
   if (cudaHostRegister(pointer, bytes, cudaHostRegisterPortable) != cudaSuccess) {
     (void)cudaGetLastError();
+    return false;
   }
+  return true;
 }
 
 void CudaDevice::unregister_host_memory(void* pointer) {

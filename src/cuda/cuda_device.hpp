@@ -50,7 +50,7 @@ class CudaDevice final : public Device {
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
 
-  void register_host_memory(void* pointer, std::size_t bytes) override;
+  bool register_host_memory(void* pointer, std::size_t bytes) override;
   void unregister_host_memory(void* pointer) override;
 
   int ordinal() const { return ordinal_; }

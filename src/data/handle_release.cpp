@@ -9,13 +9,21 @@ namespace versa::detail {
 
 const std::string& handle_name(const HandleState* state) { return state->name(); }
 
+namespace {
+// Destroys a handle nobody uses any more: its data goes home from the devices first.
+void retire(HandleState* state) {
+  if (state->replicas() && state->replicas()->on_devices())
+    state->registry()->retire_replicas(*state);
+  if (state->host_pinned()) state->registry()->unpin_host_memory(state->data());
+  delete state;
+}
+}  // namespace
+
 void release_handle(HandleState* state) {
   if (!state) return;
   const std::uint64_t pending = state->pending_accesses();
   if (pending == 0) {
-    if (state->replicas() && state->replicas()->on_devices())
-      state->registry()->retire_replicas(*state);
-    delete state;
+    retire(state);
     return;
   }
   const std::string handle =

@@ -35,6 +35,8 @@ class HandleRegistry {
   // Called when the handle is destroyed and no access is pending: brings the data home to the
   // user's memory and frees the device replicas.
   virtual void retire_replicas(HandleState& handle) = 0;
+  // Undoes the page-locking of a handle's host memory done when it was registered.
+  virtual void unpin_host_memory(const void* data) = 0;
 
  protected:
   ~HandleRegistry() = default;
@@ -63,6 +65,11 @@ class HandleState {
   HandleRegistry* registry() const { return registry_; }
   // Null when the runtime has no accelerators or the handle has no data.
   ReplicaSet* replicas() const { return replicas_.get(); }
+
+  // Whether the runtime page-locked the handle's host memory for it (set once, before the
+  // handle is used).
+  bool host_pinned() const { return host_pinned_; }
+  void set_host_pinned() { host_pinned_ = true; }
 
   // Registers an access in submission order and returns the version it requires.
   std::uint64_t register_access(AccessMode mode) {
@@ -190,6 +197,7 @@ class HandleState {
   bool exclusive_held_ VERSA_GUARDED_BY(lock_) = false;
   WaitList exclusive_waiters_ VERSA_GUARDED_BY(lock_);
 
+  bool host_pinned_ = false;
   std::shared_ptr<const Failure> poison_;
   std::atomic<int> host_views_{0};
 };

@@ -129,6 +129,35 @@ INSTANTIATE_TEST_SUITE_P(EmulatedDevices, TiledCholeskyOnDevices,
                                   versa::to_string(info.param.rule);
                          });
 
+// On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
+// without a GPU.
+TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
+  versa::Config config = workers(2);
+  config.gpus = 1;
+  const int n = 512, tile = 64;
+  config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
+  versa::Runtime rt{config};
+  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 5);
+  std::vector<double> expected = original, a = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+  cholesky::KernelTally tally;
+  {
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    cholesky::submit_factorisation(rt, tiles, {{"gemm", versa::Placement::gpu_only}}, &tally);
+    rt.wait_all();
+  }
+  double worst = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i)
+      worst = std::max(
+          worst, std::abs(a[i + j * n] - expected[i + j * n]) / std::abs(expected[j + j * n]));
+  EXPECT_LT(worst, 1e-12);
+  EXPECT_EQ(tally.runs[3][1].load(), cholesky::task_counts(n / tile).gemm) << "gemm on the GPU";
+  EXPECT_GT(rt.statistics()[1].evictions, 0u);
+}
+
 TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
   const int n = 40, tile = 10;
   std::vector<double> a = spd_matrix(n, 3);

@@ -1,0 +1,90 @@
+// The runtime on a real GPU, through the public API: a cuBLAS task on handles, data moving
+// both ways, pinning of host memory, and the tiled Cholesky on CPU + GPU out of core. Every test
+// skips with a message when no GPU can be used (always on machines without one).
+#include <gtest/gtest.h>
+
+#include "support/config.hpp"
+#include "versa/versa.hpp"
+
+#if VERSA_HAVE_CUDA
+#include <numeric>
+#include <vector>
+
+#include "versa/cuda.hpp"
+#endif
+
+namespace {
+
+#if VERSA_HAVE_CUDA
+versa::Config with_gpu() {
+  versa::Config config = versa::testing::workers(2);
+  config.gpus = 1;
+  return config;
+}
+
+#define SKIP_WITHOUT_GPU(rt)                                                          \
+  if ((rt).device_count() == 0) GTEST_SKIP() << "no GPU: " << (rt).topology_summary()
+
+TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
+  versa::Runtime rt{with_gpu()};
+  SKIP_WITHOUT_GPU(rt);
+  std::vector<double> x(1 << 16);
+  std::iota(x.begin(), x.end(), 0.0);
+  auto h = rt.data(x, "x");
+  auto scale = versa::task_type("scale")
+                   .cuda([](versa::CudaContext& gpu, versa::Span<double> v) {
+                     const double two = 2.0;
+                     ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &two,
+                                           v.data(), 1),
+                               CUBLAS_STATUS_SUCCESS);
+                   })
+                   .placement(versa::Placement::gpu_only);
+  for (int i = 0; i < 3; ++i) rt.submit(scale, versa::write(h));
+  rt.wait_all();
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], 8.0 * static_cast<double>(i));
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[1].tasks, 3u);
+  EXPECT_EQ(stats[1].bytes_to_device, x.size() * sizeof(double)) << "copied in once";
+  EXPECT_GT(stats[1].kernel_seconds, 0.0);
+}
+
+TEST(CudaRuntime, HostMemoryIsPinnedWhileInUse) {
+  versa::Runtime rt{with_gpu()};
+  SKIP_WITHOUT_GPU(rt);
+  std::vector<double> big(1 << 20);
+  auto registered = [](const void* p) {
+    cudaPointerAttributes attributes{};
+    const bool ok = cudaPointerGetAttributes(&attributes, p) == cudaSuccess;
+    (void)cudaGetLastError();
+    return ok && attributes.type == cudaMemoryTypeHost;
+  };
+  {
+    auto h = rt.data(big);  // 8 MiB: pinned with the handle
+    EXPECT_TRUE(registered(big.data()));
+  }
+  EXPECT_FALSE(registered(big.data()));
+  {
+    versa::PinnedHostMemory pinned = rt.pin_host_memory(big.data(), big.size() * sizeof(double));
+    EXPECT_TRUE(pinned);
+    EXPECT_FALSE(rt.pin_host_memory(big.data() + 10, 1024)) << "inside a pinned range";
+    EXPECT_TRUE(registered(big.data() + 1000));
+  }
+  EXPECT_FALSE(registered(big.data()));
+}
+#endif
+
+TEST(CudaRuntime, WithoutGpuTheRuntimeSaysSoAndRunsOnTheCpu) {
+  versa::Config config = versa::testing::workers(1);
+  config.gpus = -1;
+  versa::Runtime rt{config};
+  if (rt.device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  EXPECT_NE(rt.topology_summary().find("GPUs: "), std::string::npos);
+  std::vector<double> x(1 << 16, 1.0);
+  EXPECT_FALSE(rt.pin_host_memory(x.data(), x.size() * sizeof(double)));
+  auto h = rt.data(x);
+  rt.submit("double", [](versa::Span<double> v) { for (double& e : v) e *= 2; }, versa::write(h));
+  rt.wait_all();
+  EXPECT_EQ(x[100], 2.0);
+}
+
+}  // namespace
