@@ -18,8 +18,9 @@ const char* const usage = R"(usage: cholesky [options]
 Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.
   --n N            matrix size (default 4096)
   --tile B         tile size (default 512; edge tiles are smaller when B does not divide N)
-  --devices LIST   devices to use: cpu (default), cpu,gpu (all GPUs), cpu,emulated:K (K
-                   emulated accelerators), or both, e.g. cpu,gpu,emulated:1
+  --devices LIST   devices to use: auto (default: the CPU and every GPU found), cpu,
+                   cpu,gpu (all GPUs, which must exist), cpu,emulated:K (K emulated
+                   accelerators), or a mix, e.g. cpu,gpu,emulated:1
   --device-memory M  cap each device's memory at M MiB (to factor out of core)
   --workers W      CPU workers (default: one per core)
   --place SPEC     placement per kernel, e.g. potrf=cpu,gemm=auto (cpu, gpu, prefer_gpu, auto)
@@ -33,8 +34,9 @@ Factors a random symmetric positive definite n x n matrix as L L^T with a tiled 
 struct Options {
   long n = 4096;
   long tile = 512;
-  std::string devices = "cpu";
+  std::string devices = "auto";
   bool gpu = false;
+  bool gpu_required = false;
   int emulated = 0;
   long device_memory_mib = 0;
   int workers = 0;
@@ -99,13 +101,17 @@ Options parse(int argc, char** argv) {
     fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
   std::size_t start = 0;
   bool cpu = false;
+  if (o.devices == "auto") {
+    o.gpu = true;
+    return o;
+  }
   while (start <= o.devices.size()) {
     const std::size_t comma = std::min(o.devices.find(',', start), o.devices.size());
     const std::string item = o.devices.substr(start, comma - start);
     if (item == "cpu") {
       cpu = true;
     } else if (item == "gpu") {
-      o.gpu = true;
+      o.gpu = o.gpu_required = true;
     } else if (item.rfind("emulated", 0) == 0) {
       const std::string count = item.size() > 9 && item[8] == ':' ? item.substr(9) : "1";
       if (item != "emulated" && item[8] != ':') fail("unknown device '" + item + "' in --devices");
@@ -181,7 +187,7 @@ int run(const Options& o) {
   // One runtime for every repetition: its performance model calibrates on the first.
   versa::Runtime rt{config};
   std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
-  if (o.gpu && rt.statistics().size() == 1 + static_cast<std::size_t>(o.emulated))
+  if (o.gpu_required && rt.statistics().size() == 1 + static_cast<std::size_t>(o.emulated))
     fail("--devices lists gpu, but no GPU can be used here");
   workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
@@ -251,10 +257,17 @@ int run(const Options& o) {
                 pass ? "PASS" : "FAIL");
     status = pass ? 0 : 1;
   }
+  // The devices really used, as the RESULT line names them: cpu[,gpu][,emulated:K].
+  std::string used = "cpu";
+  int gpus = 0, emulated = 0;
+  for (std::size_t d = 1; d < devices.size(); ++d)
+    (devices[d].name.rfind("cuda", 0) == 0 ? gpus : emulated) += 1;
+  if (gpus > 0) used += gpus == 1 ? ",gpu" : ",gpu:" + std::to_string(gpus);
+  if (emulated > 0) used += ",emulated:" + std::to_string(emulated);
   std::printf(
       "RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
       "value=%.6g unit=GFLOP/s\n",
-      o.n, o.tile, o.devices.c_str(), gflops);
+      o.n, o.tile, used.c_str(), gflops);
   return status;
 }
 
