@@ -33,7 +33,8 @@ class TiledMatrix {
                                   std::to_string(rows));
     tile_rows_ = (rows + tile - 1) / tile;
     tile_cols_ = (cols + tile - 1) / tile;
-    if (rows > 0 && cols > 0) pinned_ = rt.pin_host_memory(data, (ld * (cols - 1) + rows) * sizeof(T));
+    if (rows > 0 && cols > 0)
+      pinned_ = rt.pin_host_memory(data, (ld * (cols - 1) + rows) * sizeof(T));
     tiles_.reserve(tile_rows_ * tile_cols_);
     for (std::size_t j = 0; j < tile_cols_; ++j)
       for (std::size_t i = 0; i < tile_rows_; ++i)

@@ -6,6 +6,17 @@
 
 namespace versa::detail {
 
+// The message of an exception a task threw: what() for std::exception, else a placeholder.
+inline std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 // Why a task did not produce its outputs: the task that threw and what it threw. Shared by the
 // handles it poisoned and by the tasks cancelled because of it.
 struct Failure {

@@ -28,16 +28,6 @@ struct NameCache {
 };
 thread_local NameCache last_name;
 
-std::string describe(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 std::string quoted_handle(const HandleState* handle) {
   return handle->name().empty() ? std::string("an unnamed handle")
                                 : "handle '" + handle->name() + "'";

@@ -9,22 +9,13 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/failure.hpp"
 #include "core/task.hpp"
 
 namespace versa::detail {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-
-std::string describe(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
 
 constexpr std::align_val_t buffer_alignment{64};
 }  // namespace

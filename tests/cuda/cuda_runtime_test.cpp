@@ -22,7 +22,7 @@ versa::Config with_gpu() {
   return config;
 }
 
-#define SKIP_WITHOUT_GPU(rt)                                                          \
+#define SKIP_WITHOUT_GPU(rt) \
   if ((rt).device_count() == 0) GTEST_SKIP() << "no GPU: " << (rt).topology_summary()
 
 TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
@@ -31,14 +31,14 @@ TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
   std::vector<double> x(1 << 16);
   std::iota(x.begin(), x.end(), 0.0);
   auto h = rt.data(x, "x");
-  auto scale = versa::task_type("scale")
-                   .cuda([](versa::CudaContext& gpu, versa::Span<double> v) {
-                     const double two = 2.0;
-                     ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &two,
-                                           v.data(), 1),
-                               CUBLAS_STATUS_SUCCESS);
-                   })
-                   .placement(versa::Placement::gpu_only);
+  auto scale =
+      versa::task_type("scale")
+          .cuda([](versa::CudaContext& gpu, versa::Span<double> v) {
+            const double two = 2.0;
+            ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &two, v.data(), 1),
+                      CUBLAS_STATUS_SUCCESS);
+          })
+          .placement(versa::Placement::gpu_only);
   for (int i = 0; i < 3; ++i) rt.submit(scale, versa::write(h));
   rt.wait_all();
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], 8.0 * static_cast<double>(i));
@@ -82,7 +82,12 @@ TEST(CudaRuntime, WithoutGpuTheRuntimeSaysSoAndRunsOnTheCpu) {
   std::vector<double> x(1 << 16, 1.0);
   EXPECT_FALSE(rt.pin_host_memory(x.data(), x.size() * sizeof(double)));
   auto h = rt.data(x);
-  rt.submit("double", [](versa::Span<double> v) { for (double& e : v) e *= 2; }, versa::write(h));
+  rt.submit(
+      "double",
+      [](versa::Span<double> v) {
+        for (double& e : v) e *= 2;
+      },
+      versa::write(h));
   rt.wait_all();
   EXPECT_EQ(x[100], 2.0);
 }

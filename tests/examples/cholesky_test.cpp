@@ -26,6 +26,16 @@ std::vector<double> spd_matrix(int n, unsigned seed) {
   return a;
 }
 
+// The largest error of the lower triangle of `a` against `expected`, relative to the diagonal.
+double worst_error(const std::vector<double>& a, const std::vector<double>& expected, int n) {
+  double worst = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i)
+      worst = std::max(
+          worst, std::abs(a[i + j * n] - expected[i + j * n]) / std::abs(expected[j + j * n]));
+  return worst;
+}
+
 // (n, tile, workers): 1x1, 2x2 and 3x3 tiles, edge tiles, n = 1.
 class TiledCholesky : public testing::TestWithParam<std::tuple<int, int, int>> {};
 
@@ -43,12 +53,7 @@ TEST_P(TiledCholesky, MatchesLapack) {
     cholesky::submit_factorisation(rt, tiles);
     rt.wait_all();
   }
-  double worst = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i)
-      worst = std::max(
-          worst, std::abs(a[i + j * n] - expected[i + j * n]) / std::abs(expected[j + j * n]));
-  EXPECT_LT(worst, 1e-12) << "n=" << n << " tile=" << tile;
+  EXPECT_LT(worst_error(a, expected, n), 1e-12) << "n=" << n << " tile=" << tile;
   // The strict upper triangle is not touched.
   for (int j = 1; j < n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
@@ -92,12 +97,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     cholesky::submit_factorisation(rt, tiles, all, &tally);
     rt.wait_all();
   }
-  double worst = 0;
-  for (int j = 0; j < c.n; ++j)
-    for (int i = j; i < c.n; ++i)
-      worst = std::max(worst, std::abs(a[i + j * c.n] - expected[i + j * c.n]) /
-                                  std::abs(expected[j + j * c.n]));
-  EXPECT_LT(worst, 1e-12);
+  EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
   for (int j = 1; j < c.n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * c.n], original[i + j * c.n]);
   std::size_t on_device = 0;
@@ -148,12 +148,7 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
     cholesky::submit_factorisation(rt, tiles, {{"gemm", versa::Placement::gpu_only}}, &tally);
     rt.wait_all();
   }
-  double worst = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i)
-      worst = std::max(
-          worst, std::abs(a[i + j * n] - expected[i + j * n]) / std::abs(expected[j + j * n]));
-  EXPECT_LT(worst, 1e-12);
+  EXPECT_LT(worst_error(a, expected, n), 1e-12);
   EXPECT_EQ(tally.runs[3][1].load(), cholesky::task_counts(n / tile).gemm) << "gemm on the GPU";
   EXPECT_GT(rt.statistics()[1].evictions, 0u);
 }
