@@ -2,7 +2,10 @@
 // (schedulers lws and dmda), and one multithreaded LAPACKE_dpotrf from OpenBLAS, on the same
 // matrix in the same process.
 //
-//   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512]
+//   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu]
+//
+// With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with cuSOLVER's
+// dense dpotrf on the whole matrix (copies included for both).
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
 // (which also calibrates StarPU's dmda models); every system's first result is checked against
@@ -57,12 +60,16 @@ double scaled_residual(const std::vector<double>& a, const std::vector<double>& 
   return std::sqrt(residual) / (std::sqrt(norm) * n * std::numeric_limits<double>::epsilon());
 }
 
-double versa_cholesky(int workers, double* a, int n, int tile) {
+double versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
   cholesky::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = workers;
-  config.gpus = 0;  // the CPU comparison
+  config.gpus = gpu ? -1 : 0;
   config.quiet = true;
+  // The warm-up run calibrates the placement model; later runs load it.
+  if (gpu)
+    config.perf_model_file = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                             "/versa-bench-cholesky.model";
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
   const auto start = bench::Clock::now();
@@ -84,46 +91,19 @@ struct Candidate {
   std::function<double(double*)> run;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  int reps = 3;
-  std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--sizes" && i + 1 < argc) {
-      sizes = parse_list(argv[++i]);
-    } else if (arg == "--tiles" && i + 1 < argc) {
-      tiles = parse_list(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b]\n");
-      return 2;
-    }
-  }
-  const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::printf("# median of %d runs after a warm-up, %d CPU workers, GFLOP/s = n^3/3 / time\n", reps,
-              workers);
-  std::printf("\n## cholesky: GFLOP/s, devices=cpu\n%-8s %-6s %12s %12s %12s %12s\n", "n", "tile",
-              "versa", "starpu-lws", "starpu-dmda", "openblas");
+// Runs every candidate of each size (a warm-up that checks the factor, then `reps` measured runs,
+// systems taking turns) and prints the table and the RESULT lines. Returns non-zero when a
+// factor is wrong.
+template <class Candidates>
+int run_table(const std::string& devices, const std::vector<std::string>& systems,
+              const std::vector<int>& sizes, const std::vector<int>& tiles, int reps,
+              Candidates make_candidates) {
+  std::printf("\n## cholesky: GFLOP/s, devices=%s\n%-8s %-6s", devices.c_str(), "n", "tile");
+  for (const std::string& system : systems) std::printf(" %12s", system.c_str());
+  std::printf("\n");
   for (int n : sizes) {
     const std::vector<double> original = spd_matrix(n);
-    std::vector<Candidate> candidates;
-    for (int tile : tiles) {
-      candidates.push_back(
-          {"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
-      if (bench::starpu_available()) {
-        candidates.push_back({"starpu-lws", tile, [=](double* a) {
-                                return bench::cholesky_starpu("lws", workers, a, n, tile);
-                              }});
-        candidates.push_back({"starpu-dmda", tile, [=](double* a) {
-                                return bench::cholesky_starpu("dmda", workers, a, n, tile);
-                              }});
-      }
-    }
-    candidates.push_back(
-        {"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
+    const std::vector<Candidate> candidates = make_candidates(n);
     std::vector<std::vector<double>> gflops(candidates.size());
     std::vector<double> a;
     for (int rep = -1; rep < reps; ++rep) {
@@ -142,22 +122,92 @@ int main(int argc, char** argv) {
         gflops[c].push_back(static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9);
       }
     }
+    // Untiled systems (tile 0) appear on every row.
     auto median_of = [&](const std::string& system, int tile) {
       for (std::size_t c = 0; c < candidates.size(); ++c)
-        if (candidates[c].system == system && candidates[c].tile == tile)
+        if (candidates[c].system == system &&
+            (candidates[c].tile == tile || candidates[c].tile == 0))
           return bench::median(gflops[c]);
       return std::nan("");
     };
-    for (int tile : tiles)
-      std::printf("%-8d %-6d %12.2f %12.2f %12.2f %12.2f\n", n, tile, median_of("versa", tile),
-                  median_of("starpu-lws", tile), median_of("starpu-dmda", tile),
-                  median_of("openblas", 0));
+    for (int tile : tiles) {
+      std::printf("%-8d %-6d", n, tile);
+      for (const std::string& system : systems) std::printf(" %12.2f", median_of(system, tile));
+      std::printf("\n");
+    }
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       const std::string tile = candidates[c].tile ? std::to_string(candidates[c].tile) : "full";
       bench::print_result("cholesky", candidates[c].system,
-                          "n=" + std::to_string(n) + ",tile=" + tile + ",devices=cpu", "gflops",
-                          bench::median(gflops[c]), "GFLOP/s");
+                          "n=" + std::to_string(n) + ",tile=" + tile + ",devices=" + devices,
+                          "gflops", bench::median(gflops[c]), "GFLOP/s");
     }
   }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 3;
+  bool gpu = false;
+  std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--sizes" && i + 1 < argc) {
+      sizes = parse_list(argv[++i]);
+    } else if (arg == "--tiles" && i + 1 < argc) {
+      tiles = parse_list(argv[++i]);
+    } else if (arg == "--gpu") {
+      gpu = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b] [--gpu]\n");
+      return 2;
+    }
+  }
+  const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::printf("# median of %d runs after a warm-up, %d CPU workers, GFLOP/s = n^3/3 / time\n", reps,
+              workers);
+  if (gpu && !bench::cusolver_available()) {
+    std::fprintf(stderr, "--gpu: no GPU can be used here\n");
+    return 2;
+  }
+  // CPU only: Versa, StarPU (lws, dmda) and multithreaded OpenBLAS.
+  auto cpu_candidates = [&](int n) {
+    std::vector<Candidate> candidates;
+    for (int tile : tiles) {
+      candidates.push_back(
+          {"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
+      if (bench::starpu_available()) {
+        candidates.push_back({"starpu-lws", tile, [=](double* a) {
+                                return bench::cholesky_starpu("lws", workers, a, n, tile);
+                              }});
+        candidates.push_back({"starpu-dmda", tile, [=](double* a) {
+                                return bench::cholesky_starpu("dmda", workers, a, n, tile);
+                              }});
+      }
+    }
+    candidates.push_back(
+        {"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
+    return candidates;
+  };
+  // CPU + GPU: Versa (one core drives the GPU) against cuSOLVER on the whole matrix.
+  auto gpu_candidates = [&](int n) {
+    std::vector<Candidate> candidates;
+    for (int tile : tiles)
+      candidates.push_back({"versa", tile, [=](double* a) {
+                              return versa_cholesky(std::max(1, workers - 1), a, n, tile, true);
+                            }});
+    candidates.push_back(
+        {"cusolver", 0, [=](double* a) { return bench::cholesky_cusolver(a, n); }});
+    return candidates;
+  };
+  if (run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "openblas"}, sizes, tiles, reps,
+                cpu_candidates) != 0)
+    return 1;
+  if (gpu && run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, gpu_candidates) != 0)
+    return 1;
   return 0;
 }

@@ -24,4 +24,9 @@ double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int
 // Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
 bool starpu_available();
 
+// cusolverDnDpotrf on the whole matrix on GPU 0, including the copies there and back.
+double cholesky_cusolver(double* a, int n);
+// Whether this build has CUDA and a GPU is present.
+bool cusolver_available();
+
 }  // namespace bench
