@@ -45,6 +45,12 @@ bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::s
   return true;
 }
 
+void PerfModel::release_exploration(std::string_view type, DeviceKind kind, std::size_t bytes) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = entries_.find(key(type, kind, bytes));
+  if (it != entries_.end() && it->second.exploring > 0) --it->second.exploring;
+}
+
 void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t bytes, double seconds,
                        bool explored) {
   std::lock_guard<std::mutex> guard(mutex_);

@@ -28,6 +28,9 @@ class PerfModel {
   // Returns true (and counts an exploration in flight) when the combination still needs
   // samples and not enough runs to provide them are under way.
   bool claim_exploration(std::string_view type, DeviceKind kind, std::size_t bytes);
+  // Gives back a claim whose run ended without a measurement (it failed, was cancelled or ran
+  // elsewhere).
+  void release_exploration(std::string_view type, DeviceKind kind, std::size_t bytes);
   // Adds a measured run; `explored` when it was claimed by claim_exploration.
   void record(std::string_view type, DeviceKind kind, std::size_t bytes, double seconds,
               bool explored);

@@ -287,6 +287,15 @@ void RuntimeCore::prepare_for_devices(Task* task) {
   task->staging_error_value = nullptr;
 }
 
+// A task placed to calibrate the model ends without a measurement there: give the claim back,
+// or that combination would never be calibrated.
+void RuntimeCore::forget_exploration(Task& task) {
+  if (devices_.empty() || !task.explored) return;
+  const DeviceKind kind = task.node == 0 ? DeviceKind::cpu : devices_[task.node - 1]->kind();
+  perf_model_.release_exploration(task.type_name, kind, PlacementPolicy::data_bytes(task));
+  task.explored = false;
+}
+
 void RuntimeCore::submit(const TaskDesc& desc) {
   const int worker = workers_->current_worker();
   Task* parent = nullptr;
@@ -509,6 +518,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
   }
   if (placement_) placement_->cpu_done(task->expected_ns);
   if (cause) {
+    forget_exploration(*task);
     for (std::uint32_t i = 0; i < task->access_count; ++i)
       if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(cause);
   }
@@ -518,6 +528,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
 bool RuntimeCore::cancel_if_poisoned(Task& task) {
   std::shared_ptr<const Failure> cause = inherited_failure(&task);
   if (!cause) return false;
+  forget_exploration(task);
   for (std::uint32_t i = 0; i < task.access_count; ++i)
     if (modifies(task.accesses[i].mode)) task.accesses[i].handle->set_poison(cause);
   finish_task(&task, -1);
@@ -530,6 +541,7 @@ void RuntimeCore::fail_task(Task* task, std::exception_ptr error, std::string me
   failure->exception = std::move(error);
   failure->message = std::move(message);
   record_failure(failure);
+  forget_exploration(*task);
   for (std::uint32_t i = 0; i < task->access_count; ++i)
     if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(failure);
   finish_task(task, worker);
@@ -563,6 +575,7 @@ void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result
 void RuntimeCore::device_refused(Task& task, int node, const std::string& why) {
   if (task.invoke && task.placement != Placement::gpu_only) {
     // Run it on the CPU instead: nothing was staged on the device.
+    forget_exploration(task);
     for (std::uint32_t i = 0; i < task.access_count; ++i) task.accesses[i].data = nullptr;
     task.node = 0;
     placement_->cpu_queued(task.expected_ns);

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -94,6 +94,7 @@ class RuntimeCore final : public TaskRunner,
   void schedule(Task* task, int worker);
   void open_devices();
   void prepare_for_devices(Task* task);
+  void forget_exploration(Task& task);
   void place(Task* task, int worker);
   void stage_and_dispatch(Task* task, int worker);
   void staging_failed(Task* task);

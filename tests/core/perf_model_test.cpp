@@ -42,6 +42,22 @@ void record_n(PerfModel& model, const char* type, DeviceKind kind, std::size_t b
   for (int i = 0; i < n; ++i) model.record(type, kind, bytes, seconds, false);
 }
 
+TEST(PerfModelTest, AReleasedExplorationCanBeClaimedAgain) {
+  PerfModel model;
+  for (int i = 0; i < PerfModel::calibration_samples; ++i)
+    EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
+  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated, 64), PerfModel::calibration_samples);
+  // An explored task failed: its claim comes back, and another task may explore.
+  model.release_exploration("potrf", DeviceKind::emulated, 64);
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated, 64),
+            PerfModel::calibration_samples - 1);
+  EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
+  // Releasing what was never claimed changes nothing.
+  model.release_exploration("trsm", DeviceKind::cpu, 64);
+  EXPECT_EQ(model.explorations("trsm", DeviceKind::cpu, 64), 0);
+}
+
 TEST(PerfModelTest, NoEstimateUntilCalibratedThenTheMedian) {
   static_assert(calibration == 3, "the samples below assume three calibration runs");
   PerfModel model;
