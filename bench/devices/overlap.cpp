@@ -14,6 +14,11 @@
 #include "devices/suites.hpp"
 #include "versa/versa.hpp"
 #if VERSA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <stdexcept>
+
 #include "versa/cuda.hpp"
 #endif
 
@@ -26,6 +31,29 @@ struct OverlapRun {
   double copies = 0;   // seconds the copies took, summed (the device's measure)
   double compute = 0;  // seconds the kernels took, summed
 };
+
+#if VERSA_HAVE_CUDA
+// Bytes per second of the best of 5 host-to-device cudaMemcpy calls of `bytes` from pinned
+// memory: the practical peak of the link.
+double cuda_memcpy_bandwidth(std::size_t bytes) {
+  void* host = nullptr;
+  void* device = nullptr;
+  if (cudaMallocHost(&host, bytes) != cudaSuccess || cudaMalloc(&device, bytes) != cudaSuccess)
+    throw std::runtime_error("cudaMemcpy peak: cannot allocate " + std::to_string(bytes >> 20) +
+                             " MiB");
+  std::memset(host, 1, bytes);
+  double best = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto start = Clock::now();
+    cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
+    const double seconds = seconds_since(start);
+    if (i > 0) best = std::max(best, static_cast<double>(bytes) / seconds);  // 0: warm-up
+  }
+  cudaFree(device);
+  cudaFreeHost(host);
+  return best;
+}
+#endif
 
 versa::Config emulated_config(double bandwidth, double latency) {
   versa::Config config;
@@ -107,17 +135,34 @@ void suite_overlap(const DeviceOptions& options) {
     std::printf("(no GPU: the cuda rows need one)\n");
     return;
   }
-  std::vector<double> ratios;
+  std::vector<double> ratios, walls, copy_times, computes, versa_bandwidths, peaks;
   const std::size_t gpu_bytes = std::size_t{64} << 20;
   for (int r = 0; r < options.reps; ++r) {
+    peaks.push_back(cuda_memcpy_bandwidth(gpu_bytes));
     // Measure the copies alone first, then balance compute against them.
     const OverlapRun copies = run_overlap(gpu, tasks, gpu_bytes, 0);
+    versa_bandwidths.push_back(static_cast<double>(tasks) * gpu_bytes / copies.wall);
     const OverlapRun run = run_overlap(gpu, tasks, gpu_bytes, copies.copies / tasks);
     ratios.push_back(run.wall / std::max(run.copies, run.compute));
+    walls.push_back(run.wall);
+    copy_times.push_back(run.copies);
+    computes.push_back(run.compute);
   }
-  std::printf("%-10s %-14.1f %12s %12s %12s %8.3f\n", "cuda", 1.0, "", "", "", median(ratios));
+  std::printf("%-10s %-14.1f %12.1f %12.1f %12.1f %8.3f\n", "cuda", 1.0, median(walls) * 1e3,
+              median(copy_times) * 1e3, median(computes) * 1e3, median(ratios));
   print_result("overlap", "versa", "device=cuda,compute_to_copy=1.0", "ratio_to_bound",
                median(ratios), "x");
+  // Host to device bandwidth: Versa's copies-only stream of tasks, end to end, against one
+  // cudaMemcpy of the same size from pinned memory (the link's practical peak), same run.
+  const double reached = median(versa_bandwidths), peak = median(peaks);
+  std::printf(
+      "host->device: Versa %.1f GB/s (64 MiB inputs, end to end), cudaMemcpy %.1f GB/s"
+      " (pinned): %.2f\n",
+      reached / 1e9, peak / 1e9, reached / peak);
+  print_result("overlap", "versa", "device=cuda,bytes=64MiB", "bandwidth", reached / 1e9, "GB/s");
+  print_result("overlap", "cudamemcpy", "device=cuda,bytes=64MiB", "bandwidth", peak / 1e9, "GB/s");
+  print_result("overlap", "versa", "device=cuda,bytes=64MiB", "bandwidth_ratio_to_cudamemcpy",
+               reached / peak, "x");
 #endif
 }
 
