@@ -1,5 +1,6 @@
 #include "core/placement.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <mutex>
 
@@ -23,6 +24,15 @@ const char* to_string(Placement rule) {
 }  // namespace versa
 
 namespace versa::detail {
+
+namespace {
+// Heap order of a group's tasks: the top runs first.
+bool runs_later(const std::pair<Task*, std::uint64_t>& a,
+                const std::pair<Task*, std::uint64_t>& b) {
+  if (a.first->priority != b.first->priority) return a.first->priority < b.first->priority;
+  return a.second > b.second;
+}
+}  // namespace
 
 PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfModel& model)
     : nodes_(std::move(nodes)), cpu_workers_(cpu_workers), model_(model) {}
@@ -178,7 +188,8 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::
     if (g.type_name == task.type_name && g.bytes == bytes) group = &g;
   if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, {}});
   group->seconds = std::move(seconds);  // the latest estimates
-  group->tasks.push_back(&task);
+  group->tasks.emplace_back(&task, pooled_total_++);
+  std::push_heap(group->tasks.begin(), group->tasks.end(), runs_later);
   pooled_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -220,8 +231,9 @@ Task* PlacementPolicy::pull(int node) {
     }
   }
   if (!chosen) return nullptr;
-  Task* task = chosen->tasks.front();
-  chosen->tasks.pop_front();
+  std::pop_heap(chosen->tasks.begin(), chosen->tasks.end(), runs_later);
+  Task* task = chosen->tasks.back().first;
+  chosen->tasks.pop_back();
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;
   task->expected_ns = static_cast<std::int64_t>(chosen->seconds[node] * 1e9);

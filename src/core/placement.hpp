@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -79,7 +78,8 @@ class PlacementPolicy {
     const char* type_name;
     std::size_t bytes;
     std::vector<double> seconds;  // per node; infinity where the tasks cannot run
-    std::deque<Task*> tasks;      // FIFO: submission order
+    // A heap: highest priority first (the critical path), then submission order.
+    std::vector<std::pair<Task*, std::uint64_t>> tasks;
   };
   void add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes);
 
@@ -92,6 +92,7 @@ class PlacementPolicy {
   std::mutex pool_mutex_;
   std::vector<Group> pool_;  // guarded by pool_mutex_
   std::atomic<int> pooled_count_{0};
+  std::uint64_t pooled_total_ = 0;  // guarded by pool_mutex_: submission order in the pool
 };
 
 }  // namespace versa::detail
