@@ -38,6 +38,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_PERF_MODEL=<file>   perf_model_file
 //   VERSA_QUIET=0|1           quiet
+//   VERSA_STATS=0|1           print_statistics
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
 //
@@ -74,6 +75,10 @@ struct Config {
 
   // Do not print the one-line topology summary at start-up.
   bool quiet = false;
+
+  // Print, when the Runtime is destroyed, what each device did: tasks, bytes moved each way,
+  // evictions, time in copies and kernels (Runtime::statistics() gives the same figures).
+  bool print_statistics = false;
 
   // Read the environment variables listed above, returning `base` with them applied.
   // Throws std::invalid_argument naming the variable when a value is malformed or out of range.

@@ -48,6 +48,8 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_PERF_MODEL")) base.perf_model_file = value;
   if (const char* value = std::getenv("VERSA_QUIET"))
     base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_STATS"))
+    base.print_statistics = parse_integer("VERSA_STATS", value, 0, 1, "0 or 1") == 1;
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
     throw std::invalid_argument("Config::cpu_workers = " + std::to_string(base.cpu_workers) +
                                 " is out of range: expected 0 (one per core) to 4096");

@@ -41,6 +41,8 @@ class RuntimeCore final : public TaskRunner,
   // Memory nodes: 1 + the number of accelerators.
   int nodes() const { return 1 + static_cast<int>(devices_.size()); }
   std::vector<DeviceStatistics> statistics() const;
+  // Writes statistics() as a table on stderr (Config::print_statistics).
+  void print_statistics() const;
   // The one-line topology summary printed at start-up.
   const std::string& summary() const { return summary_; }
   std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }

@@ -22,8 +22,8 @@ using testing_support::ScopedEnvironment;
 
 // Every variable from_environment reads (config.hpp lists them).
 constexpr const char* all_variables[] = {
-    "VERSA_NCPU",     "VERSA_PIN",           "VERSA_TRACE",      "VERSA_NGPU",
-    "VERSA_EMULATED", "VERSA_DEVICE_MEMORY", "VERSA_PERF_MODEL", "VERSA_QUIET",
+    "VERSA_NCPU",          "VERSA_PIN",        "VERSA_TRACE", "VERSA_NGPU",  "VERSA_EMULATED",
+    "VERSA_DEVICE_MEMORY", "VERSA_PERF_MODEL", "VERSA_QUIET", "VERSA_STATS",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -119,6 +119,14 @@ TEST_F(ConfigTest, PerfModelAndQuiet) {
   Config base;
   base.quiet = true;
   EXPECT_FALSE(Config::from_environment(base).quiet);
+}
+
+TEST_F(ConfigTest, Statistics) {
+  const ScopedEnvironment stats("VERSA_STATS", "1");
+  EXPECT_TRUE(Config::from_environment(Config{}).print_statistics);
+  const ScopedEnvironment bad("VERSA_STATS", "on");
+  EXPECT_THAT([] { (void)Config::from_environment(Config{}); },
+              ::testing::ThrowsMessage<std::invalid_argument>(HasSubstr("VERSA_STATS='on'")));
 }
 
 TEST_F(ConfigTest, CpuPinAndTrace) {

@@ -445,6 +445,24 @@ TEST(Devices, TwoDevicesExchangeDataThroughTheHost) {
   EXPECT_EQ(stats[1].tasks + stats[2].tasks, 40u);
 }
 
+TEST(Devices, StatisticsArePrintedAtShutdownWhenAskedFor) {
+  std::vector<double> data = iota(0);
+  testing::internal::CaptureStderr();
+  {
+    versa::Config config = one_device();
+    config.print_statistics = true;
+    versa::Runtime rt{config};
+    auto h = rt.data(data);
+    double seen = 0;
+    access(rt, h, versa::AccessMode::write, true, &seen);
+    rt.wait_all();
+  }
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_NE(printed.find("MiB to device"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("emulated:0"), std::string::npos) << printed;
+  EXPECT_EQ(data, iota(1));
+}
+
 TEST(Devices, StartUpSummaryNamesCoresGpusAndEmulatedDevices) {
   versa::Runtime rt{one_device()};
   const std::string& summary = rt.topology_summary();
