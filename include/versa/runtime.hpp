@@ -22,6 +22,10 @@ namespace versa {
 template <class View>
 class HostView;
 class PinnedHostMemory;
+namespace detail {
+class HostPins;  // src/data/host_pins.hpp
+void unpin(HostPins& pins, const void* data);
+}  // namespace detail
 
 // The task runtime: worker threads, handles and the tasks that access them.
 //
@@ -160,10 +164,7 @@ class Runtime {
  private:
   template <class>
   friend class HostView;
-  friend class PinnedHostMemory;
   struct Impl;
-
-  void unpin_host_memory(const void* data) noexcept;
 
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
@@ -349,16 +350,16 @@ class HostView {
   View view_;
 };
 
-// Host memory page-locked by Runtime::pin_host_memory; unpinned when destroyed. Movable.
+// Host memory page-locked by Runtime::pin_host_memory; unpinned when destroyed (or when the
+// Runtime is, whichever comes first). Movable.
 class PinnedHostMemory {
  public:
   PinnedHostMemory() = default;
-  PinnedHostMemory(PinnedHostMemory&& other) noexcept
-      : runtime_(std::exchange(other.runtime_, nullptr)), data_(other.data_) {}
+  PinnedHostMemory(PinnedHostMemory&& other) noexcept = default;
   PinnedHostMemory& operator=(PinnedHostMemory&& other) noexcept {
     if (this != &other) {
       release();
-      runtime_ = std::exchange(other.runtime_, nullptr);
+      pins_ = std::move(other.pins_);
       data_ = other.data_;
     }
     return *this;
@@ -366,16 +367,17 @@ class PinnedHostMemory {
   ~PinnedHostMemory() { release(); }
 
   // Whether the memory was pinned (false without a GPU).
-  explicit operator bool() const { return runtime_ != nullptr; }
+  explicit operator bool() const { return pins_ != nullptr; }
 
  private:
   friend class Runtime;
-  PinnedHostMemory(Runtime* runtime, const void* data) : runtime_(runtime), data_(data) {}
+  PinnedHostMemory(std::shared_ptr<detail::HostPins> pins, const void* data)
+      : pins_(std::move(pins)), data_(data) {}
   void release() noexcept {
-    if (runtime_) runtime_->unpin_host_memory(data_);
-    runtime_ = nullptr;
+    if (pins_) detail::unpin(*pins_, data_);
+    pins_.reset();
   }
-  Runtime* runtime_ = nullptr;
+  std::shared_ptr<detail::HostPins> pins_;
   const void* data_ = nullptr;
 };
 

@@ -33,11 +33,11 @@ Token Runtime::token(std::string name) {
 }
 
 PinnedHostMemory Runtime::pin_host_memory(void* data, std::size_t bytes) {
-  return impl_->core.pin_host_memory(data, bytes) ? PinnedHostMemory(this, data)
-                                                  : PinnedHostMemory();
+  const std::shared_ptr<detail::HostPins>& pins = impl_->core.host_pins();
+  return pins && pins->pin(data, bytes) ? PinnedHostMemory(pins, data) : PinnedHostMemory();
 }
 
-void Runtime::unpin_host_memory(const void* data) noexcept { impl_->core.unpin_host_memory(data); }
+void detail::unpin(HostPins& pins, const void* data) { pins.unpin(data); }
 
 void Runtime::sync() { impl_->core.sync(); }
 

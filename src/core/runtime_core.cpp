@@ -77,8 +77,13 @@ void RuntimeCore::open_devices() {
       first_emulated = false;
     }
   }
-  for (auto& device : devices_)
-    if (device->kind() == DeviceKind::cuda && !host_registrar_) host_registrar_ = device.get();
+  for (auto& device : devices_) {
+    if (device->kind() != DeviceKind::cuda || host_pins_) continue;
+    Device* d = device.get();  // one registration serves every GPU
+    host_pins_ = std::make_shared<HostPins>(
+        [d](void* data, std::size_t bytes) { return d->register_host_memory(data, bytes); },
+        [d](void* data) { d->unregister_host_memory(data); });
+  }
   mover_ = std::make_unique<DataMover>(mover_nodes, *this);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const int node = static_cast<int>(i) + 1;
@@ -104,8 +109,7 @@ RuntimeCore::~RuntimeCore() {
       std::fprintf(stderr, "versa: %s\n", e.what());
     }
     device_workers_.clear();
-    for (const auto& [begin, end] : pinned_ranges_)
-      host_registrar_->unregister_host_memory(reinterpret_cast<void*>(begin));
+    if (host_pins_) host_pins_->close();
     if (!config_.perf_model_file.empty()) {
       try {
         perf_model_.save(config_.perf_model_file);
@@ -146,29 +150,10 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
   // the handle's memory unless it is small or lies in a range pinned already (a TiledMatrix
   // pins its whole matrix; its tiles' ranges overlap, which CUDA would refuse).
   constexpr std::size_t pin_threshold = 256 << 10;
-  if (host_registrar_ && data && layout.bytes() >= pin_threshold &&
-      pin_host_memory(data, elements * layout.element_size))
-    handle->set_host_pinned();
+  if (host_pins_ && layout.bytes() >= pin_threshold &&
+      host_pins_->pin(data, elements * layout.element_size))
+    handle->set_host_pins(host_pins_);
   return handle;
-}
-
-bool RuntimeCore::pin_host_memory(const void* data, std::size_t bytes) {
-  if (!host_registrar_ || !data || bytes == 0) return false;
-  const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t end = begin + bytes;
-  std::lock_guard<std::mutex> guard(pinned_mutex_);
-  auto after = pinned_ranges_.upper_bound(begin);
-  if (after != pinned_ranges_.begin() && std::prev(after)->second > begin) return false;
-  if (after != pinned_ranges_.end() && after->first < end) return false;
-  if (!host_registrar_->register_host_memory(const_cast<void*>(data), bytes)) return false;
-  pinned_ranges_.emplace(begin, end);
-  return true;
-}
-
-void RuntimeCore::unpin_host_memory(const void* data) {
-  std::lock_guard<std::mutex> guard(pinned_mutex_);
-  if (pinned_ranges_.erase(reinterpret_cast<std::uintptr_t>(data)) != 0)
-    host_registrar_->unregister_host_memory(const_cast<void*>(data));
 }
 
 const char* RuntimeCore::intern_name(std::string_view name) {

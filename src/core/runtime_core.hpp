@@ -60,12 +60,10 @@ class RuntimeCore final : public TaskRunner,
   // in use); wait_all rethrows it as std::logic_error.
   void report_misuse(std::string message) override;
   void retire_replicas(HandleState& handle) override;
-  void unpin_host_memory(const void* data) override;
 
-  // Page-locks [data, data + bytes) through the CUDA backend, unless no GPU is in use or the
-  // range lies in one pinned already. Returns whether it pinned (then unpin_host_memory undoes
-  // it). Thread-safe.
-  bool pin_host_memory(const void* data, std::size_t bytes);
+  // The set of host ranges this runtime pinned through the CUDA backend; null when no GPU is
+  // in use. Outlives the runtime in the handles and PinnedHostMemory objects that hold it.
+  const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
 
   // DeviceTaskHost
   bool cancel_if_poisoned(Task& task) override;
@@ -147,10 +145,7 @@ class RuntimeCore final : public TaskRunner,
   std::vector<std::atomic<double>> kernel_seconds_;  // per device node (index node - 1)
   std::string summary_;
 
-  // Host ranges page-locked by the runtime (begin -> end), through host_registrar_.
-  Device* host_registrar_ = nullptr;  // the first CUDA device, or null
-  std::mutex pinned_mutex_;
-  std::map<std::uintptr_t, std::uintptr_t> pinned_ranges_;  // guarded by pinned_mutex_
+  std::shared_ptr<HostPins> host_pins_;
 
   // Last: its threads start in its constructor and must see everything above initialised.
   std::unique_ptr<WorkerPool> workers_;

@@ -14,7 +14,7 @@ namespace {
 void retire(HandleState* state) {
   if (state->replicas() && state->replicas()->on_devices())
     state->registry()->retire_replicas(*state);
-  if (state->host_pinned()) state->registry()->unpin_host_memory(state->data());
+  if (state->host_pins()) state->host_pins()->unpin(state->data());
   delete state;
 }
 }  // namespace

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/spin_lock.hpp"
+#include "data/host_pins.hpp"
 #include "data/replica.hpp"
 #include "data/wait_list.hpp"
 #include "versa/access_mode.hpp"
@@ -35,8 +36,6 @@ class HandleRegistry {
   // Called when the handle is destroyed and no access is pending: brings the data home to the
   // user's memory and frees the device replicas.
   virtual void retire_replicas(HandleState& handle) = 0;
-  // Undoes the page-locking of a handle's host memory done when it was registered.
-  virtual void unpin_host_memory(const void* data) = 0;
 
  protected:
   ~HandleRegistry() = default;
@@ -66,10 +65,10 @@ class HandleState {
   // Null when the runtime has no accelerators or the handle has no data.
   ReplicaSet* replicas() const { return replicas_.get(); }
 
-  // Whether the runtime page-locked the handle's host memory for it (set once, before the
-  // handle is used).
-  bool host_pinned() const { return host_pinned_; }
-  void set_host_pinned() { host_pinned_ = true; }
+  // The pin set holding the handle's host memory when the runtime page-locked it for the handle
+  // (set once, before the handle is used); null otherwise.
+  const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
+  void set_host_pins(std::shared_ptr<HostPins> pins) { host_pins_ = std::move(pins); }
 
   // Registers an access in submission order and returns the version it requires.
   std::uint64_t register_access(AccessMode mode) {
@@ -197,7 +196,7 @@ class HandleState {
   bool exclusive_held_ VERSA_GUARDED_BY(lock_) = false;
   WaitList exclusive_waiters_ VERSA_GUARDED_BY(lock_);
 
-  bool host_pinned_ = false;
+  std::shared_ptr<HostPins> host_pins_;
   std::shared_ptr<const Failure> poison_;
   std::atomic<int> host_views_{0};
 };

@@ -71,6 +71,22 @@ TEST(CudaRuntime, HostMemoryIsPinnedWhileInUse) {
   }
   EXPECT_FALSE(registered(big.data()));
 }
+TEST(CudaRuntime, PinnedHandlesMayOutliveTheirRuntime) {
+  std::vector<double> big(1 << 20);
+  versa::Handle<double> outliving;
+  versa::PinnedHostMemory pinned;
+  {
+    versa::Runtime rt{with_gpu()};
+    SKIP_WITHOUT_GPU(rt);
+    outliving = rt.data(big);
+    std::vector<double> other(1 << 20);
+    pinned = rt.pin_host_memory(other.data(), other.size() * sizeof(double));
+    EXPECT_TRUE(pinned);
+  }
+  // The runtime unpinned everything when it went; these releases must not reach it.
+  outliving = versa::Handle<double>();
+  pinned = versa::PinnedHostMemory();
+}
 #endif
 
 TEST(CudaRuntime, WithoutGpuTheRuntimeSaysSoAndRunsOnTheCpu) {
