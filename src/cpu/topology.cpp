@@ -1,11 +1,19 @@
 #include "cpu/topology.hpp"
 
-#include <hwloc.h>
-
 #include <algorithm>
 #include <thread>
 
+#if VERSA_HAVE_HWLOC
+#include <hwloc.h>
+#else
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
+
 namespace versa::detail {
+
+#if VERSA_HAVE_HWLOC
 
 struct Topology::Hwloc {
   hwloc_topology_t topology = nullptr;
@@ -41,10 +49,35 @@ bool Topology::pin_current_thread(int index) const {
   return hwloc_set_cpubind(hwloc_->topology, core->cpuset, HWLOC_CPUBIND_THREAD) == 0;
 }
 
+#else
+// Without hwloc: every hardware thread counts as a core, and pinning binds to one of them.
+struct Topology::Hwloc {};
+
+Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
+  cores_ = processing_units_ = std::max(1u, std::thread::hardware_concurrency());
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0)
+    memory_bytes_ =
+        static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
+}
+
+Topology::~Topology() = default;
+
+bool Topology::pin_current_thread(int index) const {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(index % processing_units_, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+#endif
+
 std::string Topology::summary() const {
   std::string text =
       std::to_string(cores_) + " cores, " + std::to_string(processing_units_) + " PUs";
   if (memory_bytes_ > 0) text += ", " + std::to_string(memory_bytes_ >> 30) + " GiB";
+#if !VERSA_HAVE_HWLOC
+  text += " (no hwloc: hardware threads as cores)";
+#endif
   return text;
 }
 
