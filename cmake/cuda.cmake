@@ -20,8 +20,13 @@ if(VERSA_HAVE_CUDA)
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_device.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/event_pool.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/pending_operation.cpp
+    ${PROJECT_SOURCE_DIR}/src/cuda/reduction_kernels.cu
     ${PROJECT_SOURCE_DIR}/src/cuda/stream_context.cpp
   )
+  # The target predates enable_language, so it did not pick up the architectures. The kernels
+  # need nothing newer than C++17; this CMake does not know nvcc's C++20 flag.
+  set_target_properties(versa PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+                                         CUDA_STANDARD 17)
   # Public: CUDA implementations in users' code include versa/cuda.hpp, which needs the
   # runtime, cuBLAS and cuSOLVER headers, and call those libraries.
   target_link_libraries(versa PUBLIC CUDA::cudart CUDA::cublas CUDA::cusolver)

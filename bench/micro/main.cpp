@@ -2,11 +2,14 @@
 // between systems come from the same run on the same machine state.
 //
 //   versa-bench-micro [--reps N] [--quick] [--systems a,b,...] [suite ...]
-//   suites: spawn efficiency cholesky-dag dependencies task-count generations (default: all)
+//   suites: spawn efficiency cholesky-dag dependencies task-count generations reduction
+//           (default: all)
 //
 // Each measurement is the median of N runs (default 5) after one warm-up run; systems take turns
 // within each repetition so that a noisy period does not favour one of them. Output: a table per
-// suite and one RESULT line per (system, parameter), as CONVENTIONS.md specifies.
+// suite and one RESULT line per (system, parameter), as CONVENTIONS.md specifies. A suite's table
+// has a column for each system that implements its pattern (a System whose member is empty does
+// not); NaN, a figure a system could not give, shows as "-" and has no RESULT line.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +24,22 @@
 #include "micro/systems.hpp"
 
 namespace bench {
+
+void check_reduction(const std::string& system, const double* sums, long elements, int handle,
+                     int handles, long tasks) {
+  double expected = 0;
+  for (long i = handle; i < tasks; i += handles) expected += reduction_contribution(i);
+  for (long e = 0; e < elements; ++e) {
+    if (sums[e] != expected) {
+      std::fprintf(stderr,
+                   "reduction: %s gave a wrong sum: handle %d of %d, element %ld is %.17g, "
+                   "expected %.17g (%ld tasks)\n",
+                   system.c_str(), handle, handles, e, sums[e], expected, tasks);
+      std::exit(1);
+    }
+  }
+}
+
 namespace {
 
 struct Options {
@@ -32,14 +51,12 @@ struct Options {
 
 const double nan = std::nan("");
 
-// Medians of `reps` runs of `run(system)` for each system; NaN where a system lacks the pattern.
+// Medians of `reps` runs of `run(system)` for each system.
 std::vector<double> measure(const std::vector<System>& systems, const Options& options,
-                            const std::function<bool(const System&)>& has,
                             const std::function<double(const System&)>& run) {
   std::vector<std::vector<double>> samples(systems.size());
   for (int rep = -1; rep < options.reps; ++rep) {
     for (std::size_t s = 0; s < systems.size(); ++s) {
-      if (!has(systems[s])) continue;
       const double value = run(systems[s]);
       if (rep >= 0) samples[s].push_back(value);
     }
@@ -49,20 +66,25 @@ std::vector<double> measure(const std::vector<System>& systems, const Options& o
   return medians;
 }
 
+// Tables: a first column of `label_width` characters naming the parameters, then one column per
+// system.
+constexpr int default_label_width = 22;
+
 void print_header(const std::string& title, const std::string& param_name,
-                  const std::vector<System>& systems) {
-  std::printf("\n## %s\n%-22s", title.c_str(), param_name.c_str());
-  for (const System& s : systems) std::printf(" %13s", s.name.c_str());
+                  const std::vector<System>& systems, int label_width = default_label_width) {
+  std::printf("\n## %s\n%-*s", title.c_str(), label_width, param_name.c_str());
+  for (const System& s : systems) std::printf(" %14s", s.name.c_str());
   std::printf("\n");
 }
 
-void print_row(const std::string& param, const std::vector<double>& values) {
-  std::printf("%-22s", param.c_str());
+void print_row(const std::string& param, const std::vector<double>& values,
+               int label_width = default_label_width) {
+  std::printf("%-*s", label_width, param.c_str());
   for (double v : values) {
     if (std::isnan(v)) {
-      std::printf(" %13s", "-");
+      std::printf(" %14s", "-");
     } else {
-      std::printf(" %13.4g", v);
+      std::printf(" %14.4g", v);
     }
   }
   std::printf("\n");
@@ -84,14 +106,16 @@ std::string number(double v) {
 
 int all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// Wide enough for "handles=4,elements=4096,task_us=10".
+constexpr int reduction_label_width = 36;
+
 void suite_spawn(const std::vector<System>& systems, const Options& o) {
   const long tasks = o.quick ? 50000 : 200000;
   print_header("spawn: ns per empty task (submit + run), " + std::to_string(tasks) + " tasks",
                "workers", systems);
   for (int workers : {1, all_cores()}) {
-    auto values = measure(
-        systems, o, [](const System& s) { return bool(s.spawn); },
-        [&](const System& s) { return s.spawn(workers, tasks) / tasks * 1e9; });
+    auto values =
+        measure(systems, o, [&](const System& s) { return s.spawn(workers, tasks) / tasks * 1e9; });
     const std::string param = "workers=" + std::to_string(workers);
     print_row(param, values);
     report("spawn", systems, param, "ns_per_task", values, "ns");
@@ -106,12 +130,10 @@ void suite_efficiency(const std::vector<System>& systems, const Options& o) {
     const double target_s = o.quick ? 0.03 : 0.1;
     const long tasks =
         std::clamp(static_cast<long>(target_s * workers / (us * 1e-6)), 1000L, 200000L);
-    auto values = measure(
-        systems, o, [](const System& s) { return bool(s.independent); },
-        [&](const System& s) {
-          const double t = s.independent(workers, tasks, us);
-          return tasks * us * 1e-6 / workers / t;
-        });
+    auto values = measure(systems, o, [&](const System& s) {
+      const double t = s.independent(workers, tasks, us);
+      return tasks * us * 1e-6 / workers / t;
+    });
     const std::string param = "task_us=" + number(us);
     print_row(param, values);
     report("efficiency", systems, param, "efficiency", values, "ratio");
@@ -126,12 +148,10 @@ void suite_cholesky_dag(const std::vector<System>& systems, const Options& o) {
     const long tasks = static_cast<long>(tiles) * (tiles + 1) * (tiles + 2) / 6;
     for (double us : {10.0, 50.0, 200.0}) {
       if (o.quick && tiles == 50 && us > 10) continue;
-      auto values = measure(
-          systems, o, [](const System& s) { return bool(s.cholesky_dag); },
-          [&](const System& s) {
-            const double t = s.cholesky_dag(workers, tiles, us);
-            return tasks * us * 1e-6 / workers / t;
-          });
+      auto values = measure(systems, o, [&](const System& s) {
+        const double t = s.cholesky_dag(workers, tiles, us);
+        return tasks * us * 1e-6 / workers / t;
+      });
       const std::string param = "tiles=" + std::to_string(tiles) + ",task_us=" + number(us);
       print_row(param, values);
       report("cholesky-dag", systems, param, "efficiency", values, "ratio");
@@ -146,12 +166,11 @@ void suite_dependencies(const std::vector<System>& systems, const Options& o) {
                    std::to_string(tasks) + " tasks reading k handles, " + std::to_string(workers) +
                    " workers",
                "handles", systems);
-  auto has = [](const System& s) { return bool(s.dependencies); };
   const std::vector<double> base =
-      measure(systems, o, has, [&](const System& s) { return s.dependencies(workers, tasks, 0); });
+      measure(systems, o, [&](const System& s) { return s.dependencies(workers, tasks, 0); });
   for (int k : {1, 2, 4, 8, 16, 32, 64}) {
-    auto values = measure(systems, o, has,
-                          [&](const System& s) { return s.dependencies(workers, tasks, k); });
+    auto values =
+        measure(systems, o, [&](const System& s) { return s.dependencies(workers, tasks, k); });
     for (std::size_t i = 0; i < values.size(); ++i)
       values[i] = (values[i] - base[i]) / (static_cast<double>(tasks) * k) * 1e9;
     const std::string param = "handles=" + std::to_string(k);
@@ -169,13 +188,11 @@ void suite_task_count(const std::vector<System>& systems, const Options& o) {
   for (long n : {1000L, 10000L, 100000L, 1000000L}) {
     if (o.quick && n > 100000) continue;
     std::vector<std::vector<double>> bytes(systems.size());
-    auto values = measure(
-        systems, o, [](const System& s) { return bool(s.task_count); },
-        [&](const System& s) {
-          const TaskCountResult r = s.task_count(workers, n);
-          bytes[&s - systems.data()].push_back(r.bytes_per_pending_task);
-          return r.seconds / n * 1e9;
-        });
+    auto values = measure(systems, o, [&](const System& s) {
+      const TaskCountResult r = s.task_count(workers, n);
+      bytes[&s - systems.data()].push_back(r.bytes_per_pending_task);
+      return r.seconds / n * 1e9;
+    });
     const std::string param = "tasks=" + std::to_string(n);
     print_row(param, values);
     report("task-count", systems, param, "ns_per_task", values, "ns");
@@ -194,25 +211,53 @@ void suite_generations(const std::vector<System>& systems, const Options& o) {
                    std::to_string(workers) + " workers",
                "n", systems);
   for (long n : {1L, 10L, 100L, 1000L, 10000L}) {
-    auto values = measure(
-        systems, o, [](const System& s) { return bool(s.generations); },
-        [&](const System& s) { return s.generations(workers, n) / (2.0 * n + 1) * 1e9; });
+    auto values = measure(systems, o, [&](const System& s) {
+      return s.generations(workers, n) / (2.0 * n + 1) * 1e9;
+    });
     const std::string param = "n=" + std::to_string(n);
     print_row(param, values);
     report("generations", systems, param, "ns_per_task", values, "ns");
   }
 }
 
-const std::map<std::string, void (*)(const std::vector<System>&, const Options&)> suites = {
-    {"spawn", suite_spawn},
-    {"efficiency", suite_efficiency},
-    {"cholesky-dag", suite_cholesky_dag},
-    {"dependencies", suite_dependencies},
-    {"task-count", suite_task_count},
-    {"generations", suite_generations},
+void suite_reduction(const std::vector<System>& systems, const Options& o) {
+  const int workers = all_cores();
+  const long tasks = o.quick ? 2000 : 20000;
+  const long elements = 4096;
+  const double task_us = 10;
+  print_header("reduction: ns per task, " + std::to_string(tasks) + " tasks each busy-waiting " +
+                   number(task_us) + " us then adding into one of `handles` arrays of " +
+                   std::to_string(elements) + " doubles, " + std::to_string(workers) + " workers",
+               "handles,elements,task_us", systems, reduction_label_width);
+  for (int handles : {1, 4}) {
+    auto values = measure(systems, o, [&](const System& s) {
+      return s.reduction(workers, tasks, handles, elements, task_us) / tasks * 1e9;
+    });
+    const std::string param = "handles=" + std::to_string(handles) +
+                              ",elements=" + std::to_string(elements) +
+                              ",task_us=" + number(task_us);
+    print_row(param, values, reduction_label_width);
+    report("reduction", systems, param, "ns_per_task", values, "ns");
+  }
+}
+
+// A suite, and whether a system implements its pattern (its column is left out otherwise).
+struct Suite {
+  void (*run)(const std::vector<System>&, const Options&);
+  bool (*has)(const System&);
 };
-const char* const suite_order[] = {"spawn",        "efficiency", "cholesky-dag",
-                                   "dependencies", "task-count", "generations"};
+
+const std::map<std::string, Suite> suites = {
+    {"spawn", {suite_spawn, [](const System& s) { return bool(s.spawn); }}},
+    {"efficiency", {suite_efficiency, [](const System& s) { return bool(s.independent); }}},
+    {"cholesky-dag", {suite_cholesky_dag, [](const System& s) { return bool(s.cholesky_dag); }}},
+    {"dependencies", {suite_dependencies, [](const System& s) { return bool(s.dependencies); }}},
+    {"task-count", {suite_task_count, [](const System& s) { return bool(s.task_count); }}},
+    {"generations", {suite_generations, [](const System& s) { return bool(s.generations); }}},
+    {"reduction", {suite_reduction, [](const System& s) { return bool(s.reduction); }}},
+};
+const char* const suite_order[] = {"spawn",      "efficiency",  "cholesky-dag", "dependencies",
+                                   "task-count", "generations", "reduction"};
 
 }  // namespace
 }  // namespace bench
@@ -239,7 +284,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "unknown argument '%s'; suites: spawn efficiency cholesky-dag dependencies "
-                   "task-count generations all; options: --reps N --quick --systems a,b\n",
+                   "task-count generations reduction all; options: --reps N --quick "
+                   "--systems a,b\n",
                    arg.c_str());
       return 2;
     }
@@ -257,6 +303,12 @@ int main(int argc, char** argv) {
   for (const System& s : systems) std::printf(" %s", s.name.c_str());
   std::printf("\n# median of %d runs after a warm-up%s\n", options.reps,
               options.quick ? ", quick sizes" : "");
-  for (const std::string& suite : options.suites) suites.at(suite)(systems, options);
+  for (const std::string& name : options.suites) {
+    const Suite& suite = suites.at(name);
+    std::vector<System> implementing;
+    for (const System& s : systems)
+      if (suite.has(s)) implementing.push_back(s);
+    suite.run(implementing, options);
+  }
   return 0;
 }

@@ -265,6 +265,49 @@ double generations(int workers, long n) {
   return seconds;
 }
 
+// Reduction: an OpenMP 5.0 task reduction. The arrays lie end to end in one buffer, the reduction
+// variable of a taskgroup (task_reduction) and of every add task (in_reduction): each thread that
+// runs add tasks gets a private copy of the whole buffer, initialised to zero, into whose slice
+// for the task's array the task adds; the copies are summed into the buffer as the taskgroup
+// ends. A task cannot pick its reduction variable at run time, hence one buffer for all arrays.
+double reduction(int workers, long tasks, int handles, long elements, double task_us) {
+  prepare_team(workers);
+  if (handles < 1 || elements < 1) {
+    throw std::invalid_argument("openmp: reduction needs at least one handle and one element");
+  }
+  const long size = handles * elements;
+  std::vector<double> storage(static_cast<size_t>(size));
+  double* const sums = storage.data();
+  const long h = handles;
+  double seconds = 0;
+  int team_size = 0;
+#pragma omp parallel num_threads(workers) default(none) \
+    shared(sums, size, tasks, h, elements, task_us, seconds, team_size)
+#pragma omp single
+  {
+    team_size = omp_get_num_threads();
+    const auto start = Clock::now();
+#pragma omp taskgroup task_reduction(+ : sums [0:size])
+    {
+      for (long i = 0; i < tasks; ++i) {
+        const double contribution = reduction_contribution(i);
+#pragma omp task default(none) firstprivate(i, h, elements, task_us, contribution) \
+    in_reduction(+ : sums[0 : size])
+        {
+          busy_wait_us(task_us);
+          double* const slice = sums + (i % h) * elements;
+          for (long e = 0; e < elements; ++e) slice[e] += contribution;
+        }
+      }
+    }
+    seconds = seconds_since(start);
+  }
+  check_team_size(workers, team_size);
+  for (int k = 0; k < handles; ++k)
+    check_reduction("openmp", sums + k * elements, elements, k, handles, tasks);
+  return seconds;
+}
+
 }  // namespace
 
 std::vector<System> openmp_systems() {
@@ -276,6 +319,7 @@ std::vector<System> openmp_systems() {
   system.dependencies = dependencies;
   system.task_count = task_count;
   system.generations = generations;
+  system.reduction = reduction;
   return {system};
 }
 

@@ -3,6 +3,10 @@
 // All three run the same code; only starpu_conf::sched_policy_name differs, plus performance
 // models on the codelets for dmda, the only one of the three that reads them.
 //
+// The reduction pattern has two systems of its own, one per way StarPU offers of adding into a
+// datum: "starpu-redux" (STARPU_REDUX, per-worker copies merged by a reduction codelet) and
+// "starpu-commute" (STARPU_RW | STARPU_COMMUTE, the adds run one at a time in any order).
+//
 // Every run is a full starpu_init .. starpu_shutdown cycle so that each measurement starts from a
 // fresh runtime with exactly `workers` CPU workers; data registration happens before the clock
 // starts and unregistration after it stops, so the clock sees submission + execution only.
@@ -14,6 +18,7 @@
 #include <deque>
 #include <filesystem>
 #include <initializer_list>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -38,6 +43,25 @@ constexpr Policy kPolicies[] = {
     {"starpu-dmda", "dmda", true},
 };
 
+// Both reduction systems run on lws, the policy of the starpu-lws column: like Versa's workers it
+// keeps ready tasks in per-worker queues and steals, and unlike dmda it needs no calibrated
+// performance model for the add tasks. Only the access mode of the add tasks differs.
+struct ReductionVariant {
+  const char* system;  // name reported by the benchmark
+  bool redux;          // STARPU_REDUX; otherwise STARPU_RW | STARPU_COMMUTE
+};
+
+// The sessions of both variants (they report the variant's name, not the policy's).
+constexpr Policy kReductionPolicy = {"starpu-lws", "lws", false};
+
+constexpr ReductionVariant kReductionVariants[] = {
+    {"starpu-redux", true},
+    {"starpu-commute", false},
+};
+
+constexpr starpu_data_access_mode kCommute =
+    static_cast<starpu_data_access_mode>(STARPU_RW | STARPU_COMMUTE);
+
 // Size of the data pool of the dependencies pattern (see systems.hpp).
 constexpr long kPoolSize = 1024;
 
@@ -48,6 +72,36 @@ void empty_body(void* /*buffers*/[], void* /*cl_arg*/) {}
 // cl_arg points at the task's duration in microseconds (a double owned by the pattern function).
 void busy_body(void* /*buffers*/[], void* cl_arg) {
   busy_wait_us(*static_cast<const double*>(cl_arg));
+}
+
+// The doubles of a buffer registered with starpu_vector_data_register.
+std::span<double> vector_of(void* buffer) {
+  const auto* v = static_cast<const starpu_vector_interface*>(buffer);
+  return {reinterpret_cast<double*>(v->ptr), v->nx};
+}
+
+// The argument of an add task of the reduction pattern (owned by the pattern function).
+struct AddArgs {
+  double task_us;
+  double contribution;
+};
+
+void add_body(void* buffers[], void* cl_arg) {
+  const auto& args = *static_cast<const AddArgs*>(cl_arg);
+  busy_wait_us(args.task_us);
+  for (double& x : vector_of(buffers[0])) x += args.contribution;
+}
+
+// The reduction methods of STARPU_REDUX: a per-worker copy starts at zero, and copies are merged
+// by adding buffers[1] into buffers[0].
+void sum_init_body(void* buffers[], void* /*cl_arg*/) {
+  for (double& x : vector_of(buffers[0])) x = 0;
+}
+
+void sum_merge_body(void* buffers[], void* /*cl_arg*/) {
+  const std::span<double> into = vector_of(buffers[0]);
+  const std::span<const double> from = vector_of(buffers[1]);
+  for (std::size_t e = 0; e < into.size(); ++e) into[e] += from[e];
 }
 
 // ---- Performance models (read by dmda only)
@@ -104,6 +158,12 @@ class Session {
     trsm = make_codelet(busy_body, 2, {STARPU_R, STARPU_RW}, model(pm.trsm));
     syrk = make_codelet(busy_body, 2, {STARPU_R, STARPU_RW}, model(pm.syrk));
     gemm = make_codelet(busy_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(pm.gemm));
+    add_redux = make_codelet(add_body, 1, {STARPU_REDUX}, nullptr);
+    add_commute = make_codelet(add_body, 1, {kCommute}, nullptr);
+    // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW (its
+    // starpu_data.h asks for STARPU_RW | STARPU_COMMUTE, which later versions accept).
+    sum_merge = make_codelet(sum_merge_body, 2, {STARPU_RW, STARPU_R}, nullptr);
+    sum_init = make_codelet(sum_init_body, 1, {STARPU_W}, nullptr);
   }
 
   ~Session() {
@@ -125,6 +185,15 @@ class Session {
     return handle;
   }
 
+  // Registers `count` doubles at `values`; unregistering it (on destruction) brings the data home.
+  starpu_data_handle_t register_vector(double* values, long count) {
+    starpu_data_handle_t handle = nullptr;
+    starpu_vector_data_register(&handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(values),
+                                static_cast<uint32_t>(count), sizeof(double));
+    handles_.push_back(handle);
+    return handle;
+  }
+
   std::vector<starpu_data_handle_t> register_items(long n) {
     std::vector<starpu_data_handle_t> items;
     items.reserve(static_cast<size_t>(n));
@@ -133,6 +202,8 @@ class Session {
   }
 
   starpu_codelet empty{}, busy{}, access{}, potrf{}, trsm{}, syrk{}, gemm{};
+  // The reduction pattern. Members, so that they outlive the merges that unregistering runs.
+  starpu_codelet add_redux{}, add_commute{}, sum_merge{}, sum_init{};
 
  private:
   std::deque<double> storage_;  // registered memory; a deque keeps addresses stable as it grows
@@ -185,6 +256,15 @@ void submit_access(starpu_codelet* cl, const starpu_data_handle_t* handles, int 
     task_handles[j] = handles[j];
     task_modes[j] = mode;
   }
+  check(starpu_task_submit(task), "starpu_task_submit");
+}
+
+// An add task of the reduction pattern on `sum`.
+void submit_add(starpu_codelet* cl, const AddArgs* args, starpu_data_handle_t sum) {
+  starpu_task* task = new_task(cl, nullptr, STARPU_DEFAULT_PRIO);
+  task->cl_arg = const_cast<AddArgs*>(args);  // read only; outlives the task, never freed
+  task->cl_arg_size = sizeof(AddArgs);
+  task->handles[0] = sum;
   check(starpu_task_submit(task), "starpu_task_submit");
 }
 
@@ -303,6 +383,42 @@ double generations(const Policy& policy, int workers, long n) {
   return seconds_since(start);
 }
 
+// StarPU merges the per-worker copies of a STARPU_REDUX datum lazily, at its next other access:
+// the read acquisitions before the clock stops perform (and time) that merge, so that every
+// system's figure includes combining the contributions.
+double reduction(const ReductionVariant& variant, int workers, long tasks, int handles,
+                 long elements, double task_us) {
+  std::vector<std::vector<double>> sums(static_cast<size_t>(handles),
+                                        std::vector<double>(static_cast<size_t>(elements)));
+  AddArgs args[7];  // task i adds reduction_contribution(i), which repeats every 7 tasks
+  for (long k = 0; k < 7; ++k) args[k] = {task_us, reduction_contribution(k)};
+  double seconds = 0;
+  {
+    Session session(kReductionPolicy, workers);
+    std::vector<starpu_data_handle_t> handle;
+    for (auto& values : sums) {
+      handle.push_back(session.register_vector(values.data(), elements));
+      if (variant.redux)
+        starpu_data_set_reduction_methods(handle.back(), &session.sum_merge, &session.sum_init);
+    }
+    starpu_codelet* add = variant.redux ? &session.add_redux : &session.add_commute;
+
+    const auto start = Clock::now();
+    for (long i = 0; i < tasks; ++i)
+      submit_add(add, &args[i % 7], handle[static_cast<size_t>(i % handles)]);
+    wait_all();
+    for (const auto h : handle) {
+      check(starpu_data_acquire(h, STARPU_R), "starpu_data_acquire");
+      starpu_data_release(h);
+    }
+    seconds = seconds_since(start);
+  }  // the session unregisters the handles, bringing the sums home, and shuts StarPU down
+  for (int h = 0; h < handles; ++h)
+    check_reduction(variant.system, sums[static_cast<size_t>(h)].data(), elements, h, handles,
+                    tasks);
+  return seconds;
+}
+
 System make_system(const Policy& policy) {
   System system;
   system.name = policy.system;
@@ -328,6 +444,15 @@ System make_system(const Policy& policy) {
 std::vector<System> starpu_systems() {
   std::vector<System> systems;
   for (const Policy& policy : kPolicies) systems.push_back(make_system(policy));
+  for (const ReductionVariant& variant : kReductionVariants) {
+    System system;
+    system.name = variant.system;
+    system.reduction = [&variant](int workers, long tasks, int handles, long elements,
+                                  double task_us) {
+      return reduction(variant, workers, tasks, handles, elements, task_us);
+    };
+    systems.push_back(system);
+  }
   return systems;
 }
 

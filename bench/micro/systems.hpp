@@ -21,7 +21,9 @@ struct TaskCountResult {
 };
 
 struct System {
-  std::string name;  // "versa", "starpu-lws", "starpu-eager", "starpu-dmda", "openmp", "tbb"
+  // "versa", "starpu-lws", "starpu-eager", "starpu-dmda", "starpu-redux", "starpu-commute",
+  // "openmp", "tbb". A system leaves the patterns it does not implement empty.
+  std::string name;
 
   // `tasks` empty independent tasks submitted from the main thread, then wait for all.
   std::function<double(int workers, long tasks)> spawn;
@@ -47,11 +49,30 @@ struct System {
   // On one data item: one writer, then n readers, then n writers (2n + 1 tasks, empty bodies),
   // submitted in that order; then wait for all.
   std::function<double(int workers, long n)> generations;
+
+  // Add-heavy reduction: `handles` arrays of `elements` doubles, all zero; `tasks` tasks, task i
+  // busy-waiting `task_us` microseconds and then adding reduction_contribution(i) to every element
+  // of array i % handles, each system with its own reduction or commutative access. The clock
+  // stops once the sums are readable in the arrays' home memory (partial results merged); after
+  // it, check_reduction() verifies every array.
+  std::function<double(int workers, long tasks, int handles, long elements, double task_us)>
+      reduction;
 };
+
+// What task i of the reduction pattern adds to each element of its array: a small integer, so
+// that every sum is exact in a double whatever the order of the additions.
+inline double reduction_contribution(long i) { return static_cast<double>(i % 7 + 1); }
+
+// Verifies that the `elements` values at `sums` (array `handle` of `handles`) all equal the exact
+// sum of the contributions of the tasks mapped to that array. On a mismatch it names `system` and
+// the first wrong element on stderr and exits with status 1: a wrong sum must not yield a figure.
+void check_reduction(const std::string& system, const double* sums, long elements, int handle,
+                     int handles, long tasks);
 
 // Each returns the systems it provides (empty vector if the library is not available).
 std::vector<System> versa_systems();
-std::vector<System> starpu_systems();  // starpu-lws, starpu-eager, starpu-dmda
+// starpu-lws, starpu-eager, starpu-dmda; starpu-redux, starpu-commute (reduction pattern only)
+std::vector<System> starpu_systems();
 std::vector<System> openmp_systems();  // openmp
 std::vector<System> tbb_systems();     // tbb
 

@@ -12,8 +12,11 @@ namespace versa {
 //   write_only  like write, but the old contents are not needed (never fetched).
 //   commute     waits for earlier reads and writes; the accesses of one run of commutes exclude
 //               each other but run in any order.
-//   add         a reduction into the handle: waits for earlier reads and writes; adds of one
-//               run may be reordered. Currently executed like commute.
+//   add         a contribution to a reduction into the handle: waits for earlier accesses of
+//               other modes; the adds of one run run in parallel, each into its own partial
+//               buffer unless it has the handle to itself, and the partials are combined with
+//               the handle's reduction operator (versa/reduction.hpp) before the next access of
+//               another mode. Needs an operator bound to the handle or the task type.
 enum class AccessMode : std::uint8_t { read, write, write_only, commute, add };
 
 // The name of a mode as written in the API ("read", "write", ...).
@@ -22,7 +25,8 @@ const char* to_string(AccessMode mode);
 // True for modes that change the handle's contents.
 constexpr bool modifies(AccessMode mode) { return mode != AccessMode::read; }
 
-// True for modes whose accesses in one run must not overlap in time but may be reordered.
+// True for modes whose accesses in one run may be reordered (commutes also exclude each
+// other; adds that cannot be renamed do).
 constexpr bool is_exclusive_run(AccessMode mode) {
   return mode == AccessMode::commute || mode == AccessMode::add;
 }

@@ -37,6 +37,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_PERF_MODEL=<file>   perf_model_file
+//   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
 //   VERSA_QUIET=0|1           quiet
 //   VERSA_STATS=0|1           print_statistics
 // A value out of range, here or in the environment, makes the Runtime constructor throw
@@ -72,6 +73,11 @@ struct Config {
   // When not empty, the performance model of automatic placement is loaded from this file at
   // start-up (if it exists) and saved to it when the Runtime is destroyed.
   std::string perf_model_file;
+
+  // Bytes that partial buffers of reductions (`add` accesses renamed so that they run in
+  // parallel) may hold at once, on all memory nodes together. Past it, `add` tasks run one at a
+  // time in place instead. 0 disables renaming.
+  std::size_t reduction_memory_limit = std::size_t{256} << 20;
 
   // Do not print the one-line topology summary at start-up.
   bool quiet = false;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "versa/detail/task_glue.hpp"
+#include "versa/reduction.hpp"
 
 namespace versa {
 
@@ -19,6 +20,7 @@ struct HandleDeleter {
 };
 using HandleOwner = std::unique_ptr<HandleState, HandleDeleter>;
 const std::string& handle_name(const HandleState* state);
+void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops);
 }  // namespace detail
 
 // Untyped part of every handle: ownership of the dependency and data state.
@@ -52,6 +54,12 @@ class Handle : public HandleBase {
   using element_type = T;
   Handle() = default;
 
+  // Sets how `add` accesses to this handle combine (see versa::Reduction); call it before
+  // submitting them. Throws std::logic_error while a run of adds with another operator is open.
+  void set_reduction(const Reduction<T>& reduction) {
+    detail::set_handle_reduction(state(), reduction.ops());
+  }
+
  private:
   friend class Runtime;
   using HandleBase::HandleBase;
@@ -64,6 +72,12 @@ class TileHandle : public HandleBase {
  public:
   using element_type = T;
   TileHandle() = default;
+
+  // Sets how `add` accesses to this handle combine (see versa::Reduction); call it before
+  // submitting them. Throws std::logic_error while a run of adds with another operator is open.
+  void set_reduction(const Reduction<T>& reduction) {
+    detail::set_handle_reduction(state(), reduction.ops());
+  }
 
  private:
   friend class Runtime;

@@ -70,6 +70,11 @@ class Runtime {
   // pending at once and is kept for reuse until the runtime is destroyed).
   std::size_t task_memory_bytes() const;
 
+  // Bytes held for the partial buffers of reductions, in use or kept for reuse, on every memory
+  // node (Config::reduction_memory_limit bounds those in use). wait_all() returns them all: 0
+  // after it.
+  std::size_t reduction_memory_bytes() const;
+
   // --- Data -------------------------------------------------------------------------------
 
   // Registers `count` elements at `data` (host memory that must outlive the handle).
@@ -146,10 +151,13 @@ class Runtime {
 
   // Waits until the children spawned by the calling task (or by the main program) have finished.
   // Inside a task the worker runs other ready tasks meanwhile, so recursion needs no blocked
-  // threads.
+  // threads. The partials of `add` accesses are applied lazily: read their result through a
+  // task, acquire() or after wait_all(), or destroy the handle (which applies them) before
+  // reading its memory directly.
   void sync();
 
-  // Waits until every submitted task has finished. If tasks failed, throws TaskFailure for the
+  // Waits until every submitted task has finished, with every `add` applied to its handle's
+  // data and device results copied home. If tasks failed, throws TaskFailure for the
   // first failure (the others are reported on stderr) and clears the failure list.
   void wait_all();
 
@@ -240,6 +248,7 @@ class Runtime {
     desc.invoke_cuda = devices.cuda;
     desc.invoke_emulated = devices.emulated;
     desc.placement = options.placement ? *options.placement : devices.placement;
+    desc.reduction = devices.reduction;
     desc.closure = &closure;
     desc.closure_size = sizeof(Closure);
     desc.closure_align = alignof(Closure);
@@ -296,7 +305,9 @@ class Runtime {
       invoke_emulated = invoke;
     }
     submit_with(child, type.name().c_str(), state, invoke,
-                detail::Implementations{invoke_cuda, invoke_emulated, state->placement}, args...);
+                detail::Implementations{invoke_cuda, invoke_emulated, state->placement,
+                                        state->reduction.get()},
+                args...);
   }
 
   template <class F, class... Args>
@@ -307,10 +318,10 @@ class Runtime {
                   "the task body cannot be called with the views of these accesses (read gives "
                   "Span<const T>/Tile<const T>; tokens pass nothing)");
     Closure closure(std::forward<F>(body));
-    submit_with(
-        child, intern_name(name), closure, &Invoker<Closure, Views>::call,
-        detail::Implementations{nullptr, &Invoker<Closure, Views>::call, Placement::cpu_only},
-        args...);
+    submit_with(child, intern_name(name), closure, &Invoker<Closure, Views>::call,
+                detail::Implementations{nullptr, &Invoker<Closure, Views>::call,
+                                        Placement::cpu_only, nullptr},
+                args...);
   }
 
   std::unique_ptr<Impl> impl_;

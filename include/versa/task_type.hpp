@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "versa/placement.hpp"
+#include "versa/reduction.hpp"
 
 namespace versa {
 
@@ -18,6 +19,9 @@ struct TaskTypeBase {
   explicit TaskTypeBase(std::string type_name) : name(std::move(type_name)) {}
   std::string name;
   Placement placement = Placement::automatic;
+  // Combines the `add` accesses of this type's tasks to handles that have no operator of their
+  // own (the handle keeps it from then on); null when none.
+  std::shared_ptr<const ReductionOps> reduction;
   // Id of the last runtime that took a reference to this type (see Runtime::keep_alive);
   // lets repeated submissions skip the registry.
   std::atomic<std::uint64_t> registered_with{0};
@@ -93,6 +97,14 @@ class TaskType {
     return *this;
   }
 
+  // Sets the reduction operator of this type's `add` accesses, for handles that have none yet
+  // (Handle::set_reduction). Affects the tasks submitted afterwards.
+  template <class T>
+  TaskType reduction(const Reduction<T>& op) const {
+    state_->reduction = op.ops();
+    return *this;
+  }
+
   const std::string& name() const { return state_->name; }
   const std::shared_ptr<State>& state() const { return state_; }
 
@@ -108,6 +120,7 @@ class TaskType {
         state_->name, std::forward<CpuArg>(cpu_body), std::forward<CudaArg>(cuda_body),
         std::forward<EmulatedArg>(emulated_body));
     state->placement = state_->placement;
+    state->reduction = state_->reduction;
     return TaskType<C, G, E>(std::move(state));
   }
 

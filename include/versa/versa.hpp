@@ -7,6 +7,7 @@
 #include "versa/error.hpp"
 #include "versa/handle.hpp"
 #include "versa/placement.hpp"
+#include "versa/reduction.hpp"
 #include "versa/runtime.hpp"
 #include "versa/statistics.hpp"
 #include "versa/task_type.hpp"

@@ -133,6 +133,7 @@ DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int nod
     access.layout = handle.layout();
     return Acquired::ready;
   }
+  if (access.add_role == AddRole::renamed) return Acquired::ready;  // its own partial buffer
   const FillWaiter waiter{&tasks_, &task};
   std::lock_guard<std::mutex> guard(replicas->mutex());
   Replica& local = replicas->at(node);
@@ -195,7 +196,7 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
   // Pin first, so that making room for one buffer cannot evict another of the same task.
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
-    if (!replicas) continue;
+    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
     std::lock_guard<std::mutex> guard(replicas->mutex());
     Replica& replica = replicas->at(node);
     ++replica.pins;
@@ -203,15 +204,10 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
     memory.touch(&replica);
   }
   bool writebacks = false;
-  for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    HandleState& handle = *task.accesses[i].handle;
-    ReplicaSet* replicas = handle.replicas();
-    if (!replicas) continue;
-    {
-      std::lock_guard<std::mutex> guard(replicas->mutex());
-      if (replicas->at(node).data) continue;
-    }
-    const std::size_t bytes = handle.layout()->bytes();
+  // A buffer of `bytes` for `handle`, evicting as needed; null when there is no room (then the
+  // task's reservation is undone and `result` says what to do).
+  Reservation result = Reservation::ready;
+  auto obtain = [&](std::size_t bytes, const HandleState& handle) -> void* {
     for (;;) {
       void* buffer;
       bool refused;
@@ -219,30 +215,57 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
         std::lock_guard<std::mutex> memory_guard(memory.mutex());
         buffer = memory.take(bytes, refused);
       }
-      if (buffer) {
-        std::lock_guard<std::mutex> guard(replicas->mutex());
-        Replica& replica = replicas->at(node);
-        replica.data = buffer;
-        std::lock_guard<std::mutex> memory_guard(memory.mutex());
-        memory.make_resident(&replica);
-        break;
-      }
+      if (buffer) return buffer;
       const Eviction eviction = evict_one(node);
       if (eviction == Eviction::writing_back) writebacks = true;
       if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
       if (eviction != Eviction::nothing) continue;
       unreserve(task, node);
-      if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0)
-        return Reservation::retry_later;
+      release_partials(task, node);
+      if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0) {
+        result = Reservation::retry_later;
+        return nullptr;
+      }
       why = refused ? "allocating " + format_bytes(bytes) + " for " + describe_handle(handle) +
                           " on " + nodes_[node].device->name() + " failed"
                     : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
                           " of " + describe_handle(handle) + ": the rest of its memory is in use";
-      return Reservation::impossible;
+      result = Reservation::impossible;
+      return nullptr;
     }
+  };
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    AccessRecord& access = task.accesses[i];
+    HandleState& handle = *access.handle;
+    ReplicaSet* replicas = handle.replicas();
+    if (!replicas) continue;
+    const std::size_t bytes = handle.layout()->bytes();
+    if (access.add_role == AddRole::renamed) {
+      // A partial buffer of its own instead of the replica: filled with the identity when the
+      // task starts on the device, merged into the node's slot when it ends.
+      if (access.data) continue;
+      void* buffer = obtain(bytes, handle);
+      if (!buffer) return result;
+      access.data = buffer;
+      access.layout = handle.packed_layout();
+      counters_[node].partial_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> guard(replicas->mutex());
+      if (replicas->at(node).data) continue;
+    }
+    void* buffer = obtain(bytes, handle);
+    if (!buffer) return result;
+    std::lock_guard<std::mutex> guard(replicas->mutex());
+    Replica& replica = replicas->at(node);
+    replica.data = buffer;
+    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    memory.make_resident(&replica);
   }
   if (writebacks) {
     unreserve(task, node);
+    release_partials(task, node);
     return Reservation::retry_later;
   }
   return Reservation::ready;
@@ -251,10 +274,59 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
 void DataMover::unreserve(Task& task, int node) {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
-    if (!replicas) continue;
+    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
     std::lock_guard<std::mutex> guard(replicas->mutex());
     --replicas->at(node).pins;
   }
+}
+
+void DataMover::release_partials(Task& task, int node) {
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    AccessRecord& access = task.accesses[i];
+    if (access.add_role != AddRole::renamed || !access.data) continue;
+    free_partial(node, access.data, access.handle->layout()->bytes());
+    access.data = nullptr;
+  }
+}
+
+void DataMover::free_partial(int node, void* buffer, std::size_t bytes) {
+  NodeMemory& memory = *nodes_[node].memory;
+  {
+    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    memory.give(buffer, bytes);
+  }
+  counters_[node].partial_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+std::string DataMover::copy_partial_home(int node, void* host, const void* partial,
+                                         std::size_t bytes) {
+  std::mutex mutex;
+  std::condition_variable landed;
+  bool done = false;
+  OperationResult outcome;
+  BlockCopy copy;
+  copy.destination = host;
+  copy.destination_pitch = bytes;
+  copy.source = partial;
+  copy.source_pitch = bytes;
+  copy.width = bytes;
+  copy.columns = 1;
+  // The completion comes from the device's own threads, not its worker: waiting here is safe
+  // from any thread.
+  nodes_[node].device->copy_to_host(copy, [&](OperationResult result) {
+    std::lock_guard<std::mutex> guard(mutex);
+    outcome = std::move(result);
+    done = true;
+    landed.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mutex);
+  landed.wait(lock, [&] { return done; });
+  if (!outcome.error.empty())
+    return "copy of a reduction partial (" + format_bytes(bytes) + ") from " +
+           nodes_[node].device->name() + " failed: " + outcome.error;
+  counters_[node].bytes_to_host.fetch_add(bytes, std::memory_order_relaxed);
+  counters_[node].transfer_seconds.fetch_add(outcome.seconds, std::memory_order_relaxed);
+  return {};
 }
 
 // Frees the least recently used replica that nobody uses, or starts writing it home when it is

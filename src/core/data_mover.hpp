@@ -33,6 +33,8 @@ struct TransferCounters {
   // Copies out of the node's replicas still in flight: they pin their source, so memory they
   // hold will become evictable.
   std::atomic<int> copies_out_in_flight{0};
+  // Bytes of reduction partials held on the node.
+  std::atomic<std::uint64_t> partial_bytes{0};
 };
 
 class DataMover {
@@ -52,7 +54,8 @@ class DataMover {
 
   enum class Reservation { ready, retry_later, impossible };
   // Pins a buffer on device node `node` for every data access of `task` (allocating and
-  // evicting as needed), all at once so that two tasks cannot evict each other's inputs forever.
+  // evicting as needed; a renamed add access gets a partial buffer of its own, left in its
+  // `data`), all at once so that two tasks cannot evict each other's inputs forever.
   // retry_later: buffers are being written back to make room, or pinned by tasks in flight; the
   // task holds nothing and should try again after the next completion on this device.
   // impossible: `why` says what (larger than the device, or the device refused to allocate).
@@ -60,6 +63,21 @@ class DataMover {
   Reservation reserve(Task& task, int node, std::string& why);
   // Unpins what reserve() pinned (after the task ran, or when it is sent elsewhere).
   void unreserve(Task& task, int node);
+  // Frees the partial buffers reserve() gave `task`'s renamed add accesses (when it does not
+  // run there after all).
+  void release_partials(Task& task, int node);
+
+  // Whether the reduction partials held on device node `node` are within their share of its
+  // memory (an eighth): partials cannot be evicted, replicas must keep room.
+  bool may_keep_partial(int node) const {
+    return counters_[node].partial_bytes.load(std::memory_order_relaxed) <=
+           nodes_[node].memory->capacity() / 8;
+  }
+  // Returns a reduction partial's buffer to device node `node`'s memory.
+  void free_partial(int node, void* buffer, std::size_t bytes);
+  // Copies a dense partial of `bytes` from device node `node` into `host` and waits. Returns ""
+  // or what went wrong. Any thread.
+  std::string copy_partial_home(int node, void* host, const void* partial, std::size_t bytes);
 
   // Acquires `task`'s accesses on `node` in the coherence protocol: returns how many copies
   // (its own, or others' it must wait for) are still to land; 0 means every access is valid

@@ -15,6 +15,7 @@
 namespace versa::detail {
 
 class Task;
+struct ReductionOps;
 
 enum class DeviceKind : std::uint8_t { cpu, cuda, emulated };
 constexpr int device_kind_count = 3;
@@ -78,6 +79,12 @@ class Device {
   // accesses' data and layout already point at this device's replicas. `done` reports the kernel
   // time and any failure (an exception thrown by the implementation, a launch or execution error).
   virtual void execute(int stream, Task& task, Completion done) = 0;
+
+  // Merges the reduction partial `from` into `into` (`count` elements each, in this device's
+  // memory) with `ops` and waits for it. Returns "" or what went wrong. Called by the device
+  // worker only.
+  virtual std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
+                                     std::size_t count) = 0;
 
   // Makes copies from and to [pointer, pointer + bytes) faster where the device can (CUDA
   // page-locks the host memory, for every GPU at once). Returns whether it did; failure only

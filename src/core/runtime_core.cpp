@@ -41,8 +41,10 @@ RuntimeCore::RuntimeCore(Config config)
       task_pool_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
       trace_(!config_.trace_file.empty(),
              config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
-      worker_locals_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()) {
+      worker_locals_(config_.cpu_workers > 0 ? config_.cpu_workers : topology_.cores()),
+      partials_(config_.reduction_memory_limit) {
   root_.name = "main";
+  flush_name_ = intern_name("reduction flush");
   open_devices();
   if (!config_.quiet) std::fprintf(stderr, "%s\n", summary_.c_str());
   const int count = static_cast<int>(worker_locals_.size());
@@ -101,6 +103,11 @@ void RuntimeCore::open_devices() {
 
 RuntimeCore::~RuntimeCore() {
   wait_for_pending();
+  try {
+    flush_all_partials();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "versa: %s\n", e.what());
+  }
   if (config_.print_statistics) print_statistics();
   if (mover_) {
     try {
@@ -190,11 +197,16 @@ void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
   }
   const AccessRecord* accesses = desc.accesses;
   const std::size_t n = desc.access_count;
+  if (n > UINT16_MAX)
+    throw std::invalid_argument("task '" + std::string(desc.name) + "' has " + std::to_string(n) +
+                                " accesses; at most " + std::to_string(UINT16_MAX) +
+                                " are supported");
   for (std::size_t i = 0; i < n; ++i) {
     if (!accesses[i].handle)
       throw std::invalid_argument("task '" + std::string(desc.name) + "': access " +
                                   std::to_string(i + 1) +
                                   " is to an empty handle (default-constructed or moved-from)");
+    if (accesses[i].mode == AccessMode::add) check_reduction(desc, accesses[i]);
   }
   // A handle given twice would make the task wait for itself. Small tasks compare pairwise;
   // larger ones sort a copy.
@@ -290,9 +302,12 @@ void RuntimeCore::submit(const TaskDesc& desc) {
   Task* task = create_task(desc, worker);
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
-    access.required_version = access.handle->register_access(access.mode);
+    bool flush_first;
+    access.required_version = access.handle->register_access(access.mode, flush_first);
     access.layout = access.handle->layout();
-    if (is_exclusive_run(access.mode)) ++task->exclusive_count;
+    if (flush_first) submit_flush(access.handle, access.required_version - 1, worker);
+    if (access.mode == AccessMode::commute) ++task->exclusive_count;
+    if (access.mode == AccessMode::add) ++task->add_count;
   }
   // Count the task before it can possibly finish: once parked, another thread may run it.
   pending_.fetch_add(1, std::memory_order_relaxed);
@@ -313,11 +328,30 @@ bool RuntimeCore::try_make_ready(Task* task, int worker) {
     if (access.handle->park_until(&task->waiter, access.required_version)) return false;
   }
   task->next_check = n;
+  if (task->reduction_flush) {
+    PartialSlots* slots = task->accesses[0].handle->partials();
+    if (slots && !slots->empty()) return true;
+    finish_task(task, worker);  // every add ran in place: nothing to apply
+    return false;
+  }
+  if (task->add_count != 0) claim_add_accesses(task, worker);
   return task->exclusive_count == 0 || take_exclusive_flags(task, worker);
 }
 
-// Commute and add accesses need their handles' exclusive flags. Taking them all or none (and
-// parking at the first one that is busy) rules out deadlock between tasks that need several.
+namespace {
+// Commutes, and adds that could not be renamed, run holding their handle's exclusive flag.
+bool wants_flag(const AccessRecord& access) {
+  return access.mode == AccessMode::commute || access.add_role == AddRole::needs_flag;
+}
+void mark_flags_taken(Task* task) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i)
+    if (task->accesses[i].add_role == AddRole::needs_flag)
+      task->accesses[i].add_role = AddRole::in_place;
+}
+}  // namespace
+
+// Taking every exclusive flag a task needs or none (and parking at the first one that is busy)
+// rules out deadlock between tasks that need several.
 bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
   auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
   for (;;) {
@@ -325,18 +359,25 @@ bool RuntimeCore::take_exclusive_flags(Task* task, int worker) {
     HandleState* busy = nullptr;
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
       const AccessRecord& access = task->accesses[i];
-      if (!is_exclusive_run(access.mode)) continue;
+      if (!wants_flag(access)) continue;
       task->waiter.owner = task;
-      if (task->exclusive_count == 1) return access.handle->take_exclusive_or_park(&task->waiter);
+      if (task->exclusive_count == 1) {
+        if (!access.handle->take_exclusive_or_park(&task->waiter)) return false;
+        mark_flags_taken(task);
+        return true;
+      }
       if (!access.handle->try_take_exclusive()) {
         busy = access.handle;
         break;
       }
       ++taken;
     }
-    if (!busy) return true;
+    if (!busy) {
+      mark_flags_taken(task);
+      return true;
+    }
     for (std::uint32_t i = 0; i < task->access_count && taken > 0; ++i) {
-      if (!is_exclusive_run(task->accesses[i].mode)) continue;
+      if (!wants_flag(task->accesses[i])) continue;
       task->accesses[i].handle->give_back_exclusive(wake_one);
       --taken;
     }
@@ -373,7 +414,7 @@ void RuntimeCore::dispatch(Task* task, int worker) {
 }
 
 void RuntimeCore::place(Task* task, int worker) {
-  if (task->host_access) {
+  if (task->host_access || task->reduction_flush) {  // partials are applied on the host
     task->node = 0;
     stage_and_dispatch(task, worker);
     return;
@@ -385,6 +426,7 @@ void RuntimeCore::place(Task* task, int worker) {
     return;
   }
   task->node = node;
+  if (task->add_count != 0) rename_remote_adds(task, worker);
   if (task->node == 0) {
     placement_->cpu_queued(task->expected_ns);
     stage_and_dispatch(task, worker);
@@ -453,7 +495,11 @@ std::shared_ptr<const Failure> RuntimeCore::inherited_failure(Task* task) {
   std::shared_ptr<const Failure> cause;
   for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
     const AccessRecord& access = task->accesses[i];
-    if (access.mode != AccessMode::write_only) cause = access.handle->poison();
+    if (access.mode == AccessMode::add) {
+      cause = access.handle->shared_poison();
+    } else if (access.mode != AccessMode::write_only) {
+      cause = access.handle->poison();
+    }
   }
   if (cause) {
     cancelled_.fetch_add(1, std::memory_order_relaxed);
@@ -463,6 +509,12 @@ std::shared_ptr<const Failure> RuntimeCore::inherited_failure(Task* task) {
 }
 
 void RuntimeCore::run_task(Task* task, int worker) {
+  if (task->reduction_flush) {
+    apply_partials(task);
+    if (placement_) placement_->cpu_done(task->expected_ns);
+    finish_task(task, worker);
+    return;
+  }
   std::shared_ptr<const Failure> cause = inherited_failure(task);
   if (!cause) {
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
@@ -472,6 +524,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
       // Overwriting everything makes data left unusable by a failure valid again.
       if (access.mode == AccessMode::write_only) access.handle->set_poison(nullptr);
     }
+    if (task->add_count != 0) prepare_host_partials(task);
     Task* enclosing = this_thread_task;
     this_thread_task = task;
     const bool timed = trace_.enabled() || !devices_.empty();
@@ -505,8 +558,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
   if (placement_) placement_->cpu_done(task->expected_ns);
   if (cause) {
     forget_exploration(*task);
-    for (std::uint32_t i = 0; i < task->access_count; ++i)
-      if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(cause);
+    poison_outputs(task, cause);
   }
   finish_task(task, worker);
 }
@@ -515,8 +567,7 @@ bool RuntimeCore::cancel_if_poisoned(Task& task) {
   std::shared_ptr<const Failure> cause = inherited_failure(&task);
   if (!cause) return false;
   forget_exploration(task);
-  for (std::uint32_t i = 0; i < task.access_count; ++i)
-    if (modifies(task.accesses[i].mode)) task.accesses[i].handle->set_poison(cause);
+  poison_outputs(&task, cause);
   finish_task(&task, -1);
   return true;
 }
@@ -528,8 +579,7 @@ void RuntimeCore::fail_task(Task* task, std::exception_ptr error, std::string me
   failure->message = std::move(message);
   record_failure(failure);
   forget_exploration(*task);
-  for (std::uint32_t i = 0; i < task->access_count; ++i)
-    if (modifies(task->accesses[i].mode)) task->accesses[i].handle->set_poison(failure);
+  poison_outputs(task, failure);
   finish_task(task, worker);
 }
 
@@ -617,8 +667,10 @@ std::vector<DeviceStatistics> RuntimeCore::statistics() const {
 void RuntimeCore::finish_accesses(Task* task, int worker) {
   auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    const AccessRecord& access = task->accesses[i];
-    access.handle->finish_access(is_exclusive_run(access.mode), wake_one);
+    AccessRecord& access = task->accesses[i];
+    if (access.add_role == AddRole::renamed) attach_partial(task, access);
+    access.handle->finish_access(
+        access.mode == AccessMode::commute || access.add_role == AddRole::in_place, wake_one);
   }
 }
 
@@ -657,6 +709,7 @@ bool RuntimeCore::pull_work(int worker) {
   Task* task = placement_->pull(0);
   if (!task) return false;
   task->node = 0;
+  if (task->add_count != 0) rename_remote_adds(task, worker);
   placement_->cpu_queued(task->expected_ns);
   stage_and_dispatch(task, worker);  // onto this worker's deque once its data is home
   return true;
@@ -664,7 +717,10 @@ bool RuntimeCore::pull_work(int worker) {
 
 Task* RuntimeCore::pull_for_device(int node) {
   Task* task = placement_->pull(node);
-  if (task) task->node = node;
+  if (task) {
+    task->node = node;
+    if (task->add_count != 0) rename_remote_adds(task, -1);
+  }
   return task;
 }
 
@@ -699,9 +755,13 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
   task->accesses[0] = record;
   AccessRecord& access = task->accesses[0];
-  access.required_version = access.handle->register_access(access.mode);
+  bool flush_first;
+  access.required_version = access.handle->register_access(access.mode, flush_first);
   access.layout = access.handle->layout();
   access.handle->host_view_opened();
+  if (flush_first) submit_flush(access.handle, access.required_version - 1, -1);
+  // The main program's additions go straight into the data, holding the exclusive flag.
+  if (access.mode == AccessMode::add) access.add_role = AddRole::needs_flag;
   task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
@@ -712,7 +772,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
     throw std::runtime_error(message);
   }
   if (access.mode != AccessMode::write_only) {
-    if (std::shared_ptr<const Failure> cause = access.handle->poison()) {
+    if (std::shared_ptr<const Failure> cause = access.handle->shared_poison()) {
       release_host(task);
       throw TaskFailure(cause->task_name, cause->exception, cause->message,
                         cancelled_.load(std::memory_order_relaxed));
@@ -760,7 +820,9 @@ void RuntimeCore::wait_all() {
   if (workers_->current_worker() >= 0)
     throw std::logic_error("wait_all() called inside a task: use spawn() and sync() instead");
   wait_for_pending();
-  // Results are readable in the user's memory after wait_all.
+  // Results are readable in the user's memory after wait_all, and no partial is left.
+  flush_all_partials();
+  partials_.trim();
   if (mover_) mover_->write_back_all();
   std::vector<std::shared_ptr<const Failure>> failures;
   std::vector<std::string> misuses;

@@ -16,6 +16,7 @@
 #include "core/device.hpp"
 #include "core/device_worker.hpp"
 #include "core/failure.hpp"
+#include "core/partial_pool.hpp"
 #include "core/perf_model.hpp"
 #include "core/placement.hpp"
 #include "core/task.hpp"
@@ -60,6 +61,10 @@ class RuntimeCore final : public TaskRunner,
   // in use); wait_all rethrows it as std::logic_error.
   void report_misuse(std::string message) override;
   void retire_replicas(HandleState& handle) override;
+  void complete_reductions(HandleState& handle) override;
+
+  // Bytes of reduction partials: host buffers (in use or pooled) and partials on devices.
+  std::size_t reduction_memory_bytes() const;
 
   // The set of host ranges this runtime pinned through the CUDA backend; null when no GPU is
   // in use. Outlives the runtime in the handles and PinnedHostMemory objects that hold it.
@@ -88,9 +93,31 @@ class RuntimeCore final : public TaskRunner,
   };
 
   void validate(const TaskDesc& desc, const Task* parent) const;
+  void check_reduction(const TaskDesc& desc, const AccessRecord& access) const;
   Task* create_task(const TaskDesc& desc, int worker);
   bool try_make_ready(Task* task, int worker);
   bool take_exclusive_flags(Task* task, int worker);
+
+  // Reductions (runtime_reductions.cpp).
+  // Registers and schedules the flush that applies `handle`'s partials at version `required`.
+  void submit_flush(HandleState* handle, std::uint64_t required, int worker);
+  // Decides how each undecided add access of a ready task runs: in place when the handle's
+  // exclusive flag is free, else renamed while the budget allows, else waiting for the flag.
+  void claim_add_accesses(Task* task, int worker);
+  // Once the task's node is known: an add holding the flag whose data is not valid there is
+  // renamed instead (when the budget allows), so that the data does not move for it.
+  void rename_remote_adds(Task* task, int worker);
+  // Gives the task's renamed accesses that run on the host their partial buffers.
+  void prepare_host_partials(Task* task);
+  // Puts a finished renamed access's partial in its node's slot, merging with the occupant.
+  void attach_partial(Task* task, AccessRecord& access);
+  // The body of a flush task: merges the partials, brings device ones home and applies them.
+  void apply_partials(Task* task);
+  // Flushes every handle whose partials are not yet applied, and waits (wait_all, shutdown).
+  void flush_all_partials();
+  void wait_for_version(HandleState& handle, std::uint64_t version, int worker);
+  void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
+  void poison_reduction(Task* task, HandleState& handle, const std::string& error);
   void schedule(Task* task, int worker);
   void open_devices();
   void prepare_for_devices(Task* task);
@@ -146,6 +173,9 @@ class RuntimeCore final : public TaskRunner,
   std::string summary_;
 
   std::shared_ptr<HostPins> host_pins_;
+
+  PartialPool partials_;
+  const char* flush_name_ = nullptr;
 
   // Last: its threads start in its constructor and must see everything above initialised.
   std::unique_ptr<WorkerPool> workers_;

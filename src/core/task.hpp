@@ -36,9 +36,10 @@ class Task {
   // Index of the first access whose version has not yet been seen reached; each dependency is
   // checked once however often the task is woken (SuperGlue's "first handle not available").
   std::uint32_t next_check = 0;
-  // Number of commute/add accesses: their handles' exclusive flags are held while the task is
-  // ready or running.
-  std::uint32_t exclusive_count = 0;
+  // Accesses that need their handle's exclusive flag (commutes, and adds that could not be
+  // renamed): the flags are held while the task is ready or running.
+  std::uint16_t exclusive_count = 0;
+  std::uint16_t add_count = 0;  // add accesses (their roles are decided when the task is ready)
   int priority = 0;
   DestroyFn destroy = nullptr;
   Task* parent = nullptr;  // set for spawned children
@@ -49,6 +50,7 @@ class Task {
   std::unique_ptr<std::byte[]> heap_closure;  // over-allocated by the closure's alignment
   std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
+  bool reduction_flush = false;               // applies the partials of its handle's adds
   std::atomic<bool> host_ready{false};        // host_access: the access may proceed
   Task* ready_next;                           // link in a TaskInbox; set when pushed there
 
@@ -81,5 +83,22 @@ class Task {
     return std::atomic_ref<std::string*>(staging_error_value);
   }
 };
+
+// Fills the partial buffers of `task`'s renamed add accesses with their identity: with the CPU
+// functions (host, emulated device), or with the CUDA ones on `context`'s stream when given.
+inline void fill_partials_with_identity(Task& task, CudaContext* context) {
+  if (task.add_count == 0) return;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    if (access.add_role != AddRole::renamed) continue;
+    const ReductionOps& ops = *access.handle->reduction();
+    const std::size_t count = access.layout->rows * access.layout->cols;
+    if (context) {
+      ops.cuda_identity(*context, access.data, count);
+    } else {
+      ops.identity(access.data, count);
+    }
+  }
+}
 
 }  // namespace versa::detail

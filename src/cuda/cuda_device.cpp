@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/failure.hpp"
 #include "core/task.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device.hpp"
@@ -231,6 +232,7 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
     // A stale error left on this thread would otherwise be taken for a failed launch below.
     (void)cudaGetLastError();
     try {
+      fill_partials_with_identity(task, &target.context);
       task.invoke_cuda(task.closure, task.accesses, target.context);
     } catch (const std::exception& thrown) {
       queued.exception = std::current_exception();
@@ -243,6 +245,23 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
     // image for this GPU shows up only here.
     return cudaGetLastError();
   });
+}
+
+std::string CudaDevice::merge_partials(const ReductionOps& ops, void* into, const void* from,
+                                       std::size_t count) {
+  CurrentDeviceGuard guard(ordinal_);
+  try {
+    if (!merge_context_) merge_context_ = std::make_unique<StreamContext>(ordinal_);
+    (void)cudaGetLastError();
+    ops.cuda_merge(*merge_context_, into, from, count);
+    cudaError_t status = cudaGetLastError();
+    if (status == cudaSuccess) status = cudaStreamSynchronize(merge_context_->stream());
+    if (status != cudaSuccess)
+      return std::string("merging reduction partials: ") + cudaGetErrorString(status);
+  } catch (...) {
+    return describe(std::current_exception());
+  }
+  return {};
 }
 
 bool CudaDevice::register_host_memory(void* pointer, std::size_t bytes) {

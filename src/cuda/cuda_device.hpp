@@ -49,6 +49,8 @@ class CudaDevice final : public Device {
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
+  std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
+                             std::size_t count) override;
 
   bool register_host_memory(void* pointer, std::size_t bytes) override;
   void unregister_host_memory(void* pointer) override;
@@ -86,6 +88,9 @@ class CudaDevice final : public Device {
   // streams, then the events.
   EventPool events_;
   std::vector<std::unique_ptr<Stream>> streams_;
+  // Reduction merges run here, apart from the kernel streams so that waiting for one does not
+  // wait for queued tasks. Created at the first merge; used by the device worker only.
+  std::unique_ptr<StreamContext> merge_context_;
   CompletionPoller poller_;
 };
 

@@ -1,5 +1,6 @@
 // Destruction of handles, including the misuse of destroying one that tasks still use.
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "data/handle_state.hpp"
@@ -9,9 +10,23 @@ namespace versa::detail {
 
 const std::string& handle_name(const HandleState* state) { return state->name(); }
 
+void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops) {
+  if (!state) throw std::invalid_argument("set_reduction: empty handle");
+  const ReductionOps* raw = ops.get();
+  const std::string refused = state->bind_reduction(raw, std::move(ops), true);
+  if (!refused.empty())
+    throw std::logic_error("cannot set the reduction of " +
+                           (state->name().empty() ? std::string("an unnamed handle")
+                                                  : "handle '" + state->name() + "'") +
+                           ": " + refused);
+}
+
 namespace {
-// Destroys a handle nobody uses any more: its data goes home from the devices first.
+// Destroys a handle nobody uses any more: its partials are applied and its data goes home from
+// the devices first.
 void retire(HandleState* state) {
+  if (state->partials() && !state->partials()->empty())
+    state->registry()->complete_reductions(*state);
   if (state->replicas() && state->replicas()->on_devices())
     state->registry()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
@@ -45,9 +60,7 @@ void release_handle(HandleState* state) {
   state->registry()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
                                    " of its accesses were pending; waiting for them to finish");
   while (state->pending_accesses() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  if (state->replicas() && state->replicas()->on_devices())
-    state->registry()->retire_replicas(*state);
-  delete state;
+  retire(state);
 }
 
 }  // namespace versa::detail

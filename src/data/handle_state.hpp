@@ -8,8 +8,12 @@
 // Registering and finishing are O(1) under a per-handle spin lock; checking is one atomic load.
 // The worked example holds: read, read, write, add, add, add, write require 0, 0, 2, 3, 3, 3, 6.
 //
-// Commute and add accesses of one run must also exclude each other: they take the handle's
-// exclusive flag, and tasks that find it taken park in a FIFO until it is released.
+// Commute accesses of one run must also exclude each other: they take the handle's exclusive
+// flag, and tasks that find it taken park in a FIFO until it is released. An add access takes
+// the flag when it is free and then writes in place; otherwise it is renamed into a partial
+// buffer (core/reductions.hpp), and only waits for the flag when the partials' memory budget is
+// spent. A run of adds is closed by a flush access, registered before the next access of
+// another mode, which applies the partials to the data.
 #pragma once
 
 #include <atomic>
@@ -19,10 +23,12 @@
 
 #include "core/spin_lock.hpp"
 #include "data/host_pins.hpp"
+#include "data/partial_slots.hpp"
 #include "data/replica.hpp"
 #include "data/wait_list.hpp"
 #include "versa/access_mode.hpp"
 #include "versa/detail/task_glue.hpp"
+#include "versa/reduction.hpp"
 
 namespace versa::detail {
 
@@ -36,6 +42,9 @@ class HandleRegistry {
   // Called when the handle is destroyed and no access is pending: brings the data home to the
   // user's memory and frees the device replicas.
   virtual void retire_replicas(HandleState& handle) = 0;
+  // Called when the handle is destroyed with reduction partials not yet applied: applies them
+  // to the data and waits.
+  virtual void complete_reductions(HandleState& handle) = 0;
 
  protected:
   ~HandleRegistry() = default;
@@ -70,16 +79,55 @@ class HandleState {
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
   void set_host_pins(std::shared_ptr<HostPins> pins) { host_pins_ = std::move(pins); }
 
-  // Registers an access in submission order and returns the version it requires.
-  std::uint64_t register_access(AccessMode mode) {
+  // Registers an access in submission order and returns the version it requires. When the
+  // access closes a run of adds, a flush access is registered just before it: `flush_first` is
+  // set, and the flush requires the returned version minus one.
+  std::uint64_t register_access(AccessMode mode, bool& flush_first) {
     SpinGuard guard(lock_);
+    flush_first = false;
     if (!(is_run_mode(mode) && mode == run_mode_)) {
+      if (run_mode_ == AccessMode::add) {
+        flush_first = true;
+        ++registered_;
+      }
       run_required_ = registered_;
       run_mode_ = mode;
     }
     ++registered_;
     return run_required_;
   }
+
+  // Closes an open run of adds with a flush access (wait_all, handle destruction): returns
+  // whether it did, and the version the flush requires.
+  bool close_add_run(std::uint64_t& flush_required) {
+    SpinGuard guard(lock_);
+    if (run_mode_ != AccessMode::add) return false;
+    flush_required = registered_++;
+    run_mode_ = AccessMode::write;  // no run open
+    return true;
+  }
+
+  // --- reductions ---
+  // The operator of add accesses; null until bound. Bound at most once per run of adds.
+  const ReductionOps* reduction() const { return reduction_.load(std::memory_order_acquire); }
+  // Binds `ops` (kept alive by `owner` when given). Returns "" or why it cannot: the handle is
+  // bound to another operator and `replace` is false, or a run of adds is open.
+  std::string bind_reduction(const ReductionOps* ops, std::shared_ptr<const ReductionOps> owner,
+                             bool replace) {
+    SpinGuard guard(lock_);
+    const ReductionOps* current = reduction_.load(std::memory_order_relaxed);
+    if (current == ops) return {};
+    if (current && !replace) return "it is reduced with operator '" + current->name + "' already";
+    if (current && run_mode_ == AccessMode::add &&
+        (registered_ != version_.load(std::memory_order_relaxed) || !slots_->empty()))
+      return "a run of add accesses with operator '" + current->name + "' is still open";
+    if (!slots_) slots_ = std::make_unique<PartialSlots>(replicas_ ? replicas_->nodes() : 1);
+    reduction_owner_ = std::move(owner);
+    reduction_.store(ops, std::memory_order_release);
+    return {};
+  }
+  // The partial buffers of the open run of adds; null until an operator is bound.
+  PartialSlots* partials() const { return slots_.get(); }
 
   bool has_version(std::uint64_t required) const {
     return version_.load(std::memory_order_acquire) >= required;
@@ -172,6 +220,15 @@ class HandleState {
   // the version counter orders after it.
   const std::shared_ptr<const Failure>& poison() const { return poison_; }
   void set_poison(std::shared_ptr<const Failure> failure) { poison_ = std::move(failure); }
+  // The same for add accesses, which run concurrently with each other.
+  std::shared_ptr<const Failure> shared_poison() {
+    SpinGuard guard(lock_);
+    return poison_;
+  }
+  void set_shared_poison(std::shared_ptr<const Failure> failure) {
+    SpinGuard guard(lock_);
+    poison_ = std::move(failure);
+  }
 
  private:
   static constexpr bool is_run_mode(AccessMode mode) {
@@ -195,6 +252,10 @@ class HandleState {
   WaitList version_waiters_ VERSA_GUARDED_BY(lock_);
   bool exclusive_held_ VERSA_GUARDED_BY(lock_) = false;
   WaitList exclusive_waiters_ VERSA_GUARDED_BY(lock_);
+
+  std::atomic<const ReductionOps*> reduction_{nullptr};
+  std::shared_ptr<const ReductionOps> reduction_owner_ VERSA_GUARDED_BY(lock_);
+  std::unique_ptr<PartialSlots> slots_;  // created under lock_ before reduction_ is published
 
   std::shared_ptr<HostPins> host_pins_;
   std::shared_ptr<const Failure> poison_;

@@ -75,6 +75,19 @@ void EmulatedDevice::execute(int stream, Task& task, Completion done) {
   enqueue(stream, Operation{Engine::compute, BlockCopy{}, &task, std::move(done)});
 }
 
+// Device memory is host memory here: the CPU merge runs on the caller's thread, on the compute
+// engine like a kernel.
+std::string EmulatedDevice::merge_partials(const ReductionOps& ops, void* into, const void* from,
+                                           std::size_t count) {
+  std::lock_guard<std::mutex> engine(compute_engine_);
+  try {
+    ops.merge(into, from, count);
+  } catch (...) {
+    return describe(std::current_exception());
+  }
+  return {};
+}
+
 void EmulatedDevice::enqueue(int stream, Operation operation) {
   Stream& s = *streams_.at(static_cast<std::size_t>(stream));
   std::lock_guard<std::mutex> guard(s.mutex);
@@ -120,6 +133,7 @@ OperationResult EmulatedDevice::run(Operation& operation) {
   OperationResult result;
   const auto start = Clock::now();
   try {
+    fill_partials_with_identity(task, nullptr);
     task.invoke_emulated(task.closure, task.accesses);
   } catch (...) {
     result.exception = std::current_exception();

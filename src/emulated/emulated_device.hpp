@@ -41,6 +41,8 @@ class EmulatedDevice final : public Device {
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
+  std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
+                             std::size_t count) override;
 
  private:
   enum class Engine { copy_in, copy_out, compute };

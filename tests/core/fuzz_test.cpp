@@ -8,8 +8,9 @@
 // it, and observes the first and the last, so a copy that moved part of a block shows.
 //
 // Updates are chosen so that any ordering mistake shows: `write` mixes the old value with what
-// the task read (not commutative), `write_only` ignores the old value, `commute` and `add` add
-// (commutative, so any order within their run is correct).
+// the task read (not commutative), `write_only` ignores the old value, `commute` adds to the
+// first value (commutative, so any order within their run is correct) and `add` adds to every
+// value, through the handle's sum operator (renamed adds see a partial, not the data).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -69,11 +70,13 @@ Value apply(const TaskSpec& task, Value* const* values) {
         v = observed ^ i;
         break;
       case AccessMode::commute:
-      case AccessMode::add:
         v += (observed | 1) * (i + 1);
         break;
+      case AccessMode::add:
+        for (int k = 0; k < width; ++k) values[i][k] += (observed | 1) * (i + 1) * (k + 1);
+        break;
     }
-    if (modifies(task.accesses[i].mode))
+    if (modifies(task.accesses[i].mode) && task.accesses[i].mode != AccessMode::add)
       for (int k = 1; k < width; ++k) values[i][k] = mix(v, k);
   }
   if (task.spin_ns > 0) {
@@ -205,8 +208,10 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
       std::vector<versa::Handle<Value>> local_handles;
       for (int h = 0; h < private_handles; ++h)
         local_handles.push_back(rt.data(&locals[h * width], width));
+      for (auto& h : local_handles) h.set_reduction(versa::sum<Value>());
       for (const TaskSpec& c : task.children) submit(rt, c, local_handles, nullptr, true, false);
       rt.sync();
+      local_handles.clear();  // applies the children's adds to `locals`
       // Children exist only under a task with a write (random_task).
       if (const int w = first_write(task); w >= 0) fold_into(values[w], locals);
     }
@@ -242,8 +247,10 @@ Outcome parallel(const Program& program, versa::Config config) {
   const bool devices = !config.emulated_devices.empty();
   Outcome outcome{initial_data(program.handles), std::vector<Value>(program.tasks.size()), {}};
   std::vector<versa::Handle<Value>> handles;
-  for (int h = 0; h < program.handles; ++h)
+  for (int h = 0; h < program.handles; ++h) {
     handles.push_back(rt.data(&outcome.data[h * width], width));
+    handles.back().set_reduction(versa::sum<Value>());
+  }
   for (const TaskSpec& task : program.tasks)
     submit(rt, task, handles, &outcome.observed[task.id], false, devices);
   rt.wait_all();

@@ -8,18 +8,47 @@
 namespace versa::detail {
 namespace {
 
+// The required version of each access; a flush registered before an access shows as the
+// entry `flush` (its own required version is one less than the access's).
+constexpr std::uint64_t flush = UINT64_MAX;
 std::vector<std::uint64_t> required_versions(const std::vector<AccessMode>& modes) {
   HandleState handle(nullptr, Layout{}, "h", nullptr);
   std::vector<std::uint64_t> versions;
-  for (AccessMode mode : modes) versions.push_back(handle.register_access(mode));
+  for (AccessMode mode : modes) {
+    bool flush_first;
+    const std::uint64_t required = handle.register_access(mode, flush_first);
+    if (flush_first) versions.push_back(flush);
+    versions.push_back(required);
+  }
   return versions;
+}
+
+std::uint64_t register_one(HandleState& handle, AccessMode mode) {
+  bool flush_first;
+  return handle.register_access(mode, flush_first);
 }
 
 using M = AccessMode;
 
 TEST(Versioning, WorkedExampleOfTheVersioningPaper) {
+  // The paper's 0, 0, 2, 3, 3, 3, 6, with the flush that applies the adds' partials counted as
+  // one more access before the last write.
   EXPECT_EQ(required_versions({M::read, M::read, M::write, M::add, M::add, M::add, M::write}),
-            (std::vector<std::uint64_t>{0, 0, 2, 3, 3, 3, 6}));
+            (std::vector<std::uint64_t>{0, 0, 2, 3, 3, 3, flush, 7}));
+}
+
+TEST(Versioning, OnlyTheEndOfARunOfAddsRegistersAFlush) {
+  EXPECT_EQ(required_versions({M::add, M::add, M::read, M::read, M::add, M::commute}),
+            (std::vector<std::uint64_t>{0, 0, flush, 3, 3, 5, flush, 7}));
+  HandleState handle(nullptr, Layout{}, "h", nullptr);
+  std::uint64_t required = 0;
+  EXPECT_FALSE(handle.close_add_run(required));  // no run of adds open
+  register_one(handle, M::add);
+  register_one(handle, M::add);
+  ASSERT_TRUE(handle.close_add_run(required));
+  EXPECT_EQ(required, 2u);
+  EXPECT_FALSE(handle.close_add_run(required));
+  EXPECT_EQ(register_one(handle, M::add), 3u);  // a new run, after the flush
 }
 
 TEST(Versioning, RunsOfCompatibleAccessesShareTheirVersion) {
@@ -27,7 +56,7 @@ TEST(Versioning, RunsOfCompatibleAccessesShareTheirVersion) {
             (std::vector<std::uint64_t>{0, 0, 2, 2, 4}));
   // add and commute do not share a run: each excludes the other.
   EXPECT_EQ(required_versions({M::add, M::commute, M::add, M::add}),
-            (std::vector<std::uint64_t>{0, 1, 2, 2}));
+            (std::vector<std::uint64_t>{0, flush, 2, 3, 3}));
   // writes never share.
   EXPECT_EQ(required_versions({M::write, M::write_only, M::write, M::read}),
             (std::vector<std::uint64_t>{0, 1, 2, 3}));
@@ -36,10 +65,10 @@ TEST(Versioning, RunsOfCompatibleAccessesShareTheirVersion) {
 TEST(Versioning, FinishingAccessesWakesWaitersInVersionOrder) {
   HandleState handle(nullptr, Layout{}, "h", nullptr);
   Waiter a, b, c;
-  EXPECT_EQ(handle.register_access(M::write), 0u);
-  const std::uint64_t r1 = handle.register_access(M::read);
-  const std::uint64_t r2 = handle.register_access(M::read);
-  const std::uint64_t w = handle.register_access(M::write);
+  EXPECT_EQ(register_one(handle, M::write), 0u);
+  const std::uint64_t r1 = register_one(handle, M::read);
+  const std::uint64_t r2 = register_one(handle, M::read);
+  const std::uint64_t w = register_one(handle, M::write);
   EXPECT_TRUE(handle.has_version(0));
   EXPECT_FALSE(handle.has_version(r1));
   // Park out of order: the list keeps them sorted by version.
@@ -63,7 +92,7 @@ TEST(Versioning, FinishingAccessesWakesWaitersInVersionOrder) {
 
 TEST(Versioning, ExclusiveFlagIsHandedOnInArrivalOrder) {
   HandleState handle(nullptr, Layout{}, "h", nullptr);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(handle.register_access(M::commute), 0u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(register_one(handle, M::commute), 0u);
   Waiter second, third;
   EXPECT_TRUE(handle.take_exclusive_or_park(nullptr));
   EXPECT_FALSE(handle.try_take_exclusive());

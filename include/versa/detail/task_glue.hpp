@@ -21,6 +21,11 @@ namespace versa::detail {
 
 class HandleState;  // src/data/handle_state.hpp
 struct TaskTypeBase;
+struct ReductionOps;  // versa/reduction.hpp
+
+// How an `add` access runs (decided when its task becomes ready): in place holding the handle's
+// exclusive flag, or renamed into a partial buffer.
+enum class AddRole : std::uint8_t { undecided, in_place, renamed, needs_flag };
 
 // Shape of the data behind a handle, in elements.
 struct Layout {
@@ -41,6 +46,7 @@ struct AccessRecord {
   const Layout* layout = nullptr;
   std::uint64_t required_version = 0;
   AccessMode mode = AccessMode::read;
+  AddRole add_role = AddRole::undecided;
 };
 
 // Calls a task body: `closure` points at the stored callable.
@@ -54,6 +60,7 @@ struct Implementations {
   InvokeCudaFn cuda = nullptr;
   InvokeFn emulated = nullptr;
   Placement placement = Placement::automatic;
+  const ReductionOps* reduction = nullptr;
 };
 
 // Everything the runtime needs to create one task; built by the templates in runtime.hpp.
@@ -67,7 +74,8 @@ struct TaskDesc {
   InvokeCudaFn invoke_cuda = nullptr;  // CUDA implementation; null when none
   InvokeFn invoke_emulated = nullptr;  // emulated-device implementation (defaults to the CPU one)
   Placement placement = Placement::automatic;
-  void* closure = nullptr;  // moved from with `move` into the task's storage
+  const ReductionOps* reduction = nullptr;  // the task type's operator for `add` accesses
+  void* closure = nullptr;                  // moved from with `move` into the task's storage
   std::size_t closure_size = 0;
   std::size_t closure_align = 1;
   MoveFn move = nullptr;

@@ -1,0 +1,146 @@
+// Direct Lennard-Jones n-body simulation on Versa: particles cut into blocks, one force task per
+// pair of blocks that adds the pair's forces into both force blocks (Newton's third law), one
+// move task per block. It shows what `add` accesses (reductions) buy over `write`: with `add`,
+// the force tasks that share a force block run in any order and in parallel, each into a
+// private partial where it must; with `write`, they run one after the other in submission
+// order, and the force block travels to every device that runs one of them.
+// Used by the command-line tool (main.cpp), the tests and the benchmark.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "versa/versa.hpp"
+
+namespace nbody {
+
+// How force tasks access the force blocks.
+enum class ForceAccess { add, write };
+
+// "add" or "write".
+const char* to_string(ForceAccess mode);
+
+// Parses "add" or "write"; throws std::invalid_argument naming the bad value.
+ForceAccess parse_force_access(const std::string& text);
+
+// The physics and the initial state. Units: epsilon = sigma = mass = 1.
+struct Parameters {
+  // Far below the period of a pair vibrating in the potential well (about 0.6).
+  double dt = 1e-3;
+  // Just past the potential's minimum at 2^(1/6): with the jitter below, no two particles start
+  // closer than 1.1, where the force is still about 2.
+  double spacing = 1.2;
+  double jitter = 0.05;  // each coordinate moves off the lattice by up to this much
+  double speed = 0.1;    // each velocity component is drawn from [-speed, speed]
+  unsigned long seed = 42;
+};
+
+// The particles, block by block. Block b holds particles [b * block_size, min(n, (b + 1) *
+// block_size)); the last block may be smaller. Each block array is structure of arrays: x of
+// its particles, then y, then z (3 * count doubles), which the CPU loops vectorise and the GPU
+// kernels read coalesced.
+struct System {
+  std::size_t particles = 0;
+  std::size_t block_size = 0;
+  std::vector<std::vector<double>> positions, velocities, forces;
+
+  std::size_t blocks() const { return positions.size(); }
+  std::size_t count(std::size_t block) const { return positions[block].size() / 3; }
+};
+
+// Particles on a jittered cubic lattice with small random velocities and zero forces, in
+// `blocks` blocks of ceil(particles / blocks). The same arguments give the same system. Throws
+// std::invalid_argument when particles or blocks is 0, or when blocks of that size would leave
+// a block empty (e.g. 9 particles in 4 blocks of 3).
+System make_system(std::size_t particles, std::size_t blocks, const Parameters& parameters = {});
+
+// --- Kernels (host memory; the CPU and emulated implementations and the reference) -------------
+
+// Adds the forces between the particles of one block into `force`, each pair once.
+void self_forces(versa::Span<const double> position, versa::Span<double> force);
+
+// Adds the forces between the particles of two blocks: +f into `force_i`, -f into `force_j`.
+void pair_forces(versa::Span<const double> position_i, versa::Span<const double> position_j,
+                 versa::Span<double> force_i, versa::Span<double> force_j);
+
+// Symplectic Euler: v += dt f, x += dt v; then zeroes `force`, so that the next step's force
+// tasks accumulate from zero.
+void move_particles(versa::Span<double> position, versa::Span<double> velocity,
+                    versa::Span<double> force, double dt);
+
+// --- The sequential reference -------------------------------------------------------------
+
+// Adds every block pair's forces into system.forces, in the order the runtime version submits
+// them, in the calling thread.
+void reference_forces(System& system);
+
+// `steps` steps (forces, then moves) in the calling thread, with the same kernels.
+void reference_steps(System& system, int steps, double dt);
+
+// --- On the runtime -----------------------------------------------------------------------
+
+// Tasks run per kernel and device kind, counted by the implementations themselves.
+struct KernelTally {
+  static constexpr const char* kernels[3] = {"self", "pair", "move"};
+  static constexpr const char* devices[3] = {"cpu", "gpu", "emulated"};
+  std::array<std::array<std::atomic<std::size_t>, 3>, 3> runs{};
+  void count(int kernel, int device) {
+    runs[kernel][device].fetch_add(1, std::memory_order_relaxed);
+  }
+  void reset() {
+    for (auto& kernel : runs)
+      for (auto& device : kernel) device.store(0, std::memory_order_relaxed);
+  }
+};
+
+// Tasks of each kernel per step for `blocks` blocks.
+struct TaskCounts {
+  std::size_t self = 0, pair = 0, move = 0;
+};
+TaskCounts task_counts(std::size_t blocks);
+
+// The blocks of a System registered with a runtime: one handle per block for positions,
+// velocities and forces, the force handles summing their `add` accesses (versa::sum). The
+// system must outlive this object; its host arrays hold the results after sync_host() or once
+// this object is destroyed.
+class Simulation {
+ public:
+  Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt,
+             KernelTally* tally = nullptr);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Submits the force tasks: self (i, i) and pair (i, j), i < j, in that order for i = 0, 1, ...
+  void submit_forces();
+  // Submits one move task per block.
+  void submit_moves();
+  // Submits `steps` steps: forces, then moves. Returns without waiting.
+  void submit_steps(int steps);
+  // Waits for the tasks submitted so far and brings every block home: the system's host arrays
+  // then hold the latest positions, velocities and forces (pending `add`s applied).
+  void sync_host();
+
+  ForceAccess mode() const { return mode_; }
+
+ private:
+  struct TaskTypes;  // nbody.cpp: their types are those of the implementations' lambdas
+
+  versa::Runtime& rt_;
+  ForceAccess mode_;
+  std::unique_ptr<TaskTypes> types_;
+  std::vector<versa::Handle<double>> positions_, velocities_, forces_;
+};
+
+// ||x - y|| / ||y|| over every block of `x` and `y` (same shape); 0 when both are zero.
+double relative_error(const std::vector<std::vector<double>>& x,
+                      const std::vector<std::vector<double>>& y);
+
+// Whether every position, velocity and force is finite.
+bool all_finite(const System& system);
+
+}  // namespace nbody

@@ -1,0 +1,288 @@
+// Reductions in the task life cycle (DESIGN section 4): renaming add accesses into partial
+// buffers, merging partials per node as their tasks finish, and the flush that applies them to
+// the handle's data before the next access of another mode.
+#include <stdexcept>
+#include <thread>
+
+#include "core/runtime_core.hpp"
+
+namespace versa::detail {
+
+namespace {
+std::string quoted(const HandleState* handle) {
+  return handle->name().empty() ? std::string("an unnamed handle")
+                                : "handle '" + handle->name() + "'";
+}
+std::size_t elements(const Layout& layout) { return layout.rows * layout.cols; }
+}  // namespace
+
+void RuntimeCore::check_reduction(const TaskDesc& desc, const AccessRecord& access) const {
+  HandleState* handle = access.handle;
+  if (handle->layout()->bytes() == 0) return;  // a token: adds to it just exclude each other
+  const std::string task = "task '" + std::string(desc.name) + "'";
+  const ReductionOps* ops = handle->reduction();
+  if (!ops) {
+    if (!desc.reduction)
+      throw std::invalid_argument(
+          task + " adds into " + quoted(handle) +
+          ", which has no reduction operator: bind one with set_reduction() on the handle or "
+          "reduction() on the task type (versa::sum<T>() for sums)");
+    const std::string refused = handle->bind_reduction(desc.reduction, nullptr, false);
+    if (!refused.empty() && handle->reduction() != desc.reduction)
+      throw std::invalid_argument(task + " adds into " + quoted(handle) + " with operator '" +
+                                  desc.reduction->name + "', but " + refused);
+    ops = desc.reduction;
+  } else if (desc.reduction && desc.reduction != ops) {
+    throw std::invalid_argument(task + " adds into " + quoted(handle) + " with operator '" +
+                                desc.reduction->name + "', but the handle is reduced with '" +
+                                ops->name + "'");
+  }
+  if (ops->element_size != handle->layout()->element_size)
+    throw std::invalid_argument(task + " adds into " + quoted(handle) + ", whose elements have " +
+                                std::to_string(handle->layout()->element_size) +
+                                " bytes, with operator '" + ops->name + "' for elements of " +
+                                std::to_string(ops->element_size) + " bytes");
+  if (desc.invoke_cuda && desc.placement != Placement::cpu_only && !ops->runs_on_cuda()) {
+    for (const auto& device : devices_)
+      if (device->kind() == DeviceKind::cuda)
+        throw std::invalid_argument(task + " may run on " + device->name() + " but the operator '" +
+                                    ops->name + "' of " + quoted(handle) +
+                                    " has no CUDA functions (cuda_identity and cuda_merge)");
+  }
+}
+
+void RuntimeCore::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = flush_name_;
+  task->reduction_flush = true;
+  if (!devices_.empty()) {
+    task->type_name = flush_name_;
+    task->invoke_cuda = nullptr;
+    task->invoke_emulated = nullptr;
+    task->placement = Placement::cpu_only;
+    prepare_for_devices(task);
+  }
+  task->access_count = 1;
+  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  AccessRecord& access = task->accesses[0];
+  access = AccessRecord{};
+  access.handle = handle;
+  access.layout = handle->layout();
+  access.required_version = required;
+  access.mode = AccessMode::write;  // brings the data home and excludes every other access
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+void RuntimeCore::claim_add_accesses(Task* task, int worker) {
+  bool took_flag = false;
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    if (access.mode != AccessMode::add || access.add_role != AddRole::undecided) continue;
+    HandleState& handle = *access.handle;
+    const std::size_t bytes = handle.layout()->bytes();
+    if (bytes != 0 && handle.try_take_exclusive()) {
+      access.add_role = AddRole::in_place;
+      took_flag = true;
+    } else if (bytes != 0 && partials_.try_reserve(bytes)) {
+      access.add_role = AddRole::renamed;
+    } else {
+      access.add_role = AddRole::needs_flag;
+      ++task->exclusive_count;
+    }
+  }
+  if (task->exclusive_count == 0 || !took_flag) return;
+  // The task will wait for other flags: it must not hold any meanwhile (all or none), so the
+  // ones just taken join the set it takes at once.
+  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    if (access.add_role != AddRole::in_place) continue;
+    access.handle->give_back_exclusive(wake_one);
+    access.add_role = AddRole::needs_flag;
+    ++task->exclusive_count;
+  }
+}
+
+void RuntimeCore::rename_remote_adds(Task* task, int worker) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    if (access.add_role != AddRole::in_place) continue;
+    HandleState& handle = *access.handle;
+    ReplicaSet* replicas = handle.replicas();
+    if (!replicas) continue;
+    {
+      std::lock_guard<std::mutex> guard(replicas->mutex());
+      if (is_valid(replicas->at(task->node).state)) continue;
+    }
+    if (!partials_.try_reserve(handle.layout()->bytes())) continue;
+    access.add_role = AddRole::renamed;
+    handle.give_back_exclusive([this, worker](Waiter* w) { wake(w, worker); });
+  }
+}
+
+void RuntimeCore::prepare_host_partials(Task* task) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    if (access.add_role != AddRole::renamed) continue;
+    access.data = partials_.take(access.handle->layout()->bytes());
+    access.layout = access.handle->packed_layout();
+  }
+  fill_partials_with_identity(*task, nullptr);
+}
+
+void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
+  HandleState& handle = *access.handle;
+  const std::size_t bytes = handle.layout()->bytes();
+  void* mine = access.data;
+  access.data = nullptr;
+  if (!mine) {  // cancelled before it had a buffer
+    partials_.release(bytes);
+    return;
+  }
+  int node = devices_.empty() ? 0 : task->node;
+  const ReductionOps& ops = *handle.reduction();
+  PartialSlots& slots = *handle.partials();
+  if (node != 0 && !mover_->may_keep_partial(node)) {
+    // Partials kept on a device cannot be evicted: past a share of its memory they go home at
+    // once, so that replicas always have room.
+    void* home = partials_.take(bytes);
+    const std::string error = mover_->copy_partial_home(node, home, mine, bytes);
+    mover_->free_partial(node, mine, bytes);
+    if (!error.empty()) {
+      partials_.give(home, bytes);
+      partials_.release(bytes);
+      poison_reduction(task, handle, error);
+      return;
+    }
+    mine = home;
+    node = 0;
+  }
+  bool first;
+  while (void* other = slots.put_or_take(node, mine, first)) {
+    std::string error;
+    if (node == 0) {
+      try {
+        ops.merge(mine, other, elements(*handle.layout()));
+      } catch (...) {
+        error = describe(std::current_exception());
+      }
+      partials_.give(other, bytes);
+    } else {
+      error = devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
+      mover_->free_partial(node, other, bytes);
+    }
+    partials_.release(bytes);
+    if (!error.empty()) poison_reduction(task, handle, "merging partials: " + error);
+  }
+  if (first) partials_.list(&handle);
+}
+
+void RuntimeCore::poison_reduction(Task* task, HandleState& handle, const std::string& error) {
+  auto failure = std::make_shared<Failure>();
+  failure->task_name = task->name;
+  failure->message = "reduction into " + quoted(&handle) + ": " + error;
+  failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
+  record_failure(failure);
+  handle.set_shared_poison(std::move(failure));
+}
+
+void RuntimeCore::apply_partials(Task* task) {
+  HandleState& handle = *task->accesses[0].handle;
+  const ReductionOps& ops = *handle.reduction();
+  const Layout& layout = *handle.layout();
+  const std::size_t bytes = layout.bytes();
+  const std::size_t count = elements(layout);
+  std::vector<void*> partials = handle.partials()->take_all();
+  partials_.unlist(&handle);
+  // The flush excludes every other access: the poison is stable here.
+  std::shared_ptr<const Failure> cause = handle.poison();
+  std::string error;
+  void* merged = partials[0];
+  const bool merged_counted = merged != nullptr;
+  try {
+    // Each device's partial comes home once and is merged there.
+    for (std::size_t node = 1; node < partials.size(); ++node) {
+      void* partial = partials[node];
+      if (!partial) continue;
+      if (!cause && error.empty()) {
+        void* staged = partials_.take(bytes);
+        error = mover_->copy_partial_home(static_cast<int>(node), staged, partial, bytes);
+        if (!error.empty() || merged) {
+          if (error.empty()) ops.merge(merged, staged, count);
+          partials_.give(staged, bytes);
+        } else {
+          merged = staged;
+        }
+      }
+      mover_->free_partial(static_cast<int>(node), partial, bytes);
+      partials_.release(bytes);
+    }
+    if (merged && !cause && error.empty()) {
+      const auto& apply = ops.apply ? ops.apply : ops.merge;
+      char* destination = static_cast<char*>(handle.data());
+      const char* source = static_cast<const char*>(merged);
+      // The handle may be a column of a larger matrix: apply column by column.
+      for (std::size_t column = 0; column < layout.cols; ++column)
+        apply(destination + column * layout.ld * layout.element_size,
+              source + column * layout.rows * layout.element_size, layout.rows);
+    }
+  } catch (...) {
+    error = describe(std::current_exception());
+  }
+  if (merged) {
+    partials_.give(merged, bytes);
+    if (merged_counted) partials_.release(bytes);
+  }
+  if (!error.empty()) poison_reduction(task, handle, "applying the partials: " + error);
+}
+
+void RuntimeCore::flush_all_partials() {
+  for (;;) {
+    bool flushed = false;
+    for (HandleState* handle : partials_.listed()) {
+      std::uint64_t required;
+      if (!handle->close_add_run(required)) continue;
+      submit_flush(handle, required, -1);
+      flushed = true;
+    }
+    if (!flushed) return;
+    wait_for_pending();
+  }
+}
+
+void RuntimeCore::complete_reductions(HandleState& handle) {
+  std::uint64_t required;
+  if (!handle.close_add_run(required)) return;
+  const int worker = workers_->current_worker();
+  submit_flush(&handle, required, worker);
+  wait_for_version(handle, required + 1, worker);
+}
+
+// A worker helps with other tasks meanwhile: the flush may be queued behind them.
+void RuntimeCore::wait_for_version(HandleState& handle, std::uint64_t version, int worker) {
+  while (!handle.has_version(version)) {
+    if (worker < 0 || !workers_->run_one(worker)) std::this_thread::yield();
+  }
+}
+
+void RuntimeCore::poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    HandleState& handle = *task->accesses[i].handle;
+    if (task->accesses[i].mode == AccessMode::add) {
+      handle.set_shared_poison(cause);
+    } else if (modifies(task->accesses[i].mode)) {
+      handle.set_poison(cause);
+    }
+  }
+}
+
+std::size_t RuntimeCore::reduction_memory_bytes() const {
+  std::size_t bytes = partials_.host_bytes();
+  if (mover_)
+    for (int node = 1; node < mover_->nodes(); ++node)
+      bytes += mover_->counters(node).partial_bytes.load(std::memory_order_relaxed);
+  return bytes;
+}
+
+}  // namespace versa::detail

@@ -1,0 +1,433 @@
+// Reductions: add accesses renamed into partial buffers and merged lazily (DESIGN.md section 4).
+// Every program is compared with a sequential run of the same contributions: exactly for
+// integers, to rounding for doubles, on CPU workers and on CPU + emulated devices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/config.hpp"
+#include "versa/versa.hpp"
+
+namespace {
+
+using versa::Placement;
+using versa::Span;
+using namespace std::chrono_literals;
+
+constexpr std::size_t width = 64;  // elements per handle
+
+struct Machine {
+  int workers;
+  int devices;
+  std::size_t device_memory;  // per device
+};
+
+versa::Config config_of(const Machine& s) {
+  versa::Config config = versa::testing::workers(s.workers);
+  return s.devices ? versa::testing::with_emulated(config, s.devices, s.device_memory) : config;
+}
+
+// One step of a random program over a few integer handles: an add of a random contribution,
+// an occasional read that records what it saw, or an occasional write that scales the data
+// (not commutative with the adds, so a run boundary crossed shows).
+struct Step {
+  enum Kind { add, read, write } kind;
+  int handle;
+  long value;
+};
+
+std::vector<Step> random_program(std::uint64_t seed, int steps, int handles) {
+  std::mt19937_64 rng(seed);
+  std::vector<Step> program;
+  for (int i = 0; i < steps; ++i) {
+    const int roll = static_cast<int>(rng() % 100);
+    const Step::Kind kind = roll < 90 ? Step::add : roll < 96 ? Step::read : Step::write;
+    program.push_back({kind, static_cast<int>(rng() % handles), static_cast<long>(rng() % 1000)});
+  }
+  return program;
+}
+
+// Element k of an add's contribution.
+long contribution(const Step& step, std::size_t k) { return step.value * static_cast<long>(k + 1); }
+
+struct Outcome {
+  std::vector<std::vector<long>> data;
+  std::vector<long> seen;  // per step: what a read saw in element 1 (0 for other steps)
+};
+
+Outcome sequential(const std::vector<Step>& program, int handles) {
+  Outcome out{std::vector<std::vector<long>>(handles, std::vector<long>(width, 1)),
+              std::vector<long>(program.size(), 0)};
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    std::vector<long>& v = out.data[program[i].handle];
+    switch (program[i].kind) {
+      case Step::add:
+        for (std::size_t k = 0; k < width; ++k) v[k] += contribution(program[i], k);
+        break;
+      case Step::read:
+        out.seen[i] = v[1];
+        break;
+      case Step::write:
+        for (long& e : v) e = e * 3 + 1;
+        break;
+    }
+  }
+  return out;
+}
+
+class ReductionPrograms : public testing::TestWithParam<Machine> {};
+
+TEST_P(ReductionPrograms, ThousandsOfAddsEqualTheSequentialSums) {
+  const Machine setup = GetParam();
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const int handles = seed == 1 ? 1 : 3;
+    const std::vector<Step> program = random_program(seed * 31 + setup.workers, 3000, handles);
+    // Set with sum<long>() through the handles: bound before any add is submitted.
+    const Outcome expected = sequential(program, handles);
+    versa::Config config = config_of(setup);
+    Outcome actual;
+    {
+      actual = Outcome{std::vector<std::vector<long>>(handles, std::vector<long>(width, 1)),
+                       std::vector<long>(program.size(), 0)};
+      versa::Runtime rt{config};
+      std::vector<versa::Handle<long>> h;
+      for (auto& v : actual.data) {
+        h.push_back(rt.data(v));
+        h.back().set_reduction(versa::sum<long>());
+      }
+      const Placement rule = setup.devices ? Placement::automatic : Placement::cpu_only;
+      for (std::size_t i = 0; i < program.size(); ++i) {
+        const Step* step = &program[i];
+        switch (step->kind) {
+          case Step::add:
+            rt.submit(
+                "add",
+                [step](Span<long> v) {
+                  for (std::size_t k = 0; k < v.size(); ++k) v[k] += contribution(*step, k);
+                },
+                versa::placement(rule), versa::add(h[step->handle]));
+            break;
+          case Step::read:
+            rt.submit(
+                "read", [seen = &actual.seen[i]](Span<const long> v) { *seen = v[1]; },
+                versa::placement(rule), versa::read(h[step->handle]));
+            break;
+          case Step::write:
+            rt.submit(
+                "write",
+                [](Span<long> v) {
+                  for (long& e : v) e = e * 3 + 1;
+                },
+                versa::placement(rule), versa::write(h[step->handle]));
+            break;
+        }
+      }
+      rt.wait_all();
+      EXPECT_EQ(rt.reduction_memory_bytes(), 0u) << "partial buffers kept after wait_all";
+      if (setup.devices) {
+        const auto stats = rt.statistics();
+        std::uint64_t on_devices = 0;
+        for (std::size_t d = 1; d < stats.size(); ++d) on_devices += stats[d].tasks;
+        EXPECT_GT(on_devices, 0u) << "no task ran on the emulated devices";
+      }
+    }
+    ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
+    ASSERT_EQ(actual.seen, expected.seen) << "seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Machines, ReductionPrograms,
+                         testing::Values(Machine{1, 0, 0}, Machine{2, 0, 0}, Machine{4, 0, 0},
+                                         Machine{2, 1, 64 << 10}, Machine{2, 2, 2048}),
+                         [](const testing::TestParamInfo<Machine>& info) {
+                           return std::to_string(info.param.workers) + "cpu_" +
+                                  std::to_string(info.param.devices) + "emulated";
+                         });
+
+// Doubles summed in any order agree with the sequential sum to rounding.
+TEST(Reductions, DoubleSumsAgreeToRounding) {
+  for (const Machine machine : {Machine{4, 0, 0}, Machine{2, 1, 1 << 20}}) {
+    std::vector<double> data(width, 0.0);
+    std::vector<double> expected(width, 0.0);
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    {
+      versa::Runtime rt{config_of(machine)};
+      auto h = rt.data(data, "sum");
+      // Bound through the task type this time.
+      auto add = versa::task_type("add")
+                     .cpu([](Span<double> v) {
+                       for (std::size_t k = 0; k < v.size(); ++k)
+                         v[k] += 1.0 / static_cast<double>(k + 3);
+                     })
+                     .reduction(versa::sum<double>());
+      for (int i = 0; i < 100; ++i) rt.submit(add, versa::add(h));
+      for (std::size_t k = 0; k < width; ++k) expected[k] += 100.0 / static_cast<double>(k + 3);
+      for (int i = 0; i < 2000; ++i) {
+        const double c = value(rng);
+        rt.submit(
+            "add",
+            [c](Span<double> v) {
+              for (std::size_t k = 0; k < v.size(); ++k) v[k] += c * static_cast<double>(k + 1);
+            },
+            versa::placement(machine.devices ? Placement::automatic : Placement::cpu_only),
+            versa::add(h), versa::name("add " + std::to_string(i)));
+        for (std::size_t k = 0; k < width; ++k) expected[k] += c * static_cast<double>(k + 1);
+        if (i == 0) h.set_reduction(versa::sum<double>());  // rebinding the same one is allowed
+      }
+      rt.wait_all();
+    }
+    for (std::size_t k = 0; k < width; ++k)
+      EXPECT_NEAR(data[k], expected[k], 1e-12 * (1 + std::abs(expected[k]))) << "element " << k;
+  }
+}
+
+// With two workers and slow adds into one handle, the adds overlap: renaming took away the
+// exclusion that `commute` has.
+TEST(Reductions, AddsToOneHandleRunInParallel) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  long total = 0;
+  auto h = rt.data(total, "total");
+  h.set_reduction(versa::sum<long>());
+  std::atomic<int> inside{0}, most{0};
+  for (int i = 0; i < 20; ++i)
+    rt.submit(
+        "add",
+        [&](Span<long> v) {
+          const int now = ++inside;
+          int seen = most.load();
+          while (now > seen && !most.compare_exchange_weak(seen, now)) {
+          }
+          v[0] += 1;
+          std::this_thread::sleep_for(2ms);
+          --inside;
+        },
+        versa::add(h));
+  rt.wait_all();
+  EXPECT_EQ(total, 20);
+  EXPECT_EQ(most.load(), 2);
+}
+
+// Reads between runs of adds see every earlier add, from the main program too; acquire() in
+// add mode adds directly into the data.
+TEST(Reductions, ReadersAndAcquireSeeCompletedSums) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  std::vector<int> data(8, 0);
+  auto h = rt.data(data, "counts");
+  h.set_reduction(versa::sum<int>());
+  auto one = [](Span<int> v) {
+    for (int& e : v) e += 1;
+  };
+  for (int i = 0; i < 50; ++i) rt.submit("add", one, versa::add(h));
+  {
+    auto view = rt.acquire(versa::read(h));
+    for (int e : view.view()) EXPECT_EQ(e, 50);
+  }
+  for (int i = 0; i < 50; ++i) rt.submit("add", one, versa::add(h));
+  {
+    auto view = rt.acquire(versa::add(h));
+    for (int& e : view.view()) e += 1000;
+  }
+  for (int i = 0; i < 50; ++i) rt.submit("add", one, versa::add(h));
+  rt.wait_all();
+  for (int e : data) EXPECT_EQ(e, 1150);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
+// A tile inside a larger matrix: partials are dense, and the apply writes only the tile.
+TEST(Reductions, TilesWithALeadingDimensionReceiveTheirSums) {
+  versa::Runtime rt{versa::testing::workers(4)};
+  std::vector<double> matrix(6 * 4, -1.0);  // 6 x 4, column-major; the tile is rows 1..3
+  for (std::size_t j = 0; j < 4; ++j)
+    for (std::size_t i = 1; i < 4; ++i) matrix[i + 6 * j] = 0.0;
+  auto tile = rt.tile(matrix.data() + 1, 3, 4, 6, "tile");
+  tile.set_reduction(versa::sum<double>());
+  for (int t = 0; t < 40; ++t)
+    rt.submit(
+        "add",
+        [](versa::Tile<double> x) {
+          for (std::size_t j = 0; j < x.cols(); ++j)
+            for (std::size_t i = 0; i < x.rows(); ++i) x(i, j) += static_cast<double>(i + 10 * j);
+        },
+        versa::add(tile));
+  rt.wait_all();
+  for (std::size_t j = 0; j < 4; ++j)
+    for (std::size_t i = 0; i < 6; ++i) {
+      const double expected =
+          (i >= 1 && i <= 3) ? 40.0 * static_cast<double>(i - 1 + 10 * j) : -1.0;
+      EXPECT_EQ(matrix[i + 6 * j], expected) << "(" << i << ", " << j << ")";
+    }
+}
+
+// The budget bounds the partials alive at once; at 0 every add runs in place, one at a time.
+TEST(Reductions, TheBudgetBoundsPartialMemory) {
+  for (const std::size_t budget : {std::size_t{0}, 2 * width * sizeof(long)}) {
+    versa::Config config = versa::testing::workers(4);
+    config.reduction_memory_limit = budget;
+    versa::Runtime rt{config};
+    std::vector<long> data(width, 0);
+    auto h = rt.data(data, "data");
+    h.set_reduction(versa::sum<long>());
+    std::atomic<std::size_t> most{0};
+    for (int i = 0; i < 400; ++i)
+      rt.submit(
+          "add",
+          [&rt, &most](Span<long> v) {
+            for (long& e : v) e += 1;
+            const std::size_t held = rt.reduction_memory_bytes();
+            std::size_t seen = most.load();
+            while (held > seen && !most.compare_exchange_weak(seen, held)) {
+            }
+          },
+          versa::add(h));
+    rt.wait_all();
+    for (long e : data) EXPECT_EQ(e, 400);
+    EXPECT_LE(most.load(), budget) << "budget " << budget;
+    EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+  }
+}
+
+// Partials left when a handle is destroyed are applied to its memory first.
+TEST(Reductions, DestroyingAHandleAppliesItsPartials) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  std::vector<long> data(width, 0);
+  {
+    auto h = rt.data(data, "data");
+    h.set_reduction(versa::sum<long>());
+    for (int i = 0; i < 100; ++i)
+      rt.spawn(
+          "add",
+          [](Span<long> v) {
+            for (long& e : v) e += 2;
+          },
+          versa::add(h));
+    rt.sync();  // the adds are done; their partials are not applied yet
+  }
+  for (long e : data) EXPECT_EQ(e, 200);
+  rt.wait_all();
+}
+
+TEST(Reductions, OperatorMistakesAreRefusedAtSubmit) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  std::vector<double> x(4, 0.0);
+  std::vector<int> n(4, 0);
+  auto hx = rt.data(x, "x");
+  auto hn = rt.data(n, "n");
+  auto message = [](auto&& submit) {
+    try {
+      submit();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // No operator anywhere.
+  std::string m = message([&] {
+    rt.submit(
+        "acc", [](Span<double>) {}, versa::add(hx));
+  });
+  EXPECT_NE(m.find("'x'"), std::string::npos) << m;
+  EXPECT_NE(m.find("no reduction operator"), std::string::npos) << m;
+  // An operator for other elements.
+  auto wrong = versa::task_type("wrong").cpu([](Span<int>) {}).reduction(versa::sum<double>());
+  m = message([&] { rt.submit(wrong, versa::add(hn)); });
+  EXPECT_NE(m.find("4 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("8 bytes"), std::string::npos) << m;
+  // Two operators for one handle.
+  auto maximum = versa::Reduction<double>("max")
+                     .identity([](Span<double> p) {
+                       for (double& e : p) e = -1e300;
+                     })
+                     .merge([](Span<double> a, Span<const double> b) {
+                       for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+                     });
+  hx.set_reduction(versa::sum<double>());
+  auto max_type = versa::task_type("max").cpu([](Span<double>) {}).reduction(maximum);
+  m = message([&] { rt.submit(max_type, versa::add(hx)); });
+  EXPECT_NE(m.find("'max'"), std::string::npos) << m;
+  EXPECT_NE(m.find("'sum'"), std::string::npos) << m;
+  // Changing the operator while adds are open.
+  rt.submit(
+      "add", [](Span<double> v) { v[0] += 1; }, versa::add(hx));
+  m = message([&] { hx.set_reduction(maximum); });
+  EXPECT_NE(m.find("still open"), std::string::npos) << m;
+  rt.wait_all();
+  EXPECT_EQ(x[0], 1.0);
+  // Nothing was lost: the refused tasks never ran, the handles still work.
+  hx.set_reduction(maximum);
+  for (double v : {3.0, 7.0, 5.0})
+    rt.submit(
+        "max", [v](Span<double> p) { p[1] = std::max(p[1], v); }, versa::add(hx));
+  rt.wait_all();
+  EXPECT_EQ(x[1], 7.0);
+}
+
+// A failing add leaves the sum unusable: later readers are cancelled, wait_all reports it, and
+// the partials are still returned.
+TEST(Reductions, AFailingAddCancelsTheReaders) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  std::vector<long> data(width, 0);
+  auto h = rt.data(data, "data");
+  h.set_reduction(versa::sum<long>());
+  for (int i = 0; i < 30; ++i)
+    rt.submit(
+        "add",
+        [i](Span<long> v) {
+          if (i == 17) throw std::runtime_error("contribution 17 is bad");
+          v[0] += 1;
+        },
+        versa::add(h));
+  bool read_ran = false;
+  rt.submit(
+      "read", [&](Span<const long>) { read_ran = true; }, versa::read(h));
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "wait_all did not report the failure";
+  } catch (const versa::TaskFailure& failure) {
+    EXPECT_NE(std::string(failure.what()).find("contribution 17"), std::string::npos);
+  }
+  EXPECT_FALSE(read_ran);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
+// On an emulated device, adds that cannot have the data write into device partials, merged
+// there and brought home once per flush.
+TEST(Reductions, DevicePartialsAreMergedOnTheDeviceAndReturned) {
+  versa::Runtime rt{versa::testing::with_emulated(versa::testing::workers(1), 1, 1 << 20)};
+  std::vector<long> data(width, 0);
+  auto h = rt.data(data, "data");
+  h.set_reduction(versa::sum<long>());
+  for (int step = 0; step < 5; ++step) {
+    for (int i = 0; i < 40; ++i)
+      rt.submit(
+          "add",
+          [](Span<long> v) {
+            for (std::size_t k = 0; k < v.size(); ++k) v[k] += static_cast<long>(k);
+          },
+          versa::placement(Placement::gpu_only), versa::add(h));
+    rt.submit(
+        "scale",
+        [](Span<long> v) {
+          for (long& e : v) e *= 2;
+        },
+        versa::placement(Placement::gpu_only), versa::write(h));
+  }
+  rt.wait_all();
+  for (std::size_t k = 0; k < width; ++k) {
+    long expected = 0;
+    for (int step = 0; step < 5; ++step) expected = (expected + 40 * static_cast<long>(k)) * 2;
+    ASSERT_EQ(data[k], expected) << "element " << k;
+  }
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+  EXPECT_EQ(rt.statistics()[1].tasks, 5u * 41u);
+}
+
+}  // namespace
