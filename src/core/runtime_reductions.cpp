@@ -261,7 +261,7 @@ void RuntimeCore::complete_reductions(HandleState& handle) {
 
 // A worker helps with other tasks meanwhile: the flush may be queued behind them.
 void RuntimeCore::wait_for_version(HandleState& handle, std::uint64_t version, int worker) {
-  while (!handle.has_version(version)) {
+  while (!handle.has_version_settled(version)) {
     if (worker < 0 || !workers_->run_one(worker)) std::this_thread::yield();
   }
 }

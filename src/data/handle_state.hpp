@@ -132,6 +132,12 @@ class HandleState {
   bool has_version(std::uint64_t required) const {
     return version_.load(std::memory_order_acquire) >= required;
   }
+  // The same, under the lock: once true, the access that reached the version is done with the
+  // handle (it bumps the version under the lock), so the caller may destroy it.
+  bool has_version_settled(std::uint64_t required) {
+    SpinGuard guard(lock_);
+    return version_.load(std::memory_order_relaxed) >= required;
+  }
 
   // Parks `waiter` until the version reaches `required`. Returns false, without parking, when
   // the version was reached meanwhile (the caller goes on with its next check).
