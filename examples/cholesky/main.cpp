@@ -4,13 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cholesky.hpp"
+#include "command_line.hpp"
 
 namespace {
 
@@ -34,10 +34,7 @@ Factors a random symmetric positive definite n x n matrix as L L^T with a tiled 
 struct Options {
   long n = 4096;
   long tile = 512;
-  std::string devices = "auto";
-  bool gpu = false;
-  bool gpu_required = false;
-  int emulated = 0;
+  example::Devices devices;
   long device_memory_mib = 0;
   int workers = 0;
   std::string place;
@@ -47,83 +44,41 @@ struct Options {
   std::string trace;
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fprintf(stderr, "cholesky: %s\n(see --help)\n", message.c_str());
-  std::exit(2);
-}
-
-long parse_long(const std::string& flag, const char* text, long low) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0')
-    fail(flag + " expects an integer, not '" + text + "'");
-  if (value < low) fail(flag + " must be at least " + std::to_string(low) + ", not " + text);
-  return value;
-}
+const example::CommandLine cli{"cholesky", usage};
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) fail(arg + " expects a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      std::exit(0);
-    } else if (arg == "--n") {
-      o.n = parse_long(arg, value(), 1);
+  for (example::Arguments args(cli, argc, argv); args.next();) {
+    const std::string& arg = args.flag();
+    if (arg == "--n") {
+      o.n = args.integer(1);
     } else if (arg == "--tile") {
-      o.tile = parse_long(arg, value(), 1);
+      o.tile = args.integer(1);
     } else if (arg == "--devices") {
-      o.devices = value();
+      o.devices.list = args.value();
     } else if (arg == "--device-memory") {
-      o.device_memory_mib = parse_long(arg, value(), 1);
+      o.device_memory_mib = args.integer(1);
     } else if (arg == "--workers") {
-      o.workers = static_cast<int>(parse_long(arg, value(), 1));
+      o.workers = static_cast<int>(args.integer(1));
     } else if (arg == "--place") {
-      o.place = value();
+      o.place = args.value();
     } else if (arg == "--repeat") {
-      o.repeat = static_cast<int>(parse_long(arg, value(), 1));
+      o.repeat = static_cast<int>(args.integer(1));
     } else if (arg == "--check") {
       o.check = true;
     } else if (arg == "--float") {
       o.single = true;
     } else if (arg == "--trace") {
-      o.trace = value();
+      o.trace = args.value();
     } else {
-      fail("unknown option '" + arg + "'");
+      args.unknown();
     }
   }
   if (o.tile > o.n)
-    fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
-  std::size_t start = 0;
-  bool cpu = false;
-  if (o.devices == "auto") {
-    o.gpu = true;
-    return o;
-  }
-  while (start <= o.devices.size()) {
-    const std::size_t comma = std::min(o.devices.find(',', start), o.devices.size());
-    const std::string item = o.devices.substr(start, comma - start);
-    if (item == "cpu") {
-      cpu = true;
-    } else if (item == "gpu") {
-      o.gpu = o.gpu_required = true;
-    } else if (item.rfind("emulated", 0) == 0) {
-      const std::string count = item.size() > 9 && item[8] == ':' ? item.substr(9) : "1";
-      if (item != "emulated" && item[8] != ':') fail("unknown device '" + item + "' in --devices");
-      o.emulated = static_cast<int>(parse_long("--devices emulated:", count.c_str(), 1));
-    } else {
-      fail("unknown device '" + item + "' in --devices (expected cpu, gpu or emulated:K)");
-    }
-    start = comma + 1;
-  }
-  if (!cpu) fail("--devices must include cpu (the CPU workers run the host side)");
-  if (o.device_memory_mib > 0 && !o.gpu && o.emulated == 0)
-    fail("--device-memory needs a gpu or emulated device among --devices");
+    cli.fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
+  o.devices = cli.parse_devices(o.devices.list);
+  if (o.device_memory_mib > 0 && !o.devices.accelerators())
+    cli.fail("--device-memory needs a gpu or emulated device among --devices");
   return o;
 }
 
@@ -167,9 +122,9 @@ template <class T>
 int run(const Options& o) {
   const cholesky::Placements placements = cholesky::parse_placements(o.place);
   for (const auto& [kernel, rule] : placements)
-    if (rule == versa::Placement::gpu_only && !o.gpu && o.emulated == 0)
-      fail("--place " + kernel + "=gpu, but no GPU or emulated device is among --devices " +
-           o.devices);
+    if (rule == versa::Placement::gpu_only && !o.devices.accelerators())
+      cli.fail("--place " + kernel + "=gpu, but no GPU or emulated device is among --devices " +
+               o.devices.list);
   cholesky::use_one_blas_thread();
   const std::vector<T> original = spd_matrix<T>(o.n);
   std::vector<T> a;
@@ -177,18 +132,11 @@ int run(const Options& o) {
   int workers = 0;
   std::vector<versa::DeviceStatistics> devices;
   cholesky::KernelTally tally;
-  versa::Config config;
-  config.cpu_workers = o.workers;
-  config.gpus = o.gpu ? -1 : 0;
-  config.emulated_devices.resize(static_cast<std::size_t>(o.emulated));
+  versa::Config config = example::runtime_config(o.devices, o.workers, o.trace);
   config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
-  config.quiet = true;
-  config.trace_file = o.trace;
   // One runtime for every repetition: its performance model calibrates on the first.
   versa::Runtime rt{config};
-  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
-  if (o.gpu_required && rt.statistics().size() == 1 + static_cast<std::size_t>(o.emulated))
-    fail("--devices lists gpu, but no GPU can be used here");
+  cli.announce(rt, o.devices);
   workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
@@ -206,12 +154,7 @@ int run(const Options& o) {
     }
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    devices = rt.statistics();
-    for (std::size_t d = 0; d < devices.size(); ++d) {
-      devices[d].bytes_to_device -= before[d].bytes_to_device;
-      devices[d].bytes_to_host -= before[d].bytes_to_host;
-      devices[d].evictions -= before[d].evictions;
-    }
+    devices = example::statistics_since(rt, before);
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
@@ -220,8 +163,7 @@ int run(const Options& o) {
   const cholesky::TaskCounts counts = cholesky::task_counts(nt);
   std::printf("matrix      %ld x %ld %s, tiles of %ld (%zu x %zu tiles)\n", o.n, o.n,
               o.single ? "float" : "double", o.tile, nt, nt);
-  std::printf("devices     cpu: %d workers", workers);
-  for (std::size_t d = 1; d < devices.size(); ++d) std::printf(", %s", devices[d].name.c_str());
+  example::print_devices(workers, devices);
   if (o.device_memory_mib > 0)
     std::printf(" (device memory capped at %ld MiB)", o.device_memory_mib);
   std::printf("\n");
@@ -239,16 +181,12 @@ int run(const Options& o) {
                   tally.runs[kernel][device].load());
     std::printf("\n");
   }
-  std::uint64_t to_device = 0, to_host = 0, evictions = 0;
-  for (std::size_t d = 1; d < devices.size(); ++d) {
-    to_device += devices[d].bytes_to_device;
-    to_host += devices[d].bytes_to_host;
-    evictions += devices[d].evictions;
-  }
+  const example::Transfers moved = example::accelerator_transfers(devices);
   std::printf(
       "transfers   %.1f MiB host->device, %.1f MiB device->host, %llu evictions (last run)\n",
-      static_cast<double>(to_device) / (1 << 20), static_cast<double>(to_host) / (1 << 20),
-      static_cast<unsigned long long>(evictions));
+      static_cast<double>(moved.to_device) / (1 << 20),
+      static_cast<double>(moved.to_host) / (1 << 20),
+      static_cast<unsigned long long>(moved.evictions));
   int status = 0;
   if (o.check) {
     const double residual = scaled_residual(original, a, o.n);
@@ -257,13 +195,7 @@ int run(const Options& o) {
                 pass ? "PASS" : "FAIL");
     status = pass ? 0 : 1;
   }
-  // The devices really used, as the RESULT line names them: cpu[,gpu][,emulated:K].
-  std::string used = "cpu";
-  int gpus = 0, emulated = 0;
-  for (std::size_t d = 1; d < devices.size(); ++d)
-    (devices[d].name.rfind("cuda", 0) == 0 ? gpus : emulated) += 1;
-  if (gpus > 0) used += gpus == 1 ? ",gpu" : ",gpu:" + std::to_string(gpus);
-  if (emulated > 0) used += ",emulated:" + std::to_string(emulated);
+  const std::string used = example::devices_used(devices, ',');
   std::printf(
       "RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
       "value=%.6g unit=GFLOP/s\n",
@@ -278,6 +210,6 @@ int main(int argc, char** argv) {
   try {
     return options.single ? run<float>(options) : run<double>(options);
   } catch (const std::exception& e) {
-    fail(e.what());
+    cli.fail(e.what());
   }
 }

@@ -2,15 +2,13 @@
 // accesses as reductions (`add`) or as plain `write`s, and report steps per second, bytes moved
 // per step, tasks per device and, with --check, the error against the sequential reference.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "nbody.hpp"
 
 namespace {
@@ -38,115 +36,62 @@ struct Options {
   long blocks = 4;
   int steps = 10;
   nbody::ForceAccess mode = nbody::ForceAccess::add;
-  std::string devices = "auto";
-  bool gpu = false;
-  bool gpu_required = false;
-  int emulated = 0;
+  example::Devices devices;
   int workers = 0;
   int repeat = 1;
   bool check = false;
   std::string trace;
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fprintf(stderr, "nbody: %s\n(see --help)\n", message.c_str());
-  std::exit(2);
-}
-
-long parse_long(const std::string& flag, const char* text, long low) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0')
-    fail(flag + " expects an integer, not '" + text + "'");
-  if (value < low) fail(flag + " must be at least " + std::to_string(low) + ", not " + text);
-  return value;
-}
+const example::CommandLine cli{"nbody", usage};
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) fail(arg + " expects a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      std::exit(0);
-    } else if (arg == "--particles") {
-      o.particles = parse_long(arg, value(), 1);
+  for (example::Arguments args(cli, argc, argv); args.next();) {
+    const std::string& arg = args.flag();
+    if (arg == "--particles") {
+      o.particles = args.integer(1);
     } else if (arg == "--blocks") {
-      o.blocks = parse_long(arg, value(), 1);
+      o.blocks = args.integer(1);
     } else if (arg == "--steps") {
-      o.steps = static_cast<int>(parse_long(arg, value(), 1));
+      o.steps = static_cast<int>(args.integer(1));
     } else if (arg == "--mode") {
       try {
-        o.mode = nbody::parse_force_access(value());
+        o.mode = nbody::parse_force_access(args.value());
       } catch (const std::invalid_argument& e) {
-        fail(e.what());
+        cli.fail(e.what());
       }
     } else if (arg == "--devices") {
-      o.devices = value();
+      o.devices.list = args.value();
     } else if (arg == "--workers") {
-      o.workers = static_cast<int>(parse_long(arg, value(), 1));
+      o.workers = static_cast<int>(args.integer(1));
     } else if (arg == "--repeat") {
-      o.repeat = static_cast<int>(parse_long(arg, value(), 1));
+      o.repeat = static_cast<int>(args.integer(1));
     } else if (arg == "--check") {
       o.check = true;
     } else if (arg == "--trace") {
-      o.trace = value();
+      o.trace = args.value();
     } else {
-      fail("unknown option '" + arg + "'");
+      args.unknown();
     }
   }
   if (o.blocks > o.particles)
-    fail("--blocks " + std::to_string(o.blocks) + " is larger than --particles " +
-         std::to_string(o.particles));
+    cli.fail("--blocks " + std::to_string(o.blocks) + " is larger than --particles " +
+             std::to_string(o.particles));
   const long block_size = (o.particles + o.blocks - 1) / o.blocks;
   const long filled = (o.particles + block_size - 1) / block_size;
   if (filled != o.blocks)
-    fail("--blocks " + std::to_string(o.blocks) + " with --particles " +
-         std::to_string(o.particles) + ": blocks of " + std::to_string(block_size) +
-         " particles fill only " + std::to_string(filled) + " blocks");
-  if (o.devices == "auto") {
-    o.gpu = true;
-    return o;
-  }
-  std::size_t start = 0;
-  bool cpu = false;
-  while (start <= o.devices.size()) {
-    const std::size_t comma = std::min(o.devices.find(',', start), o.devices.size());
-    const std::string item = o.devices.substr(start, comma - start);
-    if (item == "cpu") {
-      cpu = true;
-    } else if (item == "gpu") {
-      o.gpu = o.gpu_required = true;
-    } else if (item.rfind("emulated", 0) == 0) {
-      const std::string count = item.size() > 9 && item[8] == ':' ? item.substr(9) : "1";
-      if (item != "emulated" && item[8] != ':') fail("unknown device '" + item + "' in --devices");
-      o.emulated = static_cast<int>(parse_long("--devices emulated:", count.c_str(), 1));
-    } else {
-      fail("unknown device '" + item + "' in --devices (expected cpu, gpu or emulated:K)");
-    }
-    start = comma + 1;
-  }
-  if (!cpu) fail("--devices must include cpu (the CPU workers run the host side)");
+    cli.fail("--blocks " + std::to_string(o.blocks) + " with --particles " +
+             std::to_string(o.particles) + ": blocks of " + std::to_string(block_size) +
+             " particles fill only " + std::to_string(filled) + " blocks");
+  o.devices = cli.parse_devices(o.devices.list);
   return o;
 }
 
 int run(const Options& o) {
-  versa::Config config;
-  config.cpu_workers = o.workers;
-  config.gpus = o.gpu ? -1 : 0;
-  config.emulated_devices.resize(static_cast<std::size_t>(o.emulated));
-  config.quiet = true;
-  config.trace_file = o.trace;
   // One runtime for every repetition: its performance model calibrates on the first.
-  versa::Runtime rt{config};
-  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
-  if (o.gpu_required && rt.statistics().size() == 1 + static_cast<std::size_t>(o.emulated))
-    fail("--devices lists gpu, but no GPU can be used here");
+  versa::Runtime rt{example::runtime_config(o.devices, o.workers, o.trace)};
+  cli.announce(rt, o.devices);
   const nbody::Parameters parameters;
   const auto particles = static_cast<std::size_t>(o.particles);
   const auto blocks = static_cast<std::size_t>(o.blocks);
@@ -170,12 +115,7 @@ int run(const Options& o) {
     }
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    devices = rt.statistics();
-    for (std::size_t d = 0; d < devices.size(); ++d) {
-      devices[d].bytes_to_device -= before[d].bytes_to_device;
-      devices[d].bytes_to_host -= before[d].bytes_to_host;
-      devices[d].evictions -= before[d].evictions;
-    }
+    devices = example::statistics_since(rt, before);
     for (int kernel = 0; kernel < 3; ++kernel)
       for (int device = 0; device < 3; ++device) runs[kernel][device] = tally.runs[kernel][device];
     // The check compares the forces at the final positions too: one more force evaluation.
@@ -188,25 +128,20 @@ int run(const Options& o) {
   const nbody::TaskCounts counts = nbody::task_counts(blocks);
   std::printf("particles   %zu in %zu blocks of %zu (last block %zu)\n", particles, blocks,
               system.block_size, system.count(blocks - 1));
-  std::printf("devices     cpu: %d workers", rt.cpu_workers());
-  for (std::size_t d = 1; d < devices.size(); ++d) std::printf(", %s", devices[d].name.c_str());
+  example::print_devices(rt.cpu_workers(), devices);
   std::printf("\n");
   std::printf("mode        %s (force tasks %s their force blocks)\n", nbody::to_string(o.mode),
               o.mode == nbody::ForceAccess::add ? "add into" : "write");
   std::printf("time        %.4f s for %d steps (median of %d)\n", median, o.steps, o.repeat);
   std::printf("performance %.3f steps/s\n", steps_per_s);
-  std::uint64_t to_device = 0, to_host = 0, evictions = 0;
-  for (std::size_t d = 1; d < devices.size(); ++d) {
-    to_device += devices[d].bytes_to_device;
-    to_host += devices[d].bytes_to_host;
-    evictions += devices[d].evictions;
-  }
-  const double bytes_per_step = static_cast<double>(to_device + to_host) / o.steps;
+  const example::Transfers moved = example::accelerator_transfers(devices);
+  const double bytes_per_step = static_cast<double>(moved.to_device + moved.to_host) / o.steps;
   std::printf(
       "transfers   %.1f KiB host->device, %.1f KiB device->host per step, %llu evictions "
       "(last run)\n",
-      static_cast<double>(to_device) / o.steps / 1024,
-      static_cast<double>(to_host) / o.steps / 1024, static_cast<unsigned long long>(evictions));
+      static_cast<double>(moved.to_device) / o.steps / 1024,
+      static_cast<double>(moved.to_host) / o.steps / 1024,
+      static_cast<unsigned long long>(moved.evictions));
   std::printf("tasks       self %zu, pair %zu, move %zu per step; last run:\n", counts.self,
               counts.pair, counts.move);
   for (int device = 0; device < 3; ++device) {
@@ -236,13 +171,7 @@ int run(const Options& o) {
         position_error, velocity_error, force_error, pass ? "PASS" : "FAIL");
     if (!pass) status = 1;
   }
-  // The devices really used, as the RESULT lines name them: cpu[+gpu][+emulated:K].
-  std::string used = "cpu";
-  int gpus = 0, emulated = 0;
-  for (std::size_t d = 1; d < devices.size(); ++d)
-    (devices[d].name.rfind("cuda", 0) == 0 ? gpus : emulated) += 1;
-  if (gpus > 0) used += gpus == 1 ? "+gpu" : "+gpu:" + std::to_string(gpus);
-  if (emulated > 0) used += "+emulated:" + std::to_string(emulated);
+  const std::string used = example::devices_used(devices, '+');
   const std::string system_name = std::string("versa-") + nbody::to_string(o.mode);
   std::printf(
       "RESULT bench=nbody system=%s param=blocks=%zu,devices=%s metric=steps_per_s value=%.6g "
@@ -262,6 +191,6 @@ int main(int argc, char** argv) {
   try {
     return run(options);
   } catch (const std::exception& e) {
-    fail(e.what());
+    cli.fail(e.what());
   }
 }
