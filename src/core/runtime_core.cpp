@@ -414,7 +414,14 @@ void RuntimeCore::dispatch(Task* task, int worker) {
 }
 
 void RuntimeCore::place(Task* task, int worker) {
-  if (task->host_access || task->reduction_flush) {  // partials are applied on the host
+  if (task->reduction_flush) {
+    task->node = flush_node(*task);
+    if (task->node != 0) {
+      device_workers_[task->node - 1]->push(task);
+      return;
+    }
+  }
+  if (task->host_access || task->reduction_flush) {
     task->node = 0;
     stage_and_dispatch(task, worker);
     return;
@@ -564,6 +571,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
 }
 
 bool RuntimeCore::cancel_if_poisoned(Task& task) {
+  if (task.reduction_flush) return false;  // it discards the partials itself
   std::shared_ptr<const Failure> cause = inherited_failure(&task);
   if (!cause) return false;
   forget_exploration(task);
@@ -584,6 +592,10 @@ void RuntimeCore::fail_task(Task* task, std::exception_ptr error, std::string me
 }
 
 void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result) {
+  if (task.reduction_flush) {
+    device_flush_ended(task, node, result);
+    return;
+  }
   Device& device = *devices_[node - 1];
   if (!result.error.empty()) {
     std::string message = result.error + " (on " + device.name() + ")";
@@ -609,6 +621,12 @@ void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result
 }
 
 void RuntimeCore::device_refused(Task& task, int node, const std::string& why) {
+  if (task.reduction_flush) {  // no room to apply there: apply on the host
+    task.accesses[0].data = nullptr;
+    task.node = 0;
+    stage_and_dispatch(&task, -1);
+    return;
+  }
   if (task.invoke && task.placement != Placement::gpu_only) {
     // Run it on the CPU instead: nothing was staged on the device.
     forget_exploration(task);

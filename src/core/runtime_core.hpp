@@ -111,6 +111,10 @@ class RuntimeCore final : public TaskRunner,
   void prepare_host_partials(Task* task);
   // Puts a finished renamed access's partial in its node's slot, merging with the occupant.
   void attach_partial(Task* task, AccessRecord& access);
+  // Where a flush applies the partials: the device that holds the data and every partial when
+  // there is one (nothing moves), else the host (node 0). Sets up a device flush.
+  int flush_node(Task& task);
+  void device_flush_ended(Task& task, int node, const OperationResult& result);
   // The body of a flush task: merges the partials, brings device ones home and applies them.
   void apply_partials(Task* task);
   // Flushes every handle whose partials are not yet applied, and waits (wait_all, shutdown).

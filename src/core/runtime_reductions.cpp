@@ -187,6 +187,70 @@ void RuntimeCore::poison_reduction(Task* task, HandleState& handle, const std::s
   handle.set_shared_poison(std::move(failure));
 }
 
+namespace {
+// The implementations of a flush on a device: the partial is taken out of its slot and merged
+// into the data's replica there. The closure holds the partial's address, for freeing once
+// the merge has completed (device_flush_ended).
+void* take_device_partial(void* closure, const AccessRecord& access) {
+  void*& partial = *static_cast<void**>(closure);
+  for (void* p : access.handle->partials()->take_all())
+    if (p) partial = p;
+  return access.handle->poison() ? nullptr : partial;  // a failed add: nothing to apply
+}
+void flush_on_emulated(void* closure, const AccessRecord* accesses) {
+  if (void* partial = take_device_partial(closure, accesses[0]))
+    accesses[0].handle->reduction()->merge(accesses[0].data, partial,
+                                           elements(*accesses[0].layout));
+}
+void flush_on_gpu(void* closure, const AccessRecord* accesses, CudaContext& context) {
+  if (void* partial = take_device_partial(closure, accesses[0]))
+    accesses[0].handle->reduction()->cuda_merge(context, accesses[0].data, partial,
+                                                elements(*accesses[0].layout));
+}
+}  // namespace
+
+int RuntimeCore::flush_node(Task& task) {
+  HandleState& handle = *task.accesses[0].handle;
+  const ReductionOps& ops = *handle.reduction();
+  ReplicaSet* replicas = handle.replicas();
+  if (!replicas || ops.apply) return 0;  // a separate apply has no device form
+  int owner = 0;
+  {
+    std::lock_guard<std::mutex> guard(replicas->mutex());
+    for (int node = 1; node < replicas->nodes(); ++node)
+      if (replicas->at(node).state == ReplicaState::owned) owner = node;
+  }
+  if (owner == 0 || !handle.partials()->only_on(owner)) return 0;
+  if (devices_[owner - 1]->kind() == DeviceKind::cuda && !ops.runs_on_cuda()) return 0;
+  task.closure = task.inline_closure;
+  *static_cast<void**>(task.closure) = nullptr;
+  task.invoke_emulated = &flush_on_emulated;
+  task.invoke_cuda = &flush_on_gpu;
+  return owner;
+}
+
+void RuntimeCore::device_flush_ended(Task& task, int node, const OperationResult& result) {
+  HandleState& handle = *task.accesses[0].handle;
+  partials_.unlist(&handle);
+  const std::size_t bytes = handle.layout()->bytes();
+  if (void* partial = *static_cast<void**>(task.closure)) {
+    mover_->free_partial(node, partial, bytes);
+    partials_.release(bytes);
+  } else if (!handle.partials()->empty()) {
+    // It never ran (its staging failed): the host discards them.
+    for (void* p : handle.partials()->take_all())
+      if (p) {
+        mover_->free_partial(node, p, bytes);
+        partials_.release(bytes);
+      }
+  }
+  if (!result.error.empty())
+    poison_reduction(
+        &task, handle,
+        "applying the partials on " + devices_[node - 1]->name() + ": " + result.error);
+  finish_task(&task, -1);
+}
+
 void RuntimeCore::apply_partials(Task* task) {
   HandleState& handle = *task->accesses[0].handle;
   const ReductionOps& ops = *handle.reduction();

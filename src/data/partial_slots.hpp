@@ -41,6 +41,12 @@ class PartialSlots {
     return taken;
   }
 
+  // Whether `node`'s slot holds the only partial.
+  bool only_on(int node) {
+    SpinGuard guard(lock_);
+    return filled_ == 1 && slots_[static_cast<std::size_t>(node)] != nullptr;
+  }
+
   bool empty() {
     SpinGuard guard(lock_);
     return filled_ == 0;

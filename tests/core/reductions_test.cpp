@@ -430,4 +430,37 @@ TEST(Reductions, DevicePartialsAreMergedOnTheDeviceAndReturned) {
   EXPECT_EQ(rt.statistics()[1].tasks, 5u * 41u);
 }
 
+// When a device holds the data and every partial, the partials are applied there: nothing
+// moves between host and device for the adds.
+TEST(Reductions, PartialsOnTheDeviceThatHoldsTheDataAreAppliedThere) {
+  versa::Runtime rt{versa::testing::with_emulated(versa::testing::workers(1), 1, 1 << 20)};
+  std::vector<long> data(width, 1);
+  auto h = rt.data(data, "data");
+  h.set_reduction(versa::sum<long>());
+  const auto on_device = versa::placement(Placement::gpu_only);
+  auto scale = [](Span<long> v) {
+    for (long& e : v) e *= 2;
+  };
+  rt.spawn("scale", scale, on_device, versa::write(h));  // the data now lives on the device
+  long expected = 2;
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 30; ++i)
+      rt.spawn(
+          "add",
+          [](Span<long> v) {
+            for (long& e : v) e += 1;
+          },
+          on_device, versa::add(h));
+    rt.spawn("scale", scale, on_device, versa::write(h));
+    expected = (expected + 30) * 2;
+  }
+  rt.sync();
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[1].bytes_to_device, width * sizeof(long)) << "only the first copy in";
+  EXPECT_EQ(stats[1].bytes_to_host, 0u) << "the data or a partial came home before wait_all";
+  rt.wait_all();
+  for (long e : data) EXPECT_EQ(e, expected);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
 }  // namespace
