@@ -328,7 +328,8 @@ bool RuntimeCore::try_make_ready(Task* task, int worker) {
     if (access.handle->park_until(&task->waiter, access.required_version)) return false;
   }
   task->next_check = n;
-  if (task->reduction_flush) {
+  // A flush has no CPU body: tasks with one decide this on the first cache line.
+  if (!task->invoke && task->reduction_flush) {
     PartialSlots* slots = task->accesses[0].handle->partials();
     if (slots && !slots->empty()) return true;
     finish_task(task, worker);  // every add ran in place: nothing to apply
@@ -516,7 +517,7 @@ std::shared_ptr<const Failure> RuntimeCore::inherited_failure(Task* task) {
 }
 
 void RuntimeCore::run_task(Task* task, int worker) {
-  if (task->reduction_flush) {
+  if (!task->invoke && task->reduction_flush) {
     apply_partials(task);
     if (placement_) placement_->cpu_done(task->expected_ns);
     finish_task(task, worker);

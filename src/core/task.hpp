@@ -50,9 +50,9 @@ class Task {
   std::unique_ptr<std::byte[]> heap_closure;  // over-allocated by the closure's alignment
   std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
-  bool reduction_flush = false;               // applies the partials of its handle's adds
-  std::atomic<bool> host_ready{false};        // host_access: the access may proceed
-  Task* ready_next;                           // link in a TaskInbox; set when pushed there
+  bool reduction_flush = false;  // applies the partials of its handle's adds; has no `invoke`
+  std::atomic<bool> host_ready{false};  // host_access: the access may proceed
+  Task* ready_next;                     // link in a TaskInbox; set when pushed there
 
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;
