@@ -60,7 +60,7 @@ double scaled_residual(const std::vector<double>& a, const std::vector<double>& 
   return std::sqrt(residual) / (std::sqrt(norm) * n * std::numeric_limits<double>::epsilon());
 }
 
-double versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
+bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
   cholesky::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = workers;
@@ -72,10 +72,14 @@ double versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false)
                              "/versa-bench-cholesky.model";
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
+  cholesky::KernelTally tally;
   const auto start = bench::Clock::now();
-  cholesky::submit_factorisation(rt, tiles);
+  cholesky::submit_factorisation(rt, tiles, {}, &tally);
   rt.wait_all();
-  return bench::seconds_since(start);
+  const double seconds = bench::seconds_since(start);
+  // With a GPU the CPU bodies are only part of the work: no kernel share then.
+  if (gpu) return {seconds};
+  return {seconds, tally.seconds(0)};
 }
 
 std::vector<int> parse_list(const char* text) {
@@ -88,28 +92,36 @@ std::vector<int> parse_list(const char* text) {
 struct Candidate {
   std::string system;
   int tile;  // 0: not tiled
-  std::function<double(double*)> run;
+  std::function<bench::TiledTiming(double*)> run;
 };
 
 // Runs every candidate of each size (a warm-up that checks the factor, then `reps` measured runs,
-// systems taking turns) and prints the table and the RESULT lines. Returns non-zero when a
-// factor is wrong.
+// systems taking turns) and prints the table and the RESULT lines; then, for the tiled systems
+// that time their kernels, the share of the `workers` workers' time spent in kernels. Returns
+// non-zero when a factor is wrong.
 template <class Candidates>
 int run_table(const std::string& devices, const std::vector<std::string>& systems,
-              const std::vector<int>& sizes, const std::vector<int>& tiles, int reps,
+              const std::vector<int>& sizes, const std::vector<int>& tiles, int reps, int workers,
               Candidates make_candidates) {
+  struct Share {
+    int n, tile;
+    std::string system;
+    double median;
+  };
+  std::vector<Share> shares;
   std::printf("\n## cholesky: GFLOP/s, devices=%s\n%-8s %-6s", devices.c_str(), "n", "tile");
   for (const std::string& system : systems) std::printf(" %12s", system.c_str());
   std::printf("\n");
   for (int n : sizes) {
     const std::vector<double> original = spd_matrix(n);
     const std::vector<Candidate> candidates = make_candidates(n);
-    std::vector<std::vector<double>> gflops(candidates.size());
+    std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size());
     std::vector<double> a;
     for (int rep = -1; rep < reps; ++rep) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
         a = original;
-        const double seconds = candidates[c].run(a.data());
+        const bench::TiledTiming timing = candidates[c].run(a.data());
+        const double seconds = timing.seconds;
         if (rep < 0) {
           const double residual = scaled_residual(original, a, n);
           if (!(residual < 10.0)) {
@@ -120,6 +132,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
           continue;
         }
         gflops[c].push_back(static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9);
+        share[c].push_back(timing.kernel_seconds / (workers * seconds));
       }
     }
     // Untiled systems (tile 0) appear on every row.
@@ -140,8 +153,38 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
       bench::print_result("cholesky", candidates[c].system,
                           "n=" + std::to_string(n) + ",tile=" + tile + ",devices=" + devices,
                           "gflops", bench::median(gflops[c]), "GFLOP/s");
+      if (!std::isnan(share[c][0]))
+        shares.push_back({n, candidates[c].tile, candidates[c].system, bench::median(share[c])});
     }
   }
+  if (shares.empty()) return 0;
+  std::printf(
+      "\n## cholesky: share of the %d workers' time spent in tile kernels, kernel time / "
+      "(workers x wall), devices=%s\n%-8s %-6s",
+      workers, devices.c_str(), "n", "tile");
+  std::vector<std::string> timed;
+  for (const std::string& system : systems)
+    if (std::any_of(shares.begin(), shares.end(),
+                    [&](const Share& share) { return share.system == system; }))
+      timed.push_back(system);
+  for (const std::string& system : timed) std::printf(" %12s", system.c_str());
+  std::printf("\n");
+  for (int n : sizes)
+    for (int tile : tiles) {
+      std::printf("%-8d %-6d", n, tile);
+      for (const std::string& system : timed) {
+        double value = std::nan("");
+        for (const Share& share : shares)
+          if (share.n == n && share.tile == tile && share.system == system) value = share.median;
+        std::printf(" %12.3f", value);
+      }
+      std::printf("\n");
+    }
+  for (const Share& share : shares)
+    bench::print_result("cholesky", share.system,
+                        "n=" + std::to_string(share.n) + ",tile=" + std::to_string(share.tile) +
+                            ",devices=" + devices,
+                        "kernel_share", share.median, "fraction");
   return 0;
 }
 
@@ -189,8 +232,9 @@ int main(int argc, char** argv) {
                               }});
       }
     }
-    candidates.push_back(
-        {"openblas", 0, [=](double* a) { return bench::cholesky_openblas(a, n); }});
+    candidates.push_back({"openblas", 0, [=](double* a) {
+                            return bench::TiledTiming{bench::cholesky_openblas(a, n)};
+                          }});
     return candidates;
   };
   // CPU + GPU: Versa (one core drives the GPU) against cuSOLVER on the whole matrix.
@@ -200,14 +244,16 @@ int main(int argc, char** argv) {
       candidates.push_back({"versa", tile, [=](double* a) {
                               return versa_cholesky(std::max(1, workers - 1), a, n, tile, true);
                             }});
-    candidates.push_back(
-        {"cusolver", 0, [=](double* a) { return bench::cholesky_cusolver(a, n); }});
+    candidates.push_back({"cusolver", 0, [=](double* a) {
+                            return bench::TiledTiming{bench::cholesky_cusolver(a, n)};
+                          }});
     return candidates;
   };
   if (run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "openblas"}, sizes, tiles, reps,
-                cpu_candidates) != 0)
+                workers, cpu_candidates) != 0)
     return 1;
-  if (gpu && run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, gpu_candidates) != 0)
+  if (gpu &&
+      run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, workers, gpu_candidates) != 0)
     return 1;
   return 0;
 }

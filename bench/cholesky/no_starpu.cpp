@@ -7,8 +7,8 @@ namespace bench {
 
 bool starpu_available() { return false; }
 
-double cholesky_starpu(const char* /*scheduler*/, int /*workers*/, double* /*a*/, int /*n*/,
-                       int /*tile*/) {
+TiledTiming cholesky_starpu(const char* /*scheduler*/, int /*workers*/, double* /*a*/, int /*n*/,
+                            int /*tile*/) {
   throw std::runtime_error("cholesky_starpu: this build has no StarPU");
 }
 

@@ -8,7 +8,17 @@
 // valid in `a` is included. Throws std::runtime_error on failure (e.g. `a` not positive definite).
 #pragma once
 
+#include <limits>
+
 namespace bench {
+
+// One tiled factorisation: its wall time and the time its workers spent inside tile kernels,
+// summed over workers. kernel_seconds / (workers * seconds) is the share of the workers' time the
+// schedule kept busy with kernels.
+struct TiledTiming {
+  double seconds = 0;
+  double kernel_seconds = std::numeric_limits<double>::quiet_NaN();
+};
 
 // LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', ...) with OpenBLAS set to one thread per hardware thread
 // (std::thread::hardware_concurrency). The thread count is left at that value afterwards.
@@ -19,7 +29,7 @@ double cholesky_openblas(double* a, int n);
 // `workers` CPU workers and the scheduling policy `scheduler` ("lws", "dmda", ...). OpenBLAS is set
 // to one thread, and left there, so that each worker runs sequential BLAS. Performance-model
 // driven policies (dm*, *heft*) calibrate across calls: run them at least once before measuring.
-double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile);
+TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile);
 
 // Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
 bool starpu_available();

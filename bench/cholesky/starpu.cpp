@@ -10,6 +10,8 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -66,45 +68,69 @@ struct Failure {
   }
 };
 
-// cl_arg of a potrf task: which diagonal tile it factors, and where to report a failure.
+// Time spent inside the tile kernels of one factorisation, summed over workers.
+struct KernelClock {
+  std::atomic<std::int64_t> nanoseconds{0};
+
+  // Runs `kernel` and adds its duration.
+  template <class Kernel>
+  void time(Kernel kernel) {
+    const auto start = std::chrono::steady_clock::now();
+    kernel();
+    nanoseconds.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count(),
+                          std::memory_order_relaxed);
+  }
+};
+
+// cl_arg of a potrf task: which diagonal tile it factors, where to report a failure, and the
+// clock. The other kernels get the clock itself.
 struct PotrfArg {
   int k;
   Failure* failure;
+  KernelClock* clock;
 };
 
 // A(k,k) = L(k,k) with L(k,k) L(k,k)^T = A(k,k).
 void potrf_body(void* buffers[], void* cl_arg) {
   const Tile akk = tile_of(buffers[0]);
-  const lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', akk.rows, akk.data, akk.ld);
-  if (info != 0) {
-    const auto* arg = static_cast<const PotrfArg*>(cl_arg);
-    arg->failure->record(arg->k, static_cast<int>(info));
-  }
+  const auto* arg = static_cast<const PotrfArg*>(cl_arg);
+  lapack_int info = 0;
+  arg->clock->time(
+      [&] { info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', akk.rows, akk.data, akk.ld); });
+  if (info != 0) arg->failure->record(arg->k, static_cast<int>(info));
 }
 
 // A(m,k) = A(m,k) L(k,k)^-T.
-void trsm_body(void* buffers[], void* /*cl_arg*/) {
+void trsm_body(void* buffers[], void* cl_arg) {
   const Tile lkk = tile_of(buffers[0]);
   const Tile amk = tile_of(buffers[1]);
-  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, amk.rows, amk.cols,
-              1.0, lkk.data, lkk.ld, amk.data, amk.ld);
+  static_cast<KernelClock*>(cl_arg)->time([&] {
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, amk.rows, amk.cols,
+                1.0, lkk.data, lkk.ld, amk.data, amk.ld);
+  });
 }
 
 // A(m,m) -= A(m,k) A(m,k)^T, lower triangle only.
-void syrk_body(void* buffers[], void* /*cl_arg*/) {
+void syrk_body(void* buffers[], void* cl_arg) {
   const Tile amk = tile_of(buffers[0]);
   const Tile amm = tile_of(buffers[1]);
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, amm.rows, amk.cols, -1.0, amk.data, amk.ld,
-              1.0, amm.data, amm.ld);
+  static_cast<KernelClock*>(cl_arg)->time([&] {
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, amm.rows, amk.cols, -1.0, amk.data, amk.ld,
+                1.0, amm.data, amm.ld);
+  });
 }
 
 // A(m,j) -= A(m,k) A(j,k)^T.
-void gemm_body(void* buffers[], void* /*cl_arg*/) {
+void gemm_body(void* buffers[], void* cl_arg) {
   const Tile amk = tile_of(buffers[0]);
   const Tile ajk = tile_of(buffers[1]);
   const Tile amj = tile_of(buffers[2]);
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, amj.rows, amj.cols, amk.cols, -1.0, amk.data,
-              amk.ld, ajk.data, ajk.ld, 1.0, amj.data, amj.ld);
+  static_cast<KernelClock*>(cl_arg)->time([&] {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, amj.rows, amj.cols, amk.cols, -1.0,
+                amk.data, amk.ld, ajk.data, ajk.ld, 1.0, amj.data, amj.ld);
+  });
 }
 
 // ---- Performance models
@@ -217,21 +243,22 @@ void submit(starpu_codelet* cl, int priority, std::initializer_list<starpu_data_
 
 bool starpu_available() { return true; }
 
-double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile) {
+TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile) {
   if (scheduler == nullptr) throw std::invalid_argument("cholesky_starpu: no scheduler given");
   if (workers < 1) throw std::invalid_argument("cholesky_starpu: workers must be >= 1");
   if (n < 0) throw std::invalid_argument("cholesky_starpu: n must be >= 0");
   if (tile < 1) throw std::invalid_argument("cholesky_starpu: tile must be >= 1");
-  if (n == 0) return 0.0;
+  if (n == 0) return {0.0, 0.0};
 
   openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
 
   // Declared before the session so that they outlive every task, even when submission fails and
   // the session's destructor has to wait for the tasks already submitted.
   Failure failure;
+  KernelClock clock;
   const int nt = (n + tile - 1) / tile;
   std::vector<PotrfArg> potrf_args(static_cast<size_t>(nt));
-  for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure};
+  for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
 
   Session s(scheduler, workers, a, n, tile);
 
@@ -253,11 +280,12 @@ double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int
   for (int k = 0; k < nt; ++k) {
     submit(&s.potrf, prio(2 * nt - 2 * k, true), {s.at(k, k)}, &potrf_args[k]);
     for (int m = k + 1; m < nt; ++m)
-      submit(&s.trsm, prio(2 * nt - 2 * k - m, m == k + 1), {s.at(k, k), s.at(m, k)});
+      submit(&s.trsm, prio(2 * nt - 2 * k - m, m == k + 1), {s.at(k, k), s.at(m, k)}, &clock);
     for (int j = k + 1; j < nt; ++j) {
-      submit(&s.syrk, prio(2 * nt - 2 * k - 2 * j, j == k + 1), {s.at(j, k), s.at(j, j)});
+      submit(&s.syrk, prio(2 * nt - 2 * k - 2 * j, j == k + 1), {s.at(j, k), s.at(j, j)}, &clock);
       for (int m = j + 1; m < nt; ++m)
-        submit(&s.gemm, prio(2 * nt - 2 * k - m - j, false), {s.at(m, k), s.at(j, k), s.at(m, j)});
+        submit(&s.gemm, prio(2 * nt - 2 * k - m - j, false), {s.at(m, k), s.at(j, k), s.at(m, j)},
+               &clock);
     }
   }
   check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
@@ -274,7 +302,7 @@ double cholesky_starpu(const char* scheduler, int workers, double* a, int n, int
                              std::to_string(-failure.info) + " on " + where +
                              (failure.info == -4 ? " (NaN in the tile)" : ""));
   }
-  return seconds;
+  return {seconds, static_cast<double>(clock.nanoseconds.load()) * 1e-9};
 }
 
 }  // namespace bench

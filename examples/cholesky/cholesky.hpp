@@ -8,7 +8,9 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -77,13 +79,37 @@ struct Blas<float> {
   }
 };
 
-// Tasks run per kernel and device kind, counted by the implementations themselves.
+// Tasks run per kernel and device kind, counted by the implementations themselves, and the time
+// spent in the bodies that run on the calling thread (CPU workers and emulated devices; a CUDA
+// body only enqueues work on its stream, so it is not timed). Kernel time against the workers'
+// time shows what the schedule leaves idle.
 struct KernelTally {
   static constexpr const char* kernels[4] = {"potrf", "trsm", "syrk", "gemm"};
   static constexpr const char* devices[3] = {"cpu", "gpu", "emulated"};
   std::array<std::array<std::atomic<std::size_t>, 3>, 4> runs{};
+  std::array<std::array<std::atomic<std::int64_t>, 3>, 4> nanoseconds{};
+
   void count(int kernel, int device) {
     runs[kernel][device].fetch_add(1, std::memory_order_relaxed);
+  }
+  void count(int kernel, int device, std::chrono::steady_clock::duration took) {
+    count(kernel, device);
+    nanoseconds[kernel][device].fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count(),
+        std::memory_order_relaxed);
+  }
+  // Seconds spent in the bodies of every kernel on one device kind.
+  double seconds(int device) const {
+    std::int64_t total = 0;
+    for (const auto& kernel : nanoseconds) total += kernel[device].load(std::memory_order_relaxed);
+    return static_cast<double>(total) * 1e-9;
+  }
+  void reset() {
+    for (int kernel = 0; kernel < 4; ++kernel)
+      for (int device = 0; device < 3; ++device) {
+        runs[kernel][device].store(0, std::memory_order_relaxed);
+        nanoseconds[kernel][device].store(0, std::memory_order_relaxed);
+      }
   }
 };
 
@@ -110,8 +136,10 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
   // bodies (cuda_kernels.hpp) exist when the CUDA backend is built.
   auto on = [tally](int kernel, int device, auto body) {
     return [tally, kernel, device, body](auto... tiles) {
+      if (!tally) return body(tiles...);
+      const auto start = std::chrono::steady_clock::now();
       body(tiles...);
-      if (tally) tally->count(kernel, device);
+      tally->count(kernel, device, std::chrono::steady_clock::now() - start);
     };
   };
   auto potrf_body = [](Tile<T> akk) {

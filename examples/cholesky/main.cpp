@@ -140,8 +140,7 @@ int run(const Options& o) {
   workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
-    for (auto& kernel : tally.runs)
-      for (auto& count : kernel) count.store(0);
+    tally.reset();
     const auto before = rt.statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
@@ -156,6 +155,7 @@ int run(const Options& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     devices = example::statistics_since(rt, before);
   }
+  const double seconds_of_last_run = seconds.back();
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / median * 1e-9;
@@ -180,6 +180,14 @@ int run(const Options& o) {
       std::printf(" %s %zu", cholesky::KernelTally::kernels[kernel],
                   tally.runs[kernel][device].load());
     std::printf("\n");
+  }
+  if (tally.seconds(0) > 0) {
+    std::printf("kernel time %-9s", "cpu");
+    for (int kernel = 0; kernel < 4; ++kernel)
+      std::printf(" %s %.3f", cholesky::KernelTally::kernels[kernel],
+                  static_cast<double>(tally.nanoseconds[kernel][0].load()) * 1e-9);
+    std::printf(" s (last run): %.1f%% of %d workers x time\n",
+                100.0 * tally.seconds(0) / (workers * seconds_of_last_run), workers);
   }
   const example::Transfers moved = example::accelerator_transfers(devices);
   std::printf(

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -67,6 +68,37 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
                                   std::to_string(std::get<1>(info.param)) + "_workers" +
                                   std::to_string(std::get<2>(info.param));
                          });
+
+// The tally counts every task once and times the CPU bodies: their time is positive and cannot
+// exceed the workers' time over the factorisation.
+TEST(TiledCholeskyTally, CountsTasksAndTimesKernels) {
+  cholesky::use_one_blas_thread();
+  const int n = 192, tile = 32, worker_count = 2;
+  std::vector<double> a = spd_matrix(n, 5u);
+  cholesky::KernelTally tally;
+  double wall = 0;
+  {
+    versa::Runtime rt{workers(worker_count)};
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    const auto start = std::chrono::steady_clock::now();
+    cholesky::submit_factorisation(rt, tiles, {}, &tally);
+    rt.wait_all();
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const cholesky::TaskCounts counts = cholesky::task_counts(n / tile);
+  const std::size_t expected[4] = {counts.potrf, counts.trsm, counts.syrk, counts.gemm};
+  for (int kernel = 0; kernel < 4; ++kernel) {
+    EXPECT_EQ(tally.runs[kernel][0].load(), expected[kernel])
+        << cholesky::KernelTally::kernels[kernel];
+    EXPECT_GT(tally.nanoseconds[kernel][0].load(), 0) << cholesky::KernelTally::kernels[kernel];
+    EXPECT_EQ(tally.nanoseconds[kernel][2].load(), 0) << "no emulated device ran anything";
+  }
+  EXPECT_GT(tally.seconds(0), 0.0);
+  EXPECT_LE(tally.seconds(0), worker_count * wall);
+  tally.reset();
+  EXPECT_EQ(tally.seconds(0), 0.0);
+  EXPECT_EQ(tally.runs[3][0].load(), 0u);
+}
 
 // On CPU + emulated devices whose memory holds a quarter of the matrix (or less): every task
 // runs somewhere, device copies are evicted and written home constantly, and the factor still
