@@ -25,9 +25,9 @@ const char* to_string(AccessMode mode);
 // True for modes that change the handle's contents.
 constexpr bool modifies(AccessMode mode) { return mode != AccessMode::read; }
 
-// True for modes whose accesses in one run may be reordered (commutes also exclude each
-// other; adds that cannot be renamed do).
-constexpr bool is_exclusive_run(AccessMode mode) {
+// True for modes whose consecutive accesses may run in any order: commutes (one at a time,
+// under the handle's exclusive flag) and adds (concurrently when renamed, else under the flag).
+constexpr bool is_unordered(AccessMode mode) {
   return mode == AccessMode::commute || mode == AccessMode::add;
 }
 

@@ -781,7 +781,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   if (flush_first) submit_flush(access.handle, access.required_version - 1, -1);
   // The main program's additions go straight into the data, holding the exclusive flag.
   if (access.mode == AccessMode::add) access.add_role = AddRole::needs_flag;
-  task->exclusive_count = is_exclusive_run(access.mode) ? 1 : 0;
+  task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   if (const std::string* error =

@@ -125,10 +125,19 @@ void RuntimeCore::prepare_host_partials(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
     if (access.add_role != AddRole::renamed) continue;
-    access.data = partials_.take(access.handle->layout()->bytes());
-    access.layout = access.handle->packed_layout();
+    HandleState& handle = *access.handle;
+    const std::size_t bytes = handle.layout()->bytes();
+    access.layout = handle.packed_layout();
+    // A partial put back by an earlier add of the run: add into it (no identity to write, no
+    // merge later). Its bytes are counted already, so this task's reservation goes back.
+    if (void* earlier = handle.partials()->take_host()) {
+      access.data = earlier;
+      partials_.release(bytes);
+      continue;
+    }
+    access.data = partials_.take(bytes);
+    handle.reduction()->identity(access.data, elements(*access.layout));
   }
-  fill_partials_with_identity(*task, nullptr);
 }
 
 void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
@@ -168,14 +177,19 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
         error = describe(std::current_exception());
       }
       partials_.give(other, bytes);
+      partials_.release(bytes);
     } else {
       error = devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
-      mover_->free_partial(node, other, bytes);
+      drop_device_partial(node, other, bytes);
     }
-    partials_.release(bytes);
     if (!error.empty()) poison_reduction(task, handle, "merging partials: " + error);
   }
   if (first) partials_.list(&handle);
+}
+
+void RuntimeCore::drop_device_partial(int node, void* partial, std::size_t bytes) {
+  mover_->free_partial(node, partial, bytes);
+  partials_.release(bytes);
 }
 
 void RuntimeCore::poison_reduction(Task* task, HandleState& handle, const std::string& error) {
@@ -193,7 +207,7 @@ namespace {
 // the merge has completed (device_flush_ended).
 void* take_device_partial(void* closure, const AccessRecord& access) {
   void*& partial = *static_cast<void**>(closure);
-  for (void* p : access.handle->partials()->take_all())
+  for (void* p : access.handle->partials()->take_all().device)
     if (p) partial = p;
   return access.handle->poison() ? nullptr : partial;  // a failed add: nothing to apply
 }
@@ -234,15 +248,11 @@ void RuntimeCore::device_flush_ended(Task& task, int node, const OperationResult
   partials_.unlist(&handle);
   const std::size_t bytes = handle.layout()->bytes();
   if (void* partial = *static_cast<void**>(task.closure)) {
-    mover_->free_partial(node, partial, bytes);
-    partials_.release(bytes);
+    drop_device_partial(node, partial, bytes);
   } else if (!handle.partials()->empty()) {
     // It never ran (its staging failed): the host discards them.
-    for (void* p : handle.partials()->take_all())
-      if (p) {
-        mover_->free_partial(node, p, bytes);
-        partials_.release(bytes);
-      }
+    for (void* p : handle.partials()->take_all().device)
+      if (p) drop_device_partial(node, p, bytes);
   }
   if (!result.error.empty())
     poison_reduction(
@@ -257,17 +267,22 @@ void RuntimeCore::apply_partials(Task* task) {
   const Layout& layout = *handle.layout();
   const std::size_t bytes = layout.bytes();
   const std::size_t count = elements(layout);
-  std::vector<void*> partials = handle.partials()->take_all();
+  PartialSlots::Taken partials = handle.partials()->take_all();
   partials_.unlist(&handle);
   // The flush excludes every other access: the poison is stable here.
   std::shared_ptr<const Failure> cause = handle.poison();
   std::string error;
-  void* merged = partials[0];
+  void* merged = partials.host.empty() ? nullptr : partials.host[0];
   const bool merged_counted = merged != nullptr;
   try {
+    for (std::size_t i = 1; i < partials.host.size(); ++i) {
+      if (!cause && error.empty()) ops.merge(merged, partials.host[i], count);
+      partials_.give(partials.host[i], bytes);
+      partials_.release(bytes);
+    }
     // Each device's partial comes home once and is merged there.
-    for (std::size_t node = 1; node < partials.size(); ++node) {
-      void* partial = partials[node];
+    for (std::size_t node = 1; node < partials.device.size(); ++node) {
+      void* partial = partials.device[node];
       if (!partial) continue;
       if (!cause && error.empty()) {
         void* staged = partials_.take(bytes);
@@ -279,8 +294,7 @@ void RuntimeCore::apply_partials(Task* task) {
           merged = staged;
         }
       }
-      mover_->free_partial(static_cast<int>(node), partial, bytes);
-      partials_.release(bytes);
+      drop_device_partial(static_cast<int>(node), partial, bytes);
     }
     if (merged && !cause && error.empty()) {
       const auto& apply = ops.apply ? ops.apply : ops.merge;

@@ -238,7 +238,7 @@ class HandleState {
 
  private:
   static constexpr bool is_run_mode(AccessMode mode) {
-    return mode == AccessMode::read || is_exclusive_run(mode);
+    return mode == AccessMode::read || is_unordered(mode);
   }
 
   void* const data_;

@@ -216,6 +216,48 @@ TEST(Reductions, AddsToOneHandleRunInParallel) {
   EXPECT_EQ(most.load(), 2);
 }
 
+// Renamed adds on CPU workers add into the partials that earlier adds of the run put back: a run
+// writes the identity into at most one partial per worker and merges at most that many.
+TEST(Reductions, HostPartialsAreReusedAcrossTheRun) {
+  const int worker_count = 4, rounds = 3, adds = 200;
+  versa::Runtime rt{versa::testing::workers(worker_count)};
+  std::vector<long> data(width, 0);
+  std::atomic<int> identities{0}, merges{0}, applies{0};
+  const auto counted_sum = versa::Reduction<long>("counted sum")
+                               .identity([&](Span<long> p) {
+                                 ++identities;
+                                 for (long& e : p) e = 0;
+                               })
+                               .merge([&](Span<long> a, Span<const long> b) {
+                                 ++merges;
+                                 for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+                               })
+                               .apply([&](Span<long> a, Span<const long> b) {
+                                 ++applies;
+                                 for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+                               });
+  auto h = rt.data(data, "data");
+  h.set_reduction(counted_sum);
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < adds; ++i)
+      rt.submit(
+          "add",
+          [](Span<long> v) {
+            for (long& e : v) e += 1;
+            std::this_thread::sleep_for(100us);
+          },
+          versa::add(h));
+    rt.wait_all();
+  }
+  for (long e : data) EXPECT_EQ(e, rounds * adds);
+  EXPECT_GT(identities.load(), 0) << "no add was renamed";
+  EXPECT_LE(identities.load(), rounds * worker_count);
+  EXPECT_LE(merges.load(), rounds * (worker_count - 1));
+  EXPECT_GT(applies.load(), 0);  // applied column by column: once per round with one column
+  EXPECT_LE(applies.load(), rounds);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
 // Reads between runs of adds see every earlier add, from the main program too; acquire() in
 // add mode adds directly into the data.
 TEST(Reductions, ReadersAndAcquireSeeCompletedSums) {
