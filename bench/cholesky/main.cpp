@@ -2,14 +2,16 @@
 // (schedulers lws and dmda), and one multithreaded LAPACKE_dpotrf from OpenBLAS, on the same
 // matrix in the same process.
 //
-//   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu]
+//   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with cuSOLVER's
-// dense dpotrf on the whole matrix (copies included for both).
+// dense dpotrf on the whole matrix (copies included for both); --gpu-only prints that table
+// alone.
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
 // (which also calibrates StarPU's dmda models); every system's first result is checked against
-// the original matrix. A second table gives, for Versa and StarPU, the median share of the
+// the original matrix (cholesky::scaled_residual_estimate below 10: O(n^2), so that n = 30000
+// checks in seconds). A second table gives, for Versa and StarPU, the median share of the
 // workers' time spent inside tile kernels: what the schedule leaves idle, apart from the
 // kernels' own speed.
 #include <algorithm>
@@ -42,24 +44,6 @@ std::vector<double> spd_matrix(int n) {
     a[j + static_cast<std::size_t>(j) * n] += n;
   }
   return a;
-}
-
-// ||A - L L^T||_F / (||A||_F n eps) on the lower triangle.
-double scaled_residual(const std::vector<double>& a, const std::vector<double>& factor, int n) {
-  std::vector<double> l(factor.size(), 0.0), r(a);
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i)
-      l[i + static_cast<std::size_t>(j) * n] = factor[i + static_cast<std::size_t>(j) * n];
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, -1.0, l.data(), n, 1.0, r.data(), n);
-  double residual = 0, norm = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) {
-      const std::size_t k = i + static_cast<std::size_t>(j) * n;
-      const double weight = i == j ? 1.0 : 2.0;
-      residual += weight * r[k] * r[k];
-      norm += weight * a[k] * a[k];
-    }
-  return std::sqrt(residual) / (std::sqrt(norm) * n * std::numeric_limits<double>::epsilon());
 }
 
 bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
@@ -125,7 +109,8 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
         const bench::TiledTiming timing = candidates[c].run(a.data());
         const double seconds = timing.seconds;
         if (rep < 0) {
-          const double residual = scaled_residual(original, a, n);
+          const double residual = cholesky::scaled_residual_estimate(original.data(), a.data(),
+                                                                     static_cast<std::size_t>(n));
           if (!(residual < 10.0)) {
             std::fprintf(stderr, "%s n=%d tile=%d: wrong factor (scaled residual %g)\n",
                          candidates[c].system.c_str(), n, candidates[c].tile, residual);
@@ -194,7 +179,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
 
 int main(int argc, char** argv) {
   int reps = 3;
-  bool gpu = false;
+  bool gpu = false, cpu_table = true;
   std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -206,9 +191,13 @@ int main(int argc, char** argv) {
       tiles = parse_list(argv[++i]);
     } else if (arg == "--gpu") {
       gpu = true;
+    } else if (arg == "--gpu-only") {
+      gpu = true;
+      cpu_table = false;
     } else {
       std::fprintf(stderr,
-                   "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b] [--gpu]\n");
+                   "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b] "
+                   "[--gpu | --gpu-only]\n");
       return 2;
     }
   }
@@ -251,8 +240,8 @@ int main(int argc, char** argv) {
                           }});
     return candidates;
   };
-  if (run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "openblas"}, sizes, tiles, reps,
-                workers, cpu_candidates) != 0)
+  if (cpu_table && run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "openblas"}, sizes,
+                             tiles, reps, workers, cpu_candidates) != 0)
     return 1;
   if (gpu &&
       run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, workers, gpu_candidates) != 0)

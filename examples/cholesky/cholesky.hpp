@@ -238,4 +238,18 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
 // inside tasks would oversubscribe the cores).
 void use_one_blas_thread();
 
+// Checks of a factor: `a` is the n x n symmetric matrix (column-major, leading dimension n) and
+// the lower triangle of `factor` is L (its strict upper triangle is ignored). Both run OpenBLAS
+// on every core (call them when no factorisation runs) and leave it that way.
+//
+// ||A - L L^T||_F / (||A||_F n eps), over the lower triangle (off-diagonal entries count twice):
+// O(n^3), what `cholesky --check` prints.
+template <class T>
+double scaled_residual(const T* a, const T* factor, std::size_t n);
+// max over `vectors` random x of ||A x - L (L^T x)||_2 / (||A||_F ||x||_2 n eps): O(n^2) per
+// vector, never larger than scaled_residual, and large for a wrong factor with overwhelming
+// probability. For matrices too large to check exactly in reasonable time.
+double scaled_residual_estimate(const double* a, const double* factor, std::size_t n,
+                                int vectors = 2);
+
 }  // namespace cholesky

@@ -99,25 +99,6 @@ std::vector<T> spd_matrix(long n) {
   return a;
 }
 
-// ||A - L L^T||_F / (||A||_F n eps) over the lower triangle (off-diagonal entries count twice).
-template <class T>
-double scaled_residual(const std::vector<T>& a, const std::vector<T>& factor, long n) {
-  std::vector<double> l(factor.size(), 0.0), r(a.begin(), a.end());
-  for (long j = 0; j < n; ++j)
-    for (long i = j; i < n; ++i) l[i + j * n] = factor[i + j * n];
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
-              -1.0, l.data(), static_cast<int>(n), 1.0, r.data(), static_cast<int>(n));
-  double residual = 0, norm = 0;
-  for (long j = 0; j < n; ++j)
-    for (long i = j; i < n; ++i) {
-      const double weight = i == j ? 1.0 : 2.0;
-      residual += weight * r[i + j * n] * r[i + j * n];
-      norm += weight * static_cast<double>(a[i + j * n]) * a[i + j * n];
-    }
-  return std::sqrt(residual) /
-         (std::sqrt(norm) * static_cast<double>(n) * std::numeric_limits<T>::epsilon());
-}
-
 template <class T>
 int run(const Options& o) {
   const cholesky::Placements placements = cholesky::parse_placements(o.place);
@@ -197,7 +178,8 @@ int run(const Options& o) {
       static_cast<unsigned long long>(moved.evictions));
   int status = 0;
   if (o.check) {
-    const double residual = scaled_residual(original, a, o.n);
+    const double residual =
+        cholesky::scaled_residual(original.data(), a.data(), static_cast<std::size_t>(o.n));
     const bool pass = residual < 10.0;
     std::printf("residual    %.3g (||A - L L^T||_F / (||A||_F n eps)): %s\n", residual,
                 pass ? "PASS" : "FAIL");

@@ -69,6 +69,32 @@ INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
                                   std::to_string(std::get<2>(info.param));
                          });
 
+// The factor checks: LAPACK's factor passes both; one wrong entry fails both; the estimate never
+// exceeds the exact residual.
+TEST(CholeskyChecks, ResidualsSeparateRightFactorsFromWrongOnes) {
+  const int n = 96;
+  const std::vector<double> a = spd_matrix(n, 3u);
+  std::vector<double> factor = a;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, factor.data(), n), 0);
+  const double exact = cholesky::scaled_residual(a.data(), factor.data(), n);
+  const double estimate = cholesky::scaled_residual_estimate(a.data(), factor.data(), n);
+  EXPECT_LT(exact, 10.0);
+  EXPECT_LE(estimate, exact * (1 + 1e-9));
+  std::vector<float> af(a.begin(), a.end()), ff(factor.begin(), factor.end());
+  EXPECT_LT(cholesky::scaled_residual(af.data(), ff.data(), n), 10.0);
+
+  factor[40 + 17 * n] *= 1.0 + 1e-3;
+  EXPECT_GT(cholesky::scaled_residual(a.data(), factor.data(), n), 100.0);
+  EXPECT_GT(cholesky::scaled_residual_estimate(a.data(), factor.data(), n), 100.0);
+  // The strict upper triangle is not part of the factor.
+  std::vector<double> right = a;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, right.data(), n), 0);
+  right[17 + 40 * n] = 12345.0;
+  EXPECT_LT(cholesky::scaled_residual(a.data(), right.data(), n), 10.0);
+  EXPECT_LT(cholesky::scaled_residual_estimate(a.data(), right.data(), n), 10.0);
+  cholesky::use_one_blas_thread();
+}
+
 // The tally counts every task once and times the CPU bodies: their time is positive and cannot
 // exceed the workers' time over the factorisation.
 TEST(TiledCholeskyTally, CountsTasksAndTimesKernels) {
