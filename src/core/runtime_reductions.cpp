@@ -167,21 +167,12 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
     mine = home;
     node = 0;
   }
+  // Host partials go back to the pool as they are; a device's are merged when they meet.
   bool first;
   while (void* other = slots.put_or_take(node, mine, first)) {
-    std::string error;
-    if (node == 0) {
-      try {
-        ops.merge(mine, other, elements(*handle.layout()));
-      } catch (...) {
-        error = describe(std::current_exception());
-      }
-      partials_.give(other, bytes);
-      partials_.release(bytes);
-    } else {
-      error = devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
-      drop_device_partial(node, other, bytes);
-    }
+    const std::string error =
+        devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
+    drop_device_partial(node, other, bytes);
     if (!error.empty()) poison_reduction(task, handle, "merging partials: " + error);
   }
   if (first) partials_.list(&handle);
