@@ -25,6 +25,14 @@ const char* to_string(AccessMode mode);
 // True for modes that change the handle's contents.
 constexpr bool modifies(AccessMode mode) { return mode != AccessMode::read; }
 
+// True for modes whose task sees the handle's earlier contents: read, write and commute. Only
+// these make a task depend on the success of earlier tasks: a task is cancelled when one of
+// them finds its data spoilt by a failure (for a commute, one from before its run of commutes);
+// add and write_only never cancel a task.
+constexpr bool reads_contents(AccessMode mode) {
+  return mode == AccessMode::read || mode == AccessMode::write || mode == AccessMode::commute;
+}
+
 // True for modes whose consecutive accesses may run in any order: commutes (one at a time,
 // under the handle's exclusive flag) and adds (concurrently when renamed, else under the flag).
 constexpr bool is_unordered(AccessMode mode) {

@@ -503,11 +503,7 @@ std::shared_ptr<const Failure> RuntimeCore::inherited_failure(Task* task) {
   std::shared_ptr<const Failure> cause;
   for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
     const AccessRecord& access = task->accesses[i];
-    if (access.mode == AccessMode::add) {
-      cause = access.handle->shared_poison();
-    } else if (access.mode != AccessMode::write_only) {
-      cause = access.handle->poison();
-    }
+    if (reads_contents(access.mode)) cause = access.handle->poison_before(access.required_version);
   }
   if (cause) {
     cancelled_.fetch_add(1, std::memory_order_relaxed);
@@ -530,7 +526,7 @@ void RuntimeCore::run_task(Task* task, int worker) {
       access.data = access.handle->data();
       access.layout = access.handle->layout();
       // Overwriting everything makes data left unusable by a failure valid again.
-      if (access.mode == AccessMode::write_only) access.handle->set_poison(nullptr);
+      if (access.mode == AccessMode::write_only) access.handle->clear_poison();
     }
     if (task->add_count != 0) prepare_host_partials(task);
     Task* enclosing = this_thread_task;
@@ -616,8 +612,7 @@ void RuntimeCore::device_task_ended(Task& task, int node, OperationResult result
     trace_.record(static_cast<int>(worker_locals_.size()) + node - 1, task.name, start, end);
   }
   for (std::uint32_t i = 0; i < task.access_count; ++i)
-    if (task.accesses[i].mode == AccessMode::write_only)
-      task.accesses[i].handle->set_poison(nullptr);
+    if (task.accesses[i].mode == AccessMode::write_only) task.accesses[i].handle->clear_poison();
   finish_task(&task, -1);
 }
 
@@ -790,14 +785,15 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
     release_host(task);
     throw std::runtime_error(message);
   }
-  if (access.mode != AccessMode::write_only) {
-    if (std::shared_ptr<const Failure> cause = access.handle->shared_poison()) {
+  if (reads_contents(access.mode)) {
+    if (std::shared_ptr<const Failure> cause =
+            access.handle->poison_before(access.required_version)) {
       release_host(task);
       throw TaskFailure(cause->task_name, cause->exception, cause->message,
                         cancelled_.load(std::memory_order_relaxed));
     }
-  } else {
-    access.handle->set_poison(nullptr);
+  } else if (access.mode == AccessMode::write_only) {
+    access.handle->clear_poison();
   }
   access.data = access.handle->data();
   record = access;

@@ -121,7 +121,8 @@ class RuntimeCore final : public TaskRunner,
   void flush_all_partials();
   void wait_for_version(HandleState& handle, std::uint64_t version, int worker);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
-  void poison_reduction(Task* task, HandleState& handle, const std::string& error);
+  // Records a failure of `access`'s reduction (a merge or the flush) and poisons its handle.
+  void poison_reduction(Task* task, const AccessRecord& access, const std::string& error);
   // Frees a device partial that is done with and returns its bytes to the budget.
   void drop_device_partial(int node, void* partial, std::size_t bytes);
   void schedule(Task* task, int worker);

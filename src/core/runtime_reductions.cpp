@@ -161,7 +161,7 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
     if (!error.empty()) {
       partials_.give(home, bytes);
       partials_.release(bytes);
-      poison_reduction(task, handle, error);
+      poison_reduction(task, access, error);
       return;
     }
     mine = home;
@@ -173,7 +173,7 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
     const std::string error =
         devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
     drop_device_partial(node, other, bytes);
-    if (!error.empty()) poison_reduction(task, handle, "merging partials: " + error);
+    if (!error.empty()) poison_reduction(task, access, "merging partials: " + error);
   }
   if (first) partials_.list(&handle);
 }
@@ -183,13 +183,15 @@ void RuntimeCore::drop_device_partial(int node, void* partial, std::size_t bytes
   partials_.release(bytes);
 }
 
-void RuntimeCore::poison_reduction(Task* task, HandleState& handle, const std::string& error) {
+void RuntimeCore::poison_reduction(Task* task, const AccessRecord& access,
+                                   const std::string& error) {
+  HandleState& handle = *access.handle;
   auto failure = std::make_shared<Failure>();
   failure->task_name = task->name;
   failure->message = "reduction into " + quoted(&handle) + ": " + error;
   failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
   record_failure(failure);
-  handle.set_shared_poison(std::move(failure));
+  handle.poison(std::move(failure), access.required_version);
 }
 
 namespace {
@@ -200,7 +202,8 @@ void* take_device_partial(void* closure, const AccessRecord& access) {
   void*& partial = *static_cast<void**>(closure);
   for (void* p : access.handle->partials()->take_all().device)
     if (p) partial = p;
-  return access.handle->poison() ? nullptr : partial;  // a failed add: nothing to apply
+  // A failed add: nothing to apply.
+  return access.handle->poison_before(access.required_version) ? nullptr : partial;
 }
 void flush_on_emulated(void* closure, const AccessRecord* accesses) {
   if (void* partial = take_device_partial(closure, accesses[0]))
@@ -247,7 +250,7 @@ void RuntimeCore::device_flush_ended(Task& task, int node, const OperationResult
   }
   if (!result.error.empty())
     poison_reduction(
-        &task, handle,
+        &task, task.accesses[0],
         "applying the partials on " + devices_[node - 1]->name() + ": " + result.error);
   finish_task(&task, -1);
 }
@@ -261,7 +264,7 @@ void RuntimeCore::apply_partials(Task* task) {
   PartialSlots::Taken partials = handle.partials()->take_all();
   partials_.unlist(&handle);
   // The flush excludes every other access: the poison is stable here.
-  std::shared_ptr<const Failure> cause = handle.poison();
+  std::shared_ptr<const Failure> cause = handle.poison_before(task->accesses[0].required_version);
   std::string error;
   void* merged = partials.host.empty() ? nullptr : partials.host[0];
   const bool merged_counted = merged != nullptr;
@@ -303,7 +306,7 @@ void RuntimeCore::apply_partials(Task* task) {
     partials_.give(merged, bytes);
     if (merged_counted) partials_.release(bytes);
   }
-  if (!error.empty()) poison_reduction(task, handle, "applying the partials: " + error);
+  if (!error.empty()) poison_reduction(task, task->accesses[0], "applying the partials: " + error);
 }
 
 void RuntimeCore::flush_all_partials() {
@@ -337,12 +340,8 @@ void RuntimeCore::wait_for_version(HandleState& handle, std::uint64_t version, i
 
 void RuntimeCore::poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    HandleState& handle = *task->accesses[i].handle;
-    if (task->accesses[i].mode == AccessMode::add) {
-      handle.set_shared_poison(cause);
-    } else if (modifies(task->accesses[i].mode)) {
-      handle.set_poison(cause);
-    }
+    const AccessRecord& access = task->accesses[i];
+    if (modifies(access.mode)) access.handle->poison(cause, access.required_version);
   }
 }
 

@@ -221,19 +221,38 @@ class HandleState {
     return registered_ - version_.load(std::memory_order_relaxed);
   }
 
-  // The failure that left this handle's data unusable, or null. Written only by an access that
-  // modifies the handle, which excludes every other access to it; read by later accesses, which
-  // the version counter orders after it.
-  const std::shared_ptr<const Failure>& poison() const { return poison_; }
-  void set_poison(std::shared_ptr<const Failure> failure) { poison_ = std::move(failure); }
-  // The same for add accesses, which run concurrently with each other.
-  std::shared_ptr<const Failure> shared_poison() {
+  // --- failures ---
+  // A failed or cancelled task poisons the handle's value *after* its access, in program order.
+  // The accesses of one run of adds or commutes see the value from before the run, so one that
+  // fails spoils what the run leaves, not what its siblings read; an access with required
+  // version q therefore sees a poison set by an access that required r < q, and never one set
+  // within its own run (r == q). This keeps the outcome independent of timing: every access
+  // with r < q has finished when the access with q runs, and none with r >= q affects it.
+
+  // The failure that leaves the data unusable for an access that requires `required`, or null.
+  std::shared_ptr<const Failure> poison_before(std::uint64_t required) {
+    // Set before the poisoning access finishes, which happens before any access that waits
+    // for it starts (the version's release/acquire): the flag spares the lock on the fast path.
+    if (!poisoned_.load(std::memory_order_acquire)) return nullptr;
     SpinGuard guard(lock_);
-    return poison_;
+    return poisoned_by_ < required ? poison_ : nullptr;
   }
-  void set_shared_poison(std::shared_ptr<const Failure> failure) {
+  // Records that the access with required version `required` did not produce the handle's
+  // value. A poison already there stands: it is at least as early in program order.
+  void poison(std::shared_ptr<const Failure> failure, std::uint64_t required) {
     SpinGuard guard(lock_);
+    if (poison_) return;
     poison_ = std::move(failure);
+    poisoned_by_ = required;
+    poisoned_.store(true, std::memory_order_release);
+  }
+  // A write_only access that ran overwrote everything: the data is valid again. It excludes
+  // every other access, so no poison of a later access can be lost.
+  void clear_poison() {
+    if (!poisoned_.load(std::memory_order_acquire)) return;
+    SpinGuard guard(lock_);
+    poison_.reset();
+    poisoned_.store(false, std::memory_order_release);
   }
 
  private:
@@ -264,7 +283,9 @@ class HandleState {
   std::unique_ptr<PartialSlots> slots_;  // created under lock_ before reduction_ is published
 
   std::shared_ptr<HostPins> host_pins_;
-  std::shared_ptr<const Failure> poison_;
+  std::shared_ptr<const Failure> poison_ VERSA_GUARDED_BY(lock_);
+  std::uint64_t poisoned_by_ VERSA_GUARDED_BY(lock_) = 0;  // required version of the poisoner
+  std::atomic<bool> poisoned_{false};                      // poison_ != null
   std::atomic<int> host_views_{0};
 };
 
