@@ -1,28 +1,18 @@
 #include "core/data_mover.hpp"
 
-#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "base/assert.hpp"
+#include "base/names.hpp"
+#include "base/task.hpp"
 #include "core/device_worker.hpp"
-#include "core/task.hpp"
 
 namespace versa::detail {
 
 namespace {
-
-std::string describe_handle(const HandleState& handle) {
-  return handle.name().empty() ? std::string("an unnamed handle")
-                               : "handle '" + handle.name() + "'";
-}
-
-std::string format_bytes(std::size_t bytes) {
-  if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= 1024) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " bytes";
-}
 
 // Counts copies still to land and lets one thread wait for them (write-backs).
 class CopyLatch final : public FillListener {
@@ -72,7 +62,7 @@ BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
 
 void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& source,
                            const FillWaiter* waiter) {
-  assert((target.node == 0) != (source.node == 0) && "copies go between host and a device");
+  VERSA_ASSERT((target.node == 0) != (source.node == 0), "copies go between host and a device");
   target.filling = true;
   if (waiter) target.fill_waiters.push_back(*waiter);
   replicas.apply(target.node, CoherenceEvent::read_here, CoherenceEvent::read_elsewhere);
@@ -117,9 +107,9 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
     } else {
       // The source still holds the data: the failed copy only loses the target's validity.
       replicas.apply_one(target, CoherenceEvent::evict);
-      error = "copy of " + describe_handle(handle) + " (" + format_bytes(handle.layout()->bytes()) +
-              ") " + (target != 0 ? "to " : "from ") + nodes_[device_node].device->name() +
-              " failed: " + result.error;
+      error = "copy of " + quoted_handle(handle.name()) + " (" +
+              format_bytes(handle.layout()->bytes()) + ") " + (target != 0 ? "to " : "from ") +
+              nodes_[device_node].device->name() + " failed: " + result.error;
     }
   }
   for (const FillWaiter& w : waiters) w.listener->fill_landed(w.context, error);
@@ -226,10 +216,11 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
         result = Reservation::retry_later;
         return nullptr;
       }
-      why = refused ? "allocating " + format_bytes(bytes) + " for " + describe_handle(handle) +
-                          " on " + nodes_[node].device->name() + " failed"
-                    : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
-                          " of " + describe_handle(handle) + ": the rest of its memory is in use";
+      why = refused
+                ? "allocating " + format_bytes(bytes) + " for " + quoted_handle(handle.name()) +
+                      " on " + nodes_[node].device->name() + " failed"
+                : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
+                      " of " + quoted_handle(handle.name()) + ": the rest of its memory is in use";
       result = Reservation::impossible;
       return nullptr;
     }

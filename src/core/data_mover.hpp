@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "core/device.hpp"
 #include "data/handle_state.hpp"
 #include "data/node_memory.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "base/task.hpp"
 #include "core/data_mover.hpp"
 #include "core/placement.hpp"
-#include "core/task.hpp"
 
 namespace versa::detail {
 

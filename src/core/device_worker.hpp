@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/device.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/thread_annotations.hpp"
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/device.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

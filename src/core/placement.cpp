@@ -4,8 +4,9 @@
 #include <limits>
 #include <mutex>
 
+#include "base/task.hpp"
 #include "core/device_worker.hpp"
-#include "core/task.hpp"
+#include "data/handle_state.hpp"
 
 namespace versa {
 const char* to_string(Placement rule) {

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/device.hpp"
 #include "core/perf_model.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/names.hpp"
 #include "emulated/emulated_device.hpp"
 #include "versa/error.hpp"
 
@@ -27,11 +28,6 @@ struct NameCache {
   std::string_view name;  // points into the runtime's name table
 };
 thread_local NameCache last_name;
-
-std::string quoted_handle(const HandleState* handle) {
-  return handle->name().empty() ? std::string("an unnamed handle")
-                                : "handle '" + handle->name() + "'";
-}
 
 }  // namespace
 
@@ -211,9 +207,9 @@ void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
   // A handle given twice would make the task wait for itself. Small tasks compare pairwise;
   // larger ones sort a copy.
   auto duplicate = [&](const HandleState* h) {
-    throw std::invalid_argument("task '" + std::string(desc.name) + "' accesses " +
-                                quoted_handle(h) + " twice; give each handle once, with the " +
-                                "strongest mode needed");
+    throw std::invalid_argument(
+        "task '" + std::string(desc.name) + "' accesses " + quoted_handle(h->name()) +
+        " twice; give each handle once, with the " + "strongest mode needed");
   };
   if (n <= 16) {
     for (std::size_t i = 1; i < n; ++i)
@@ -234,7 +230,7 @@ void RuntimeCore::validate(const TaskDesc& desc, const Task* parent) const {
         if (accesses[i].handle == ancestor->accesses[j].handle)
           throw std::invalid_argument(
               "task '" + std::string(desc.name) + "' is spawned inside task '" + ancestor->name +
-              "', which holds " + quoted_handle(accesses[i].handle) +
+              "', which holds " + quoted_handle(accesses[i].handle->name()) +
               ": the child would wait for that task and that task for the child. Pass the data "
               "through the enclosing task's view, or submit() the task instead of spawn()");
   }
@@ -781,7 +777,8 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   if (const std::string* error =
           devices_.empty() ? nullptr : task->staging_error().load(std::memory_order_acquire)) {
-    const std::string message = "acquire of " + quoted_handle(access.handle) + ": " + *error;
+    const std::string message =
+        "acquire of " + quoted_handle(access.handle->name()) + ": " + *error;
     release_host(task);
     throw std::runtime_error(message);
   }

@@ -12,18 +12,18 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/failure.hpp"
+#include "base/task.hpp"
 #include "core/data_mover.hpp"
-#include "core/device.hpp"
 #include "core/device_worker.hpp"
-#include "core/failure.hpp"
 #include "core/partial_pool.hpp"
 #include "core/perf_model.hpp"
 #include "core/placement.hpp"
-#include "core/task.hpp"
 #include "core/task_pool.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
 #include "cpu/worker_pool.hpp"
+#include "device/device.hpp"
 #include "versa/config.hpp"
 #include "versa/statistics.hpp"
 #include "versa/task_type.hpp"

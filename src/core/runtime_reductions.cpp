@@ -4,15 +4,12 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/names.hpp"
 #include "core/runtime_core.hpp"
 
 namespace versa::detail {
 
 namespace {
-std::string quoted(const HandleState* handle) {
-  return handle->name().empty() ? std::string("an unnamed handle")
-                                : "handle '" + handle->name() + "'";
-}
 std::size_t elements(const Layout& layout) { return layout.rows * layout.cols; }
 }  // namespace
 
@@ -24,29 +21,29 @@ void RuntimeCore::check_reduction(const TaskDesc& desc, const AccessRecord& acce
   if (!ops) {
     if (!desc.reduction)
       throw std::invalid_argument(
-          task + " adds into " + quoted(handle) +
+          task + " adds into " + quoted_handle(handle->name()) +
           ", which has no reduction operator: bind one with set_reduction() on the handle or "
           "reduction() on the task type (versa::sum<T>() for sums)");
     const std::string refused = handle->bind_reduction(desc.reduction, nullptr, false);
     if (!refused.empty() && handle->reduction() != desc.reduction)
-      throw std::invalid_argument(task + " adds into " + quoted(handle) + " with operator '" +
-                                  desc.reduction->name + "', but " + refused);
+      throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
+                                  " with operator '" + desc.reduction->name + "', but " + refused);
     ops = desc.reduction;
   } else if (desc.reduction && desc.reduction != ops) {
-    throw std::invalid_argument(task + " adds into " + quoted(handle) + " with operator '" +
-                                desc.reduction->name + "', but the handle is reduced with '" +
-                                ops->name + "'");
+    throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
+                                " with operator '" + desc.reduction->name +
+                                "', but the handle is reduced with '" + ops->name + "'");
   }
   if (ops->element_size != handle->layout()->element_size)
-    throw std::invalid_argument(task + " adds into " + quoted(handle) + ", whose elements have " +
-                                std::to_string(handle->layout()->element_size) +
-                                " bytes, with operator '" + ops->name + "' for elements of " +
-                                std::to_string(ops->element_size) + " bytes");
+    throw std::invalid_argument(
+        task + " adds into " + quoted_handle(handle->name()) + ", whose elements have " +
+        std::to_string(handle->layout()->element_size) + " bytes, with operator '" + ops->name +
+        "' for elements of " + std::to_string(ops->element_size) + " bytes");
   if (desc.invoke_cuda && desc.placement != Placement::cpu_only && !ops->runs_on_cuda()) {
     for (const auto& device : devices_)
       if (device->kind() == DeviceKind::cuda)
         throw std::invalid_argument(task + " may run on " + device->name() + " but the operator '" +
-                                    ops->name + "' of " + quoted(handle) +
+                                    ops->name + "' of " + quoted_handle(handle->name()) +
                                     " has no CUDA functions (cuda_identity and cuda_merge)");
   }
 }
@@ -188,7 +185,7 @@ void RuntimeCore::poison_reduction(Task* task, const AccessRecord& access,
   HandleState& handle = *access.handle;
   auto failure = std::make_shared<Failure>();
   failure->task_name = task->name;
-  failure->message = "reduction into " + quoted(&handle) + ": " + error;
+  failure->message = "reduction into " + quoted_handle(handle.name()) + ": " + error;
   failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
   record_failure(failure);
   handle.poison(std::move(failure), access.required_version);

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/task.hpp"
+#include "base/task.hpp"
 
 namespace versa::detail {
 

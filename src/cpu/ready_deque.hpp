@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/spin_lock.hpp"
-#include "core/task.hpp"
+#include "base/spin_lock.hpp"
+#include "base/task.hpp"
 
 namespace versa::detail {
 

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "core/task.hpp"
+#include "base/task.hpp"
 
 namespace versa::detail {
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/thread_annotations.hpp"
+#include "base/thread_annotations.hpp"
 #include "cuda/pending_operation.hpp"
 
 namespace versa::detail {

@@ -46,22 +46,4 @@ void throw_if_failed(cusolverStatus_t status, const char* call) {
   if (status != CUSOLVER_STATUS_SUCCESS) throw CudaError(call, status_message(status));
 }
 
-std::string format_bytes(std::size_t bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  // Whole numbers print without a fraction: "8 MiB", not "8.0 MiB".
-  if (value == static_cast<double>(static_cast<std::size_t>(value))) {
-    std::snprintf(text, sizeof text, "%zu %s", static_cast<std::size_t>(value), units[unit]);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
-  }
-  return text;
-}
-
 }  // namespace versa::detail

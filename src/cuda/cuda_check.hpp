@@ -29,7 +29,4 @@ void throw_if_failed(cudaError_t status, const char* call);
 void throw_if_failed(cublasStatus_t status, const char* call);
 void throw_if_failed(cusolverStatus_t status, const char* call);
 
-// A size for messages: "512 B", "8 MiB", "1.5 GiB".
-std::string format_bytes(std::size_t bytes);
-
 }  // namespace versa::detail

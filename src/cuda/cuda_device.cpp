@@ -5,10 +5,12 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/failure.hpp"
-#include "core/task.hpp"
+#include "base/failure.hpp"
+#include "base/names.hpp"
+#include "base/task.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device.hpp"
+#include "data/partial_identity.hpp"
 
 namespace versa::detail {
 

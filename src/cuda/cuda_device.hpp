@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/device.hpp"
 #include "cuda/completion_poller.hpp"
 #include "cuda/event_pool.hpp"
 #include "cuda/stream_context.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

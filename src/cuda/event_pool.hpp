@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/thread_annotations.hpp"
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 

@@ -2,7 +2,7 @@
 // runtime then runs on the CPU and emulated devices only.
 #include <stdexcept>
 
-#include "core/device.hpp"
+#include "device/device.hpp"
 #include "versa/reduction.hpp"
 
 namespace versa::detail {

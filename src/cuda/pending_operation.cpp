@@ -1,5 +1,6 @@
 #include "cuda/pending_operation.hpp"
 
+#include "base/names.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace versa::detail {

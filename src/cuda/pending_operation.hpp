@@ -8,8 +8,8 @@
 #include <exception>
 #include <string>
 
-#include "core/device.hpp"
 #include "cuda/event_pool.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

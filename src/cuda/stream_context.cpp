@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/names.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace versa::detail {

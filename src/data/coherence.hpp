@@ -3,8 +3,9 @@
 // (a valid copy; others may exist) or owned (the only valid copy, modified).
 #pragma once
 
-#include <cassert>
 #include <cstdint>
+
+#include "base/assert.hpp"
 
 namespace versa::detail {
 
@@ -45,10 +46,10 @@ constexpr ReplicaState next[6][3] = {
 }  // namespace coherence_table
 
 // The state a replica in `state` moves to on `event`. Asking for a forbidden transition is a
-// bug in the runtime: it asserts in debug builds.
+// bug in the runtime: VERSA_ASSERT catches it.
 constexpr ReplicaState transition(ReplicaState state, CoherenceEvent event) {
   const ReplicaState next = coherence_table::next[static_cast<int>(event)][static_cast<int>(state)];
-  assert(next != coherence_table::X && "forbidden replica transition");
+  VERSA_ASSERT(next != coherence_table::X, "forbidden replica transition");
   return next;
 }
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/names.hpp"
 #include "data/handle_state.hpp"
 #include "versa/handle.hpp"
 
@@ -15,10 +16,8 @@ void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps
   const ReductionOps* raw = ops.get();
   const std::string refused = state->bind_reduction(raw, std::move(ops), true);
   if (!refused.empty())
-    throw std::logic_error("cannot set the reduction of " +
-                           (state->name().empty() ? std::string("an unnamed handle")
-                                                  : "handle '" + state->name() + "'") +
-                           ": " + refused);
+    throw std::logic_error("cannot set the reduction of " + quoted_handle(state->name()) + ": " +
+                           refused);
 }
 
 namespace {
@@ -41,8 +40,7 @@ void release_handle(HandleState* state) {
     retire(state);
     return;
   }
-  const std::string handle =
-      state->name().empty() ? std::string("an unnamed handle") : "handle '" + state->name() + "'";
+  const std::string handle = quoted_handle(state->name());
   // A view from acquire() may be held by the very thread destroying the handle: waiting would
   // never end. Give views a moment (another thread may be about to release one), then leave the
   // state allocated so that the view's release stays safe.

@@ -21,18 +21,18 @@
 #include <memory>
 #include <string>
 
-#include "core/spin_lock.hpp"
+#include "base/spin_lock.hpp"
+#include "base/wait_list.hpp"
 #include "data/host_pins.hpp"
 #include "data/partial_slots.hpp"
 #include "data/replica.hpp"
-#include "data/wait_list.hpp"
 #include "versa/access_mode.hpp"
 #include "versa/detail/task_glue.hpp"
 #include "versa/reduction.hpp"
 
 namespace versa::detail {
 
-struct Failure;  // core/failure.hpp: why a task did not produce its outputs
+struct Failure;  // base/failure.hpp: why a task did not produce its outputs
 
 // The runtime a handle belongs to, as the handle sees it.
 class HandleRegistry {

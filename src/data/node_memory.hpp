@@ -12,7 +12,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/thread_annotations.hpp"
+#include "base/thread_annotations.hpp"
 #include "data/replica.hpp"
 
 namespace versa::detail {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/spin_lock.hpp"
-#include "core/thread_annotations.hpp"
+#include "base/spin_lock.hpp"
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 

@@ -107,23 +107,18 @@ class ReplicaSet {
   }
 
  private:
+  // MSI: one valid copy at least, an owner alone. Checked after every transition.
   void check_invariant() const {
-#ifndef NDEBUG
-    bool any_valid = false;
+#if VERSA_ASSERTS_ON
+    int valid = 0;
     int owners = 0;
     for (const Replica& r : replicas_) {
-      any_valid |= is_valid(r.state);
+      valid += is_valid(r.state);
       owners += r.state == ReplicaState::owned;
     }
-    assert(any_valid && "a handle lost its last valid replica");
-    assert(owners <= 1 && "two owned replicas");
-    assert((owners == 0 ||
-            [&] {
-              int valid = 0;
-              for (const Replica& r : replicas_) valid += is_valid(r.state);
-              return valid == 1;
-            }()) &&
-           "an owned replica beside other valid ones");
+    VERSA_ASSERT(valid > 0, "a handle lost its last valid replica");
+    VERSA_ASSERT(owners <= 1, "two owned replicas");
+    VERSA_ASSERT(owners == 0 || valid == 1, "an owned replica beside other valid ones");
 #endif
   }
 

@@ -9,8 +9,9 @@
 #include <sys/prctl.h>
 #endif
 
-#include "core/failure.hpp"
-#include "core/task.hpp"
+#include "base/failure.hpp"
+#include "base/task.hpp"
+#include "data/partial_identity.hpp"
 
 namespace versa::detail {
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/device.hpp"
+#include "device/device.hpp"
 #include "versa/config.hpp"
 
 namespace versa::detail {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/device.hpp"
+#include "device/device.hpp"
 
 #if VERSA_HAVE_CUDA
 
@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/task.hpp"
+#include "base/task.hpp"
 #include "cuda/completion_poller.hpp"
 #include "versa/cuda.hpp"
 

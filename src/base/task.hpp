@@ -1,4 +1,5 @@
-// A submitted task: its accesses, its body and its place in the scheduling structures.
+// A submitted task: its accesses, its body and its place in the scheduling structures. The
+// record every layer passes around; it knows handles only by pointer.
 #pragma once
 
 #include <atomic>
@@ -7,8 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "data/handle_state.hpp"
-#include "data/wait_list.hpp"
+#include "base/wait_list.hpp"
 #include "versa/detail/task_glue.hpp"
 
 namespace versa::detail {
@@ -83,22 +83,5 @@ class Task {
     return std::atomic_ref<std::string*>(staging_error_value);
   }
 };
-
-// Fills the partial buffers of `task`'s renamed add accesses with their identity: with the CPU
-// functions (host, emulated device), or with the CUDA ones on `context`'s stream when given.
-inline void fill_partials_with_identity(Task& task, CudaContext* context) {
-  if (task.add_count == 0) return;
-  for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    const AccessRecord& access = task.accesses[i];
-    if (access.add_role != AddRole::renamed) continue;
-    const ReductionOps& ops = *access.handle->reduction();
-    const std::size_t count = access.layout->rows * access.layout->cols;
-    if (context) {
-      ops.cuda_identity(*context, access.data, count);
-    } else {
-      ops.identity(access.data, count);
-    }
-  }
-}
 
 }  // namespace versa::detail

@@ -1,4 +1,4 @@
-#include "core/device.hpp"
+#include "device/device.hpp"
 
 namespace versa::detail {
 

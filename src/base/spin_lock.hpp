@@ -7,7 +7,7 @@
 #include <atomic>
 #include <thread>
 
-#include "core/thread_annotations.hpp"
+#include "base/thread_annotations.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
