@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,13 @@ struct Config {
 
   // Do not print the one-line topology summary at start-up.
   bool quiet = false;
+
+  // Receives what the runtime has to tell that no call returns: failures no wait_all
+  // reported, misuse found away from its call (a handle destroyed while in use), errors while
+  // shutting down (an unwritable trace file). Called from any thread, as each arises; it must
+  // not call back into the runtime. When empty, the messages are written to stderr once, when
+  // the Runtime is destroyed.
+  std::function<void(const std::string& message)> diagnostics;
 
   // Print, when the Runtime is destroyed, what each device did: tasks, bytes moved each way,
   // evictions, time in copies and kernels (Runtime::statistics() gives the same figures).

@@ -58,4 +58,14 @@ class WaitList {
   Waiter* tail_ = nullptr;
 };
 
+// Goes on with a task whose waiter a handle released: its next check, or the ready queue
+// (implemented by the scheduler; `worker` is the calling worker, or -1 for other threads).
+class Waker {
+ public:
+  virtual void wake(Waiter* waiter, int worker) = 0;
+
+ protected:
+  ~Waker() = default;
+};
+
 }  // namespace versa::detail

@@ -506,3 +506,32 @@ TEST(ErrorsDeathTest, DescendantAccessingAHandleAnAncestorHoldsIsRefusedInsteadO
 }
 
 }  // namespace
+
+// --- Diagnostics ------------------------------------------------------------------------------
+
+// What no call returns goes to Config::diagnostics: here a failure nobody asked wait_all about,
+// reported when the runtime is destroyed.
+TEST(DiagnosticsTest, UnreportedFailureGoesToTheHook) {
+  std::vector<std::string> messages;
+  {
+    versa::Config config = workers(2);
+    config.diagnostics = [&messages](const std::string& message) { messages.push_back(message); };
+    versa::Runtime rt{config};
+    rt.submit("lost", [] { throw std::runtime_error("nobody asked"); });
+  }
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_THAT(messages[0], AllOf(HasSubstr("lost"), HasSubstr("nobody asked")));
+}
+
+// Failures after the first that one wait_all reports go to the hook as they are reported.
+TEST(DiagnosticsTest, FurtherFailuresOfAWaitAllGoToTheHook) {
+  std::vector<std::string> messages;
+  versa::Config config = workers(1);
+  config.diagnostics = [&messages](const std::string& message) { messages.push_back(message); };
+  versa::Runtime rt{config};
+  rt.submit("first", [] { throw std::runtime_error("one"); });
+  rt.submit("second", [] { throw std::runtime_error("two"); });
+  EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_THAT(messages[0], HasSubstr("also failed"));
+}

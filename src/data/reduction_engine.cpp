@@ -1,11 +1,8 @@
-// Reductions in the task life cycle (DESIGN section 4): renaming add accesses into partial
-// buffers, merging partials per node as their tasks finish, and the flush that applies them to
-// the handle's data before the next access of another mode.
+#include "data/reduction_engine.hpp"
+
 #include <stdexcept>
-#include <thread>
 
 #include "base/names.hpp"
-#include "core/runtime_core.hpp"
 
 namespace versa::detail {
 
@@ -13,65 +10,7 @@ namespace {
 std::size_t elements(const Layout& layout) { return layout.rows * layout.cols; }
 }  // namespace
 
-void RuntimeCore::check_reduction(const TaskDesc& desc, const AccessRecord& access) const {
-  HandleState* handle = access.handle;
-  if (handle->layout()->bytes() == 0) return;  // a token: adds to it just exclude each other
-  const std::string task = "task '" + std::string(desc.name) + "'";
-  const ReductionOps* ops = handle->reduction();
-  if (!ops) {
-    if (!desc.reduction)
-      throw std::invalid_argument(
-          task + " adds into " + quoted_handle(handle->name()) +
-          ", which has no reduction operator: bind one with set_reduction() on the handle or "
-          "reduction() on the task type (versa::sum<T>() for sums)");
-    const std::string refused = handle->bind_reduction(desc.reduction, nullptr, false);
-    if (!refused.empty() && handle->reduction() != desc.reduction)
-      throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
-                                  " with operator '" + desc.reduction->name + "', but " + refused);
-    ops = desc.reduction;
-  } else if (desc.reduction && desc.reduction != ops) {
-    throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
-                                " with operator '" + desc.reduction->name +
-                                "', but the handle is reduced with '" + ops->name + "'");
-  }
-  if (ops->element_size != handle->layout()->element_size)
-    throw std::invalid_argument(
-        task + " adds into " + quoted_handle(handle->name()) + ", whose elements have " +
-        std::to_string(handle->layout()->element_size) + " bytes, with operator '" + ops->name +
-        "' for elements of " + std::to_string(ops->element_size) + " bytes");
-  if (desc.invoke_cuda && desc.placement != Placement::cpu_only && !ops->runs_on_cuda()) {
-    for (const auto& device : devices_)
-      if (device->kind() == DeviceKind::cuda)
-        throw std::invalid_argument(task + " may run on " + device->name() + " but the operator '" +
-                                    ops->name + "' of " + quoted_handle(handle->name()) +
-                                    " has no CUDA functions (cuda_identity and cuda_merge)");
-  }
-}
-
-void RuntimeCore::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
-  Task* task = new (task_pool_.allocate(worker)) Task;
-  task->name = flush_name_;
-  task->reduction_flush = true;
-  if (!devices_.empty()) {
-    task->type_name = flush_name_;
-    task->invoke_cuda = nullptr;
-    task->invoke_emulated = nullptr;
-    task->placement = Placement::cpu_only;
-    prepare_for_devices(task);
-  }
-  task->access_count = 1;
-  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
-  AccessRecord& access = task->accesses[0];
-  access = AccessRecord{};
-  access.handle = handle;
-  access.layout = handle->layout();
-  access.required_version = required;
-  access.mode = AccessMode::write;  // brings the data home and excludes every other access
-  pending_.fetch_add(1, std::memory_order_relaxed);
-  if (try_make_ready(task, worker)) schedule(task, worker);
-}
-
-void RuntimeCore::claim_add_accesses(Task* task, int worker) {
+void ReductionEngine::claim_add_accesses(Task* task, int worker) {
   bool took_flag = false;
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
@@ -91,17 +30,16 @@ void RuntimeCore::claim_add_accesses(Task* task, int worker) {
   if (task->exclusive_count == 0 || !took_flag) return;
   // The task will wait for other flags: it must not hold any meanwhile (all or none), so the
   // ones just taken join the set it takes at once.
-  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
     if (access.add_role != AddRole::in_place) continue;
-    access.handle->give_back_exclusive(wake_one);
+    give_back_flag(*access.handle, worker);
     access.add_role = AddRole::needs_flag;
     ++task->exclusive_count;
   }
 }
 
-void RuntimeCore::rename_remote_adds(Task* task, int worker) {
+void ReductionEngine::rename_remote_adds(Task* task, int worker) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
     if (access.add_role != AddRole::in_place) continue;
@@ -114,11 +52,11 @@ void RuntimeCore::rename_remote_adds(Task* task, int worker) {
     }
     if (!partials_.try_reserve(handle.layout()->bytes())) continue;
     access.add_role = AddRole::renamed;
-    handle.give_back_exclusive([this, worker](Waiter* w) { wake(w, worker); });
+    give_back_flag(handle, worker);
   }
 }
 
-void RuntimeCore::prepare_host_partials(Task* task) {
+void ReductionEngine::prepare_host_partials(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
     if (access.add_role != AddRole::renamed) continue;
@@ -137,7 +75,7 @@ void RuntimeCore::prepare_host_partials(Task* task) {
   }
 }
 
-void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
+void ReductionEngine::attach_partial(Task* task, AccessRecord& access) {
   HandleState& handle = *access.handle;
   const std::size_t bytes = handle.layout()->bytes();
   void* mine = access.data;
@@ -146,19 +84,19 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
     partials_.release(bytes);
     return;
   }
-  int node = devices_.empty() ? 0 : task->node;
+  int node = devices_ ? task->node : 0;
   const ReductionOps& ops = *handle.reduction();
   PartialSlots& slots = *handle.partials();
-  if (node != 0 && !mover_->may_keep_partial(node)) {
+  if (node != 0 && !devices_->may_keep_partial(node)) {
     // Partials kept on a device cannot be evicted: past a share of its memory they go home at
     // once, so that replicas always have room.
     void* home = partials_.take(bytes);
-    const std::string error = mover_->copy_partial_home(node, home, mine, bytes);
-    mover_->free_partial(node, mine, bytes);
+    const std::string error = devices_->copy_partial_home(node, home, mine, bytes);
+    devices_->free_partial(node, mine, bytes);
     if (!error.empty()) {
       partials_.give(home, bytes);
       partials_.release(bytes);
-      poison_reduction(task, access, error);
+      poison(task, access, error);
       return;
     }
     mine = home;
@@ -168,26 +106,25 @@ void RuntimeCore::attach_partial(Task* task, AccessRecord& access) {
   bool first;
   while (void* other = slots.put_or_take(node, mine, first)) {
     const std::string error =
-        devices_[node - 1]->merge_partials(ops, mine, other, elements(*handle.layout()));
+        devices_->merge_partials(node, ops, mine, other, elements(*handle.layout()));
     drop_device_partial(node, other, bytes);
-    if (!error.empty()) poison_reduction(task, access, "merging partials: " + error);
+    if (!error.empty()) poison(task, access, "merging partials: " + error);
   }
   if (first) partials_.list(&handle);
 }
 
-void RuntimeCore::drop_device_partial(int node, void* partial, std::size_t bytes) {
-  mover_->free_partial(node, partial, bytes);
+void ReductionEngine::drop_device_partial(int node, void* partial, std::size_t bytes) {
+  devices_->free_partial(node, partial, bytes);
   partials_.release(bytes);
 }
 
-void RuntimeCore::poison_reduction(Task* task, const AccessRecord& access,
-                                   const std::string& error) {
+void ReductionEngine::poison(Task* task, const AccessRecord& access, const std::string& error) {
   HandleState& handle = *access.handle;
   auto failure = std::make_shared<Failure>();
   failure->task_name = task->name;
   failure->message = "reduction into " + quoted_handle(handle.name()) + ": " + error;
   failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
-  record_failure(failure);
+  failures_.record(failure);
   handle.poison(std::move(failure), access.required_version);
 }
 
@@ -214,7 +151,7 @@ void flush_on_gpu(void* closure, const AccessRecord* accesses, CudaContext& cont
 }
 }  // namespace
 
-int RuntimeCore::flush_node(Task& task) {
+int ReductionEngine::flush_node(Task& task) {
   HandleState& handle = *task.accesses[0].handle;
   const ReductionOps& ops = *handle.reduction();
   ReplicaSet* replicas = handle.replicas();
@@ -226,7 +163,7 @@ int RuntimeCore::flush_node(Task& task) {
       if (replicas->at(node).state == ReplicaState::owned) owner = node;
   }
   if (owner == 0 || !handle.partials()->only_on(owner)) return 0;
-  if (devices_[owner - 1]->kind() == DeviceKind::cuda && !ops.runs_on_cuda()) return 0;
+  if (!devices_->can_apply_on(owner, ops)) return 0;
   task.closure = task.inline_closure;
   *static_cast<void**>(task.closure) = nullptr;
   task.invoke_emulated = &flush_on_emulated;
@@ -234,7 +171,7 @@ int RuntimeCore::flush_node(Task& task) {
   return owner;
 }
 
-void RuntimeCore::device_flush_ended(Task& task, int node, const OperationResult& result) {
+void ReductionEngine::device_flush_ended(Task& task, int node, const std::string& error) {
   HandleState& handle = *task.accesses[0].handle;
   partials_.unlist(&handle);
   const std::size_t bytes = handle.layout()->bytes();
@@ -245,14 +182,12 @@ void RuntimeCore::device_flush_ended(Task& task, int node, const OperationResult
     for (void* p : handle.partials()->take_all().device)
       if (p) drop_device_partial(node, p, bytes);
   }
-  if (!result.error.empty())
-    poison_reduction(
-        &task, task.accesses[0],
-        "applying the partials on " + devices_[node - 1]->name() + ": " + result.error);
-  finish_task(&task, -1);
+  if (!error.empty())
+    poison(&task, task.accesses[0],
+           "applying the partials on " + devices_->node_name(node) + ": " + error);
 }
 
-void RuntimeCore::apply_partials(Task* task) {
+void ReductionEngine::apply_partials(Task* task) {
   HandleState& handle = *task->accesses[0].handle;
   const ReductionOps& ops = *handle.reduction();
   const Layout& layout = *handle.layout();
@@ -277,7 +212,7 @@ void RuntimeCore::apply_partials(Task* task) {
       if (!partial) continue;
       if (!cause && error.empty()) {
         void* staged = partials_.take(bytes);
-        error = mover_->copy_partial_home(static_cast<int>(node), staged, partial, bytes);
+        error = devices_->copy_partial_home(static_cast<int>(node), staged, partial, bytes);
         if (!error.empty() || merged) {
           if (error.empty()) ops.merge(merged, staged, count);
           partials_.give(staged, bytes);
@@ -303,51 +238,24 @@ void RuntimeCore::apply_partials(Task* task) {
     partials_.give(merged, bytes);
     if (merged_counted) partials_.release(bytes);
   }
-  if (!error.empty()) poison_reduction(task, task->accesses[0], "applying the partials: " + error);
+  if (!error.empty()) poison(task, task->accesses[0], "applying the partials: " + error);
 }
 
-void RuntimeCore::flush_all_partials() {
-  for (;;) {
-    bool flushed = false;
-    for (HandleState* handle : partials_.listed()) {
-      std::uint64_t required;
-      if (!handle->close_add_run(required)) continue;
-      submit_flush(handle, required, -1);
-      flushed = true;
-    }
-    if (!flushed) return;
-    wait_for_pending();
+std::size_t ReductionEngine::memory_bytes() const {
+  return partials_.host_bytes() + (devices_ ? devices_->partial_bytes_on_devices() : 0);
+}
+
+void ReductionEngine::give_back_flag(HandleState& handle, int worker) {
+  handle.give_back_exclusive([this, worker](Waiter* w) { waker_.wake(w, worker); });
+}
+
+std::vector<std::pair<HandleState*, std::uint64_t>> ReductionEngine::close_open_runs() {
+  std::vector<std::pair<HandleState*, std::uint64_t>> closed;
+  for (HandleState* handle : partials_.listed()) {
+    std::uint64_t required;
+    if (handle->close_add_run(required)) closed.emplace_back(handle, required);
   }
-}
-
-void RuntimeCore::complete_reductions(HandleState& handle) {
-  std::uint64_t required;
-  if (!handle.close_add_run(required)) return;
-  const int worker = workers_->current_worker();
-  submit_flush(&handle, required, worker);
-  wait_for_version(handle, required + 1, worker);
-}
-
-// A worker helps with other tasks meanwhile: the flush may be queued behind them.
-void RuntimeCore::wait_for_version(HandleState& handle, std::uint64_t version, int worker) {
-  while (!handle.has_version_settled(version)) {
-    if (worker < 0 || !workers_->run_one(worker)) std::this_thread::yield();
-  }
-}
-
-void RuntimeCore::poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause) {
-  for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    const AccessRecord& access = task->accesses[i];
-    if (modifies(access.mode)) access.handle->poison(cause, access.required_version);
-  }
-}
-
-std::size_t RuntimeCore::reduction_memory_bytes() const {
-  std::size_t bytes = partials_.host_bytes();
-  if (mover_)
-    for (int node = 1; node < mover_->nodes(); ++node)
-      bytes += mover_->counters(node).partial_bytes.load(std::memory_order_relaxed);
-  return bytes;
+  return closed;
 }
 
 }  // namespace versa::detail

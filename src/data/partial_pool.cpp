@@ -1,4 +1,4 @@
-#include "core/partial_pool.hpp"
+#include "data/partial_pool.hpp"
 
 #include <new>
 

@@ -1,0 +1,21 @@
+#include "base/diagnostics.hpp"
+
+#include <cstdio>
+
+namespace versa::detail {
+
+Diagnostics::~Diagnostics() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (const std::string& message : held_) std::fprintf(stderr, "versa: %s\n", message.c_str());
+}
+
+void Diagnostics::report(std::string message) {
+  if (hook_) {
+    hook_(message);
+    return;
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  held_.push_back(std::move(message));
+}
+
+}  // namespace versa::detail

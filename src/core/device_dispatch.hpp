@@ -1,0 +1,126 @@
+// Where ready tasks run when the runtime has accelerators (DESIGN sections 2-4): placing each
+// task on a memory node (PlacementPolicy), staging its data there (DataMover), and handing it
+// to that node's queue — a CPU worker or a device worker — then recording how it went (the
+// performance model, per-device statistics, the trace). Exists only in runtimes with devices.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data_mover.hpp"
+#include "core/device_worker.hpp"
+#include "core/perf_model.hpp"
+#include "core/placement.hpp"
+#include "core/trace.hpp"
+#include "data/host_pins.hpp"
+#include "data/reduction_engine.hpp"
+#include "device/device.hpp"
+#include "versa/statistics.hpp"
+
+namespace versa::detail {
+
+class Scheduler;
+
+class DeviceDispatch final : public DeviceTaskHost, public FillListener, public DevicePartials {
+ public:
+  // Takes over `devices` (at least one); `cpu_workers` CPU workers share the host node.
+  DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
+                 const std::string& perf_model_file, Scheduler& scheduler,
+                 ReductionEngine& reductions, TraceRecorder& trace);
+  // Stops the device workers; shutdown() must have run.
+  ~DeviceDispatch();
+  DeviceDispatch(const DeviceDispatch&) = delete;
+  DeviceDispatch& operator=(const DeviceDispatch&) = delete;
+
+  // Memory nodes: the host and one per device.
+  int nodes() const { return 1 + static_cast<int>(devices_.size()); }
+  // The emulated devices, for the start-up line: "emulated:0 (64 MiB, 12 GB/s)".
+  std::string emulated_summary() const;
+  // The pinned host ranges when a GPU is in use, else null.
+  const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
+
+  // --- validation ---
+  // Whether a task with these implementations and rule can run on some present node.
+  bool runnable(const TaskDesc& desc) const;
+  // The device kinds present, for messages: "cpu, emulated".
+  std::string present_kinds() const { return placement_->present_kinds(); }
+  // Whether a present device runs CUDA code (operators need CUDA functions for it), and its
+  // name.
+  const Device* first_cuda_device() const;
+
+  // --- the task life cycle ---
+  // Fills the device fields of a new task (`desc` null: a flush or a host access).
+  void adopt(Task& task, const TaskDesc* desc);
+  // Places a ready task and sends it on its way.
+  void place(Task* task, int worker);
+  // A CPU worker found nothing to do: gives it a pooled task if one suits the host.
+  bool pull_for_cpu(int worker);
+  // A CPU task ran successfully in `seconds` / ended (ran, failed or was cancelled).
+  void cpu_task_ran(Task& task, double seconds);
+  void cpu_task_ended(Task& task) { placement_->cpu_done(task.expected_ns); }
+  // A task placed to calibrate the model ends without a measurement there.
+  void forget_exploration(Task& task);
+
+  // --- data ---
+  void write_back_all() { mover_->write_back_all(); }
+  void retire(HandleState& handle) { mover_->retire(handle); }
+  // At shutdown: writes everything home, frees device memory, stops the device workers, saves
+  // the performance model. Returns what went wrong, one message each.
+  std::vector<std::string> shutdown(const std::string& perf_model_file);
+  // Entries 1.. of Runtime::statistics(); entry 0 (the CPU) gets its task count.
+  void add_statistics(std::vector<DeviceStatistics>& nodes) const;
+
+  // DeviceTaskHost
+  bool cancel_if_poisoned(Task& task) override;
+  void stage(Task& task, int node) override;
+  void device_task_ended(Task& task, int node, OperationResult result) override;
+  void device_refused(Task& task, int node, const std::string& why) override;
+  Task* pull_for_device(int node) override;
+
+  // FillListener: a copy a staging task waited for has landed.
+  void fill_landed(void* context, const std::string& error) override;
+
+  // DevicePartials
+  bool may_keep_partial(int node) override { return mover_->may_keep_partial(node); }
+  std::string copy_partial_home(int node, void* host, const void* partial,
+                                std::size_t bytes) override {
+    return mover_->copy_partial_home(node, host, partial, bytes);
+  }
+  void free_partial(int node, void* partial, std::size_t bytes) override {
+    mover_->free_partial(node, partial, bytes);
+  }
+  std::string merge_partials(int node, const ReductionOps& ops, void* into, const void* from,
+                             std::size_t count) override {
+    return devices_[node - 1]->merge_partials(ops, into, from, count);
+  }
+  bool can_apply_on(int node, const ReductionOps& ops) const override;
+  std::size_t partial_bytes_on_devices() const override;
+  const std::string& node_name(int node) const override { return devices_[node - 1]->name(); }
+
+ private:
+  DeviceKind kind_of(int node) const {
+    return node == 0 ? DeviceKind::cpu : devices_[node - 1]->kind();
+  }
+  void stage_and_dispatch(Task* task, int worker);
+  void staging_failed(Task* task);
+  void dispatch(Task* task, int worker);
+
+  Scheduler& scheduler_;
+  ReductionEngine& reductions_;
+  TraceRecorder& trace_;
+  const int cpu_workers_;
+  // Node n >= 1 is devices_[n - 1].
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<NodeMemory>> memories_;
+  std::shared_ptr<HostPins> host_pins_;
+  std::unique_ptr<DataMover> mover_;
+  PerfModel perf_model_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  std::vector<std::unique_ptr<DeviceWorker>> device_workers_;
+  std::vector<std::atomic<std::uint64_t>> tasks_per_node_;
+  std::vector<std::atomic<double>> kernel_seconds_;  // per device node (index node - 1)
+};
+
+}  // namespace versa::detail

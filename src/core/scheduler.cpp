@@ -1,0 +1,420 @@
+#include "core/scheduler.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include "core/device_dispatch.hpp"
+
+namespace versa::detail {
+
+namespace {
+// The task running on this thread (for spawn/sync); null outside tasks.
+thread_local Task* this_thread_task = nullptr;
+
+// Commutes, and adds that could not be renamed, run holding their handle's exclusive flag.
+bool wants_flag(const AccessRecord& access) {
+  return access.mode == AccessMode::commute || access.add_role == AddRole::needs_flag;
+}
+void mark_flags_taken(Task* task) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i)
+    if (task->accesses[i].add_role == AddRole::needs_flag)
+      task->accesses[i].add_role = AddRole::in_place;
+}
+}  // namespace
+
+Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
+                     ReductionEngine& reductions, const char* flush_name)
+    : task_pool_(pool),
+      trace_(trace),
+      failures_(failures),
+      reductions_(reductions),
+      flush_name_(flush_name),
+      worker_locals_(workers) {
+  root_.name = "main";
+}
+
+void Scheduler::start(bool pin, const Topology& topology) {
+  pool_ = std::make_unique<WorkerPool>(workers(), pin, topology, *this);
+}
+
+void Scheduler::stop() { pool_.reset(); }
+
+Task* Scheduler::parent_for(bool is_child) const {
+  if (!is_child) return nullptr;
+  return current_worker() >= 0 && this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
+}
+
+// --- Procedure: submit ----------------------------------------------------------------------
+
+Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
+  // Default-initialisation: the inline storage is not zeroed (it is written before use).
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = desc.name;
+  task->priority = desc.priority;
+  task->invoke = desc.invoke;
+  task->destroy = desc.destroy;
+  if (devices_) devices_->adopt(*task, &desc);
+  const std::size_t n = desc.access_count;
+  task->access_count = static_cast<std::uint32_t>(n);
+  if (n <= Task::inline_accesses) {
+    task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  } else {
+    task->heap_accesses.reset(new AccessRecord[n]);
+    task->accesses = task->heap_accesses.get();
+  }
+  std::memcpy(static_cast<void*>(task->accesses), desc.accesses, n * sizeof(AccessRecord));
+  if (desc.closure_size <= Task::inline_closure_bytes &&
+      desc.closure_align <= alignof(std::max_align_t)) {
+    task->closure = task->inline_closure;
+  } else {
+    task->heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
+    void* p = task->heap_closure.get();
+    std::size_t space = desc.closure_size + desc.closure_align;
+    task->closure = std::align(desc.closure_align, desc.closure_size, p, space);
+  }
+  desc.move(task->closure, desc.closure);
+  return task;
+}
+
+// Registers each access in program order; an access that closes a run of adds gets the flush
+// registered just before it.
+void Scheduler::register_accesses(Task* task, int worker) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    bool flush_first;
+    access.required_version = access.handle->register_access(access.mode, flush_first);
+    access.layout = access.handle->layout();
+    if (flush_first) submit_flush(access.handle, access.required_version - 1, worker);
+    if (access.mode == AccessMode::commute) ++task->exclusive_count;
+    if (access.mode == AccessMode::add) ++task->add_count;
+  }
+}
+
+void Scheduler::submit(const TaskDesc& desc, Task* parent) {
+  const int worker = current_worker();
+  Task* task = create_task(desc, worker);
+  register_accesses(task, worker);
+  // Count the task before it can possibly finish: once parked, another thread may run it.
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  if (parent) {
+    task->parent = parent;
+    parent->children.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = flush_name_;
+  task->reduction_flush = true;
+  if (devices_) devices_->adopt(*task, nullptr);
+  task->access_count = 1;
+  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  AccessRecord& access = task->accesses[0];
+  access = AccessRecord{};
+  access.handle = handle;
+  access.layout = handle->layout();
+  access.required_version = required;
+  access.mode = AccessMode::write;  // brings the data home and excludes every other access
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+Task* Scheduler::submit_host_access(const AccessRecord& record) {
+  Task* task = new (task_pool_.allocate(-1)) Task;
+  task->name = "host acquire";
+  task->host_access = true;
+  if (devices_) devices_->adopt(*task, nullptr);
+  task->access_count = 1;
+  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  task->accesses[0] = record;
+  AccessRecord& access = task->accesses[0];
+  register_accesses(task, -1);
+  access.handle->host_view_opened();
+  // The main program's additions go straight into the data, holding the exclusive flag.
+  if (access.mode == AccessMode::add) access.add_role = AddRole::needs_flag;
+  task->add_count = 0;
+  task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
+  if (try_make_ready(task, -1)) schedule(task, -1);
+  return task;
+}
+
+void Scheduler::end_host_access(Task* ticket) {
+  HandleState* handle = ticket->accesses[0].handle;
+  finish_accesses(ticket, -1);
+  handle->host_view_closed();
+  destroy_task(ticket, -1);
+}
+
+// --- Procedure: ready -----------------------------------------------------------------------
+
+bool Scheduler::try_make_ready(Task* task, int worker) {
+  const std::uint32_t n = task->access_count;
+  for (std::uint32_t i = task->next_check; i < n; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    if (access.handle->has_version(access.required_version)) continue;
+    task->next_check = i;  // before parking: afterwards another thread owns the task
+    task->waiter.owner = task;
+    if (access.handle->park_until(&task->waiter, access.required_version)) return false;
+  }
+  task->next_check = n;
+  // A flush has no CPU body: tasks with one decide this on the first cache line.
+  if (!task->invoke && task->reduction_flush) {
+    PartialSlots* slots = task->accesses[0].handle->partials();
+    if (slots && !slots->empty()) return true;
+    finish_task(task, worker);  // every add ran in place: nothing to apply
+    return false;
+  }
+  if (task->add_count != 0) reductions_.claim_add_accesses(task, worker);
+  return task->exclusive_count == 0 || take_exclusive_flags(task, worker);
+}
+
+// Taking every exclusive flag a task needs or none (and parking at the first one that is busy)
+// rules out deadlock between tasks that need several.
+bool Scheduler::take_exclusive_flags(Task* task, int worker) {
+  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
+  for (;;) {
+    std::uint32_t taken = 0;
+    HandleState* busy = nullptr;
+    for (std::uint32_t i = 0; i < task->access_count; ++i) {
+      const AccessRecord& access = task->accesses[i];
+      if (!wants_flag(access)) continue;
+      task->waiter.owner = task;
+      if (task->exclusive_count == 1) {
+        if (!access.handle->take_exclusive_or_park(&task->waiter)) return false;
+        mark_flags_taken(task);
+        return true;
+      }
+      if (!access.handle->try_take_exclusive()) {
+        busy = access.handle;
+        break;
+      }
+      ++taken;
+    }
+    if (!busy) {
+      mark_flags_taken(task);
+      return true;
+    }
+    for (std::uint32_t i = 0; i < task->access_count && taken > 0; ++i) {
+      if (!wants_flag(task->accesses[i])) continue;
+      task->accesses[i].handle->give_back_exclusive(wake_one);
+      --taken;
+    }
+    if (!busy->take_exclusive_or_park(&task->waiter)) return false;
+    busy->give_back_exclusive(wake_one);  // free again now: retry the whole set
+  }
+}
+
+void Scheduler::wake(Waiter* waiter, int worker) {
+  Task* task = static_cast<Task*>(waiter->owner);
+  if (try_make_ready(task, worker)) schedule(task, worker);
+}
+
+void Scheduler::schedule(Task* task, int worker) {
+  if (devices_) {
+    devices_->place(task, worker);
+  } else if (task->host_access) {
+    release_host_access(task);
+  } else {
+    push_to_cpu(task, worker);
+  }
+}
+
+void Scheduler::push_to_cpu(Task* task, int worker) {
+  if (worker >= 0) {
+    pool_->push_local(worker, task);
+  } else {
+    pool_->push_external(task);
+  }
+}
+
+void Scheduler::release_host_access(Task* task) {
+  task->host_ready.store(true, std::memory_order_release);
+  task->host_ready.notify_all();
+}
+
+bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cpu(worker); }
+
+// --- Procedure: run -------------------------------------------------------------------------
+
+void Scheduler::run_task(Task* task, int worker) {
+  if (!task->invoke && task->reduction_flush) {
+    reductions_.apply_partials(task);
+    if (devices_) devices_->cpu_task_ended(*task);
+    finish_task(task, worker);
+    return;
+  }
+  std::shared_ptr<const Failure> cause = inherited_failure(task);
+  if (!cause) run_body(task, worker, cause);
+  if (devices_) devices_->cpu_task_ended(*task);
+  if (cause) poison_outputs(task, cause);
+  finish_task(task, worker);
+}
+
+void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>& cause) {
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    access.data = access.handle->data();
+    access.layout = access.handle->layout();
+    // Overwriting everything makes data left unusable by a failure valid again.
+    if (access.mode == AccessMode::write_only) access.handle->clear_poison();
+  }
+  if (task->add_count != 0) reductions_.prepare_host_partials(task);
+  Task* enclosing = this_thread_task;
+  this_thread_task = task;
+  const bool timed = trace_.enabled() || devices_;
+  const auto start = timed ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
+  try {
+    task->invoke(task->closure, task->accesses);
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    auto failure = std::make_shared<Failure>();
+    failure->task_name = task->name;
+    failure->exception = error;
+    failure->message = describe(error);
+    cause = std::move(failure);
+    failures_.record(cause);
+  }
+  if (timed) {
+    const auto end = TraceRecorder::Clock::now();
+    if (trace_.enabled()) trace_.record(worker, task->name, start, end);
+    if (devices_ && !cause)
+      devices_->cpu_task_ran(*task, std::chrono::duration<double>(end - start).count());
+  }
+  // Implicit sync: a task is finished only when its children are.
+  help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
+  this_thread_task = enclosing;
+}
+
+// --- Procedure: finish ----------------------------------------------------------------------
+
+void Scheduler::finish_accesses(Task* task, int worker) {
+  auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    AccessRecord& access = task->accesses[i];
+    if (access.add_role == AddRole::renamed) reductions_.attach_partial(task, access);
+    access.handle->finish_access(
+        access.mode == AccessMode::commute || access.add_role == AddRole::in_place, wake_one);
+  }
+}
+
+void Scheduler::finish_task(Task* task, int worker) {
+  finish_accesses(task, worker);
+  if (Task* parent = task->parent) {
+    if (parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
+      root_.children.notify_all();
+  }
+  destroy_task(task, worker);
+  if (worker >= 0) {
+    ++worker_locals_[worker].finished;
+  } else if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    pending_.notify_all();
+  }
+}
+
+void Scheduler::destroy_task(Task* task, int worker) {
+  if (task->destroy) task->destroy(task->closure);
+  if (devices_) delete task->staging_error().load(std::memory_order_relaxed);
+  task->~Task();
+  task_pool_.release(task, worker);
+}
+
+void Scheduler::flush_finished(int worker) {
+  std::int64_t& finished = worker_locals_[worker].finished;
+  if (finished == 0) return;
+  if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) pending_.notify_all();
+  finished = 0;
+}
+
+// --- Procedure: fail ------------------------------------------------------------------------
+
+std::shared_ptr<const Failure> Scheduler::inherited_failure(Task* task) {
+  std::shared_ptr<const Failure> cause;
+  for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    if (reads_contents(access.mode)) cause = access.handle->poison_before(access.required_version);
+  }
+  if (cause) failures_.cancelled_by(cause);
+  return cause;
+}
+
+void Scheduler::poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause) {
+  if (devices_) devices_->forget_exploration(*task);
+  for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    const AccessRecord& access = task->accesses[i];
+    if (modifies(access.mode)) access.handle->poison(cause, access.required_version);
+  }
+}
+
+bool Scheduler::cancel_if_poisoned(Task& task) {
+  if (task.reduction_flush) return false;  // it discards the partials itself
+  std::shared_ptr<const Failure> cause = inherited_failure(&task);
+  if (!cause) return false;
+  poison_outputs(&task, cause);
+  finish_task(&task, -1);
+  return true;
+}
+
+void Scheduler::fail_task(Task* task, std::exception_ptr error, std::string message, int worker) {
+  auto failure = std::make_shared<Failure>();
+  failure->task_name = task->name;
+  failure->exception = std::move(error);
+  failure->message = std::move(message);
+  failures_.record(failure);
+  poison_outputs(task, failure);
+  finish_task(task, worker);
+}
+
+// --- Procedure: wait ------------------------------------------------------------------------
+
+// A worker never blocks (the task it waits for may be queued behind it, on its own deque): it
+// runs other ready tasks, and yields the core when there are none.
+template <class Done>
+void Scheduler::help_until(int worker, Done&& done) {
+  while (!done()) {
+    if (!pool_->run_one(worker)) std::this_thread::yield();
+  }
+}
+
+void Scheduler::sync() {
+  const int worker = current_worker();
+  if (Task* task = worker >= 0 ? this_thread_task : nullptr) {
+    help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
+    return;
+  }
+  for (std::uint32_t c; (c = root_.children.load(std::memory_order_acquire)) != 0;)
+    root_.children.wait(c);
+}
+
+void Scheduler::wait_for_pending() {
+  // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of
+  // microseconds on virtual machines, so poll briefly, yielding the core, before sleeping.
+  const auto poll_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  while (pending_.load(std::memory_order_acquire) != 0 &&
+         std::chrono::steady_clock::now() < poll_until)
+    std::this_thread::yield();
+  for (std::int64_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+}
+
+void Scheduler::apply_open_run(HandleState& handle) {
+  const int worker = current_worker();
+  if (worker < 0) {
+    // A host access after the run registers its flush and sleeps until the flush is done.
+    AccessRecord record;
+    record.handle = &handle;
+    record.mode = AccessMode::write;
+    Task* ticket = submit_host_access(record);
+    while (!ticket->host_ready.load(std::memory_order_acquire)) ticket->host_ready.wait(false);
+    end_host_access(ticket);
+    return;
+  }
+  std::uint64_t required;
+  if (!handle.close_add_run(required)) return;
+  submit_flush(&handle, required, worker);
+  help_until(worker, [&] { return handle.has_version_settled(required + 1); });
+}
+
+}  // namespace versa::detail

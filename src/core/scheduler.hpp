@@ -1,0 +1,136 @@
+// The life cycle of tasks on the CPU side (DESIGN sections 1 and 2): creating a task and
+// registering its accesses, parking it at the first handle whose version it lacks, taking the
+// exclusive flags of commutes and adds, handing it to a worker when ready, running its body,
+// finishing it (waking what waited for it) and the failure rule on the way; spawn/sync and the
+// one loop that helps with other tasks while a worker waits.
+//
+// A runtime with accelerators gives the scheduler its DeviceDispatch, which places every ready
+// task; without one, ready tasks go straight to the CPU workers and the device code costs one
+// predictable branch per task.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/failure_log.hpp"
+#include "base/task.hpp"
+#include "base/wait_list.hpp"
+#include "core/task_pool.hpp"
+#include "core/trace.hpp"
+#include "cpu/topology.hpp"
+#include "cpu/worker_pool.hpp"
+#include "data/reduction_engine.hpp"
+
+namespace versa::detail {
+
+class DeviceDispatch;
+
+class Scheduler final : public TaskRunner, public Waker {
+ public:
+  Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
+            ReductionEngine& reductions, const char* flush_name);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Devices present (set before start); null in CPU-only runtimes.
+  void set_devices(DeviceDispatch* devices) { devices_ = devices; }
+  // Starts the CPU workers; stops and joins them. Everything the workers reach must exist
+  // between the two.
+  void start(bool pin, const Topology& topology);
+  void stop();
+
+  int workers() const { return static_cast<int>(worker_locals_.size()); }
+  // The calling thread's worker index, or -1 for any other thread.
+  int current_worker() const { return pool_ ? pool_->current_worker() : -1; }
+  // The parent a task submitted now gets: the running task for spawn() on a worker, the main
+  // program's root for spawn() elsewhere, none for submit().
+  Task* parent_for(bool is_child) const;
+  const Task* root() const { return &root_; }
+
+  // --- the life cycle ---------------------------------------------------------------------
+  // Creates, registers and counts a validated task, and schedules it if it is ready.
+  void submit(const TaskDesc& desc, Task* parent);
+  // Registers and schedules the flush that applies `handle`'s partials at version `required`.
+  void submit_flush(HandleState* handle, std::uint64_t required, int worker);
+  // A task record for a host access (Runtime::acquire): registered like a task; ticket's
+  // host_ready is set when it may proceed.
+  Task* submit_host_access(const AccessRecord& record);
+  // Ends a host access: finishes its access and frees the record.
+  void end_host_access(Task* ticket);
+  // Hands a ready task to a CPU worker: the calling worker's deque, else round-robin.
+  void push_to_cpu(Task* task, int worker);
+  // Tells the CPU workers that a pooled task may be had (TaskRunner::pull_work).
+  void notify_cpu_work() { pool_->notify_work(); }
+  // Lets a host access proceed.
+  static void release_host_access(Task* task);
+  // Finishes a task: its accesses (waking what waited), its parent's count, the record.
+  void finish_task(Task* task, int worker);
+
+  // --- failures ---------------------------------------------------------------------------
+  // The failure a task inherits from spoilt data it reads (counted as a cancellation), or null.
+  std::shared_ptr<const Failure> inherited_failure(Task* task);
+  // Finishes `task` as cancelled when it reads spoilt data; returns whether it did.
+  bool cancel_if_poisoned(Task& task);
+  // Records that `task` failed with `error` and finishes it, spoiling its outputs.
+  void fail_task(Task* task, std::exception_ptr error, std::string message, int worker);
+
+  // --- waiting ----------------------------------------------------------------------------
+  // Waits until the children of the calling task (or of the main program) have finished.
+  void sync();
+  // Waits until every task submitted has finished.
+  void wait_for_pending();
+  // Applies the partials of `handle`'s open run of adds and waits (a handle being destroyed):
+  // a worker helps with other tasks meanwhile, another thread sleeps.
+  void apply_open_run(HandleState& handle);
+
+  // Waker: goes on with a task a handle released.
+  void wake(Waiter* waiter, int worker) override;
+
+  // TaskRunner
+  void run_task(Task* task, int worker) override;
+  void worker_idle(int worker) override { flush_finished(worker); }
+  bool pull_work(int worker) override;
+  void worker_started(int) override {}
+  void worker_stopping(int worker) override { flush_finished(worker); }
+
+ private:
+  struct alignas(64) WorkerLocal {
+    std::int64_t finished = 0;  // tasks finished and not yet subtracted from pending_
+  };
+
+  Task* create_task(const TaskDesc& desc, int worker);
+  void register_accesses(Task* task, int worker);
+  bool try_make_ready(Task* task, int worker);
+  bool take_exclusive_flags(Task* task, int worker);
+  void schedule(Task* task, int worker);
+  void run_body(Task* task, int worker, std::shared_ptr<const Failure>& cause);
+  // The one help-while-waiting loop: runs other ready tasks on `worker` until `done()`.
+  template <class Done>
+  void help_until(int worker, Done&& done);
+  void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
+  void finish_accesses(Task* task, int worker);
+  void flush_finished(int worker);
+  void destroy_task(Task* task, int worker);
+
+  TaskPool& task_pool_;
+  TraceRecorder& trace_;
+  FailureLog& failures_;
+  ReductionEngine& reductions_;
+  const char* const flush_name_;
+  DeviceDispatch* devices_ = nullptr;
+  std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread
+
+  // Tasks submitted and not yet finished, minus what workers have finished but not flushed.
+  // Submissions add immediately (so the count can never reach zero early); workers subtract in
+  // batches when they run out of work, so the line is not bounced once per task.
+  std::atomic<std::int64_t> pending_{0};
+  // Parent of the tasks spawned by the main program (outside any task).
+  Task root_;
+
+  // Last: its threads run the members above.
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace versa::detail
