@@ -21,14 +21,15 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cholesky.hpp"
 #include "cholesky/peers.hpp"
+#include "command_line.hpp"
 #include "common/harness.hpp"
 
 namespace {
@@ -66,13 +67,6 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
   // With a GPU the CPU bodies are only part of the work: no kernel share then.
   if (gpu) return {seconds};
   return {seconds, tally.seconds(0)};
-}
-
-std::vector<int> parse_list(const char* text) {
-  std::vector<int> values;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) values.push_back(std::atoi(item.c_str()));
-  return values;
 }
 
 struct Candidate {
@@ -179,35 +173,41 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
 
 int main(int argc, char** argv) {
   int reps = 3;
-  bool gpu = false, cpu_table = true;
+  bool gpu = false, gpu_only = false;
   std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--sizes" && i + 1 < argc) {
-      sizes = parse_list(argv[++i]);
-    } else if (arg == "--tiles" && i + 1 < argc) {
-      tiles = parse_list(argv[++i]);
-    } else if (arg == "--gpu") {
-      gpu = true;
-    } else if (arg == "--gpu-only") {
-      gpu = true;
-      cpu_table = false;
-    } else {
-      std::fprintf(stderr,
-                   "usage: versa-bench-cholesky [--reps N] [--sizes a,b] [--tiles a,b] "
-                   "[--gpu | --gpu-only]\n");
-      return 2;
-    }
-  }
+  CLI::App app{
+      "The tiled Cholesky (GFLOP/s) of Versa against StarPU and OpenBLAS's dpotrf, and with\n"
+      "--gpu against cuSOLVER's dpotrf.",
+      "versa-bench-cholesky"};
+  example::use_tool_rules(app);
+  app.add_option("--reps", reps, "measured runs per figure (their median), after a warm-up")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  // One value per --sizes or --tiles, split at commas: a later word is not taken for a size.
+  app.add_option("--sizes", sizes, "matrix sizes, comma-separated")
+      ->type_name("LIST")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->transform(example::positive<int>())
+      ->default_str("2048,4096,8192");
+  app.add_option("--tiles", tiles, "tile sizes, comma-separated")
+      ->type_name("LIST")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->transform(example::positive<int>())
+      ->default_str("256,512");
+  app.add_flag("--gpu", gpu, "also compare Versa on CPU + GPU with cuSOLVER (needs a GPU)");
+  app.add_flag("--gpu-only", gpu_only, "only the CPU + GPU comparison");
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+  const bool cpu_table = !gpu_only;
+  gpu = gpu || gpu_only;
   const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::printf("# median of %d runs after a warm-up, %d CPU workers, GFLOP/s = n^3/3 / time\n", reps,
               workers);
-  if (gpu && !bench::cusolver_available()) {
-    std::fprintf(stderr, "--gpu: no GPU can be used here\n");
-    return 2;
-  }
+  if (gpu && !bench::cusolver_available())
+    return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
   // CPU only: Versa, StarPU (lws, dmda) and multithreaded OpenBLAS.
   auto cpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;

@@ -9,13 +9,12 @@
 //
 // Device implementations wait without spinning (a real GPU kernel costs no CPU time), CPU
 // implementations busy-wait, so the figures are honest on a 2-core machine.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "devices/suites.hpp"
 
 int main(int argc, char** argv) {
@@ -23,23 +22,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> suites;
   const std::map<std::string, void (*)(const bench::DeviceOptions&)> known = {
       {"overlap", bench::suite_overlap}, {"placement", bench::suite_placement}};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) {
-      options.reps = std::atoi(argv[++i]);
-      if (options.reps < 1) {
-        std::fprintf(stderr, "--reps must be a positive integer\n");
-        return 2;
-      }
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else if (known.count(arg)) {
-      suites.push_back(arg);
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'; suites: overlap placement\n", arg.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"Heterogeneous execution on CPU + emulated accelerator (and a GPU when present).",
+               "versa-bench-devices"};
+  example::use_tool_rules(app);
+  app.add_option("suites", suites, "the suites to run (default: all)")
+      ->type_name("SUITE")
+      ->check(CLI::IsMember(known));
+  app.add_option("--reps", options.reps, "repetitions per figure (their median)")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--quick", options.quick, "smaller workloads");
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
   if (suites.empty()) suites = {"overlap", "placement"};
   for (const std::string& suite : suites) known.at(suite)(options);
   return 0;

@@ -16,10 +16,12 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "common/harness.hpp"
 #include "micro/systems.hpp"
 
@@ -45,7 +47,6 @@ namespace {
 struct Options {
   int reps = 5;
   bool quick = false;
-  std::string systems;  // comma-separated names to keep; empty: all
   std::vector<std::string> suites;
 };
 
@@ -265,40 +266,42 @@ const char* const suite_order[] = {"spawn",      "efficiency",  "cholesky-dag", 
 int main(int argc, char** argv) {
   using namespace bench;
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) {
-      options.reps = std::atoi(argv[++i]);
-      if (options.reps < 1) {
-        std::fprintf(stderr, "--reps must be at least 1\n");
-        return 2;
-      }
-    } else if (arg == "--systems" && i + 1 < argc) {
-      options.systems = std::string(",").append(argv[++i]).append(",");
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "all") {
-      options.suites.assign(std::begin(suite_order), std::end(suite_order));
-    } else if (suites.count(arg)) {
-      options.suites.push_back(arg);
-    } else {
-      std::fprintf(stderr,
-                   "unknown argument '%s'; suites: spawn efficiency cholesky-dag dependencies "
-                   "task-count generations reduction all; options: --reps N --quick "
-                   "--systems a,b\n",
-                   arg.c_str());
-      return 2;
-    }
-  }
-  if (options.suites.empty()) options.suites.assign(std::begin(suite_order), std::end(suite_order));
+  std::vector<System> all_systems;
+  for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems})
+    for (System& s : provider()) all_systems.push_back(std::move(s));
+  std::vector<std::string> system_names, suite_names{"all"};
+  for (const System& s : all_systems) system_names.push_back(s.name);
+  suite_names.insert(suite_names.end(), std::begin(suite_order), std::end(suite_order));
+  std::vector<std::string> only_systems;
+
+  CLI::App app{"Micro-benchmark suites on every system built in, in one process.",
+               "versa-bench-micro"};
+  example::use_tool_rules(app);
+  app.add_option("suites", options.suites, "the suites to run (default: all)")
+      ->type_name("SUITE")
+      ->check(CLI::IsMember(suite_names));
+  app.add_option("--reps", options.reps, "measured runs per figure (their median), after a warm-up")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--quick", options.quick, "smaller workloads");
+  // One value per --systems, split at commas: the suites that follow are not taken for systems.
+  app.add_option("--systems", only_systems, "the systems to run, comma-separated (default: all)")
+      ->type_name("LIST")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember(system_names));
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+  if (options.suites.empty() ||
+      std::find(options.suites.begin(), options.suites.end(), "all") != options.suites.end())
+    options.suites.assign(std::begin(suite_order), std::end(suite_order));
 
   std::vector<System> systems;
-  for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems})
-    for (System& s : provider()) {
-      const std::string needle = std::string(",").append(s.name).append(",");
-      if (options.systems.empty() || options.systems.find(needle) != std::string::npos)
-        systems.push_back(std::move(s));
-    }
+  for (System& s : all_systems)
+    if (only_systems.empty() ||
+        std::find(only_systems.begin(), only_systems.end(), s.name) != only_systems.end())
+      systems.push_back(std::move(s));
   std::printf("# systems:");
   for (const System& s : systems) std::printf(" %s", s.name.c_str());
   std::printf("\n# median of %d runs after a warm-up%s\n", options.reps,

@@ -14,9 +14,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "common/harness.hpp"
 #include "nbody.hpp"
 
@@ -98,21 +100,18 @@ bool measure(std::size_t blocks, int emulated, int reps, int steps, Measurement&
 int main(int argc, char** argv) {
   int reps = 5;
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) {
-      reps = std::atoi(argv[++i]);
-      if (reps < 1) {
-        std::fprintf(stderr, "--reps must be a positive integer\n");
-        return 2;
-      }
-    } else if (arg == "--quick") {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: versa-bench-nbody [--reps N] [--quick]\n");
-      return 2;
-    }
-  }
+  CLI::App app{
+      "The n-body simulation with its force accesses as reductions (add) against writes, on\n"
+      "the CPU alone and beside an emulated accelerator.",
+      "versa-bench-nbody"};
+  example::use_tool_rules(app);
+  app.add_option("--reps", reps, "repetitions per figure (their median)")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--quick", quick, "one step per repetition and at most 2 repetitions");
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
   if (quick) reps = std::min(reps, 2);
   const int steps = quick ? 1 : 3;
   std::printf(

@@ -16,10 +16,10 @@ Placements parse_placements(const std::string& text) {
   for (std::string item; std::getline(items, item, ',');) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument("--place: '" + item + "' is not of the form kernel=where");
+      throw std::invalid_argument("'" + item + "' is not of the form kernel=where");
     const std::string kernel = item.substr(0, eq), where = item.substr(eq + 1);
     if (kernel != "potrf" && kernel != "trsm" && kernel != "syrk" && kernel != "gemm")
-      throw std::invalid_argument("--place: unknown kernel '" + kernel +
+      throw std::invalid_argument("unknown kernel '" + kernel +
                                   "' (kernels: potrf, trsm, syrk, gemm)");
     if (where == "cpu") {
       placements[kernel] = versa::Placement::cpu_only;
@@ -30,7 +30,7 @@ Placements parse_placements(const std::string& text) {
     } else if (where == "auto") {
       placements[kernel] = versa::Placement::automatic;
     } else {
-      throw std::invalid_argument("--place: unknown placement '" + where + "' for " + kernel +
+      throw std::invalid_argument("unknown placement '" + where + "' for " + kernel +
                                   " (placements: cpu, gpu, prefer_gpu, auto)");
     }
   }

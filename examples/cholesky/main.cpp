@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,72 +15,63 @@
 
 namespace {
 
-const char* const usage = R"(usage: cholesky [options]
-Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.
-  --n N            matrix size (default 4096)
-  --tile B         tile size (default 512; edge tiles are smaller when B does not divide N)
-  --devices LIST   devices to use: auto (default: the CPU and every GPU found), cpu,
-                   cpu,gpu (all GPUs, which must exist), cpu,emulated:K (K emulated
-                   accelerators), or a mix, e.g. cpu,gpu,emulated:1
-  --device-memory M  cap each device's memory at M MiB (to factor out of core)
-  --workers W      CPU workers (default: one per core)
-  --place SPEC     placement per kernel, e.g. potrf=cpu,gemm=auto (cpu, gpu, prefer_gpu, auto)
-  --repeat R       factor R times and report the median time (default 1)
-  --check          compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes
-  --float          single precision instead of double
-  --trace FILE     write a Chrome trace of the run (all repetitions) to FILE
-  --help           this text
-)";
-
 struct Options {
   long n = 4096;
   long tile = 512;
   example::Devices devices;
   long device_memory_mib = 0;
   int workers = 0;
-  std::string place;
+  cholesky::Placements place;
   int repeat = 1;
   bool check = false;
   bool single = false;
   std::string trace;
 };
 
-const example::CommandLine cli{"cholesky", usage};
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (example::Arguments args(cli, argc, argv); args.next();) {
-    const std::string& arg = args.flag();
-    if (arg == "--n") {
-      o.n = args.integer(1);
-    } else if (arg == "--tile") {
-      o.tile = args.integer(1);
-    } else if (arg == "--devices") {
-      o.devices.list = args.value();
-    } else if (arg == "--device-memory") {
-      o.device_memory_mib = args.integer(1);
-    } else if (arg == "--workers") {
-      o.workers = static_cast<int>(args.integer(1));
-    } else if (arg == "--place") {
-      o.place = args.value();
-    } else if (arg == "--repeat") {
-      o.repeat = static_cast<int>(args.integer(1));
-    } else if (arg == "--check") {
-      o.check = true;
-    } else if (arg == "--float") {
-      o.single = true;
-    } else if (arg == "--trace") {
-      o.trace = args.value();
-    } else {
-      args.unknown();
-    }
-  }
-  if (o.tile > o.n)
-    cli.fail("--tile " + std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
-  o.devices = cli.parse_devices(o.devices.list);
-  if (o.device_memory_mib > 0 && !o.devices.accelerators())
-    cli.fail("--device-memory needs a gpu or emulated device among --devices");
-  return o;
+// Binds the options to `o`; the checks that relate two options run once all are read.
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  app.add_option("-n,--n", o.n, "matrix size")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  app.add_option("--tile", o.tile, "tile size (edge tiles are smaller when B does not divide N)")
+      ->type_name("B")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  example::add_devices_option(app, o.devices);
+  app.add_option("--device-memory", o.device_memory_mib,
+                 "cap each device's memory at M MiB (to factor out of core)")
+      ->type_name("M")
+      ->transform(example::positive<long>());
+  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
+      ->type_name("W")
+      ->transform(example::positive<int>());
+  example::add_parsed_option(
+      app, "--place", o.place, cholesky::parse_placements,
+      "placement per kernel, e.g. potrf=cpu,gemm=auto\n(cpu, gpu, prefer_gpu, auto)")
+      ->type_name("SPEC");
+  app.add_option("--repeat", o.repeat, "factor R times and report the median time")
+      ->type_name("R")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--check", o.check,
+               "compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes");
+  app.add_flag("--float", o.single, "single precision instead of double");
+  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all repetitions) to FILE")
+      ->type_name("FILE");
+  app.callback([&o] {
+    if (o.tile > o.n)
+      throw CLI::ValidationError(
+          "--tile", std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
+    if (o.device_memory_mib > 0 && !o.devices.accelerators())
+      throw CLI::ValidationError(
+          "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
+    for (const auto& [kernel, rule] : o.place)
+      if (rule == versa::Placement::gpu_only && !o.devices.accelerators())
+        throw CLI::ValidationError("--place", kernel + "=gpu, but --devices " + o.devices.list +
+                                                  " has no GPU or emulated device");
+  });
 }
 
 // A random symmetric matrix made diagonally dominant, hence positive definite.
@@ -101,11 +93,6 @@ std::vector<T> spd_matrix(long n) {
 
 template <class T>
 int run(const Options& o) {
-  const cholesky::Placements placements = cholesky::parse_placements(o.place);
-  for (const auto& [kernel, rule] : placements)
-    if (rule == versa::Placement::gpu_only && !o.devices.accelerators())
-      cli.fail("--place " + kernel + "=gpu, but no GPU or emulated device is among --devices " +
-               o.devices.list);
   cholesky::use_one_blas_thread();
   const std::vector<T> original = spd_matrix<T>(o.n);
   std::vector<T> a;
@@ -117,7 +104,7 @@ int run(const Options& o) {
   config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
   // One runtime for every repetition: its performance model calibrates on the first.
   versa::Runtime rt{config};
-  cli.announce(rt, o.devices);
+  example::announce(rt, o.devices);
   workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
@@ -125,7 +112,7 @@ int run(const Options& o) {
     const auto before = rt.statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, placements, &tally);
+    cholesky::submit_factorisation(rt, tiles, o.place, &tally);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {
@@ -196,10 +183,16 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options = parse(argc, argv);
+  CLI::App app{
+      "Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.",
+      "cholesky"};
+  Options options;
+  add_options(app, options);
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
   try {
     return options.single ? run<float>(options) : run<double>(options);
   } catch (const std::exception& e) {
-    cli.fail(e.what());
+    return example::wrong_call(app.get_name(), e.what());
   }
 }

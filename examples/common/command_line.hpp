@@ -1,15 +1,24 @@
-// What the example command-line tools (cholesky, nbody) share: their error reporting, the walk
-// over the options, the --devices list and the runtime built from it, and the per-device figures
-// they print. One copy, so that the tools cannot drift apart in what they accept or say.
-// Header-only: each tool is one source file, and a library for this would serve no one else.
+// What the command-line tools share: the example tools (cholesky, nbody) and the benchmarks. The
+// options are CLI11's; here are the rules every tool follows with them (a repeated option takes
+// its last value, a wrong call exits with status 2 and a message naming the option), the checks
+// CLI11 lacks, and, for the examples, the --devices list, the runtime built from it and the
+// per-device figures they print. One copy, so that the tools cannot drift apart in what they
+// accept or say. Header-only: each tool is one source file, and a library for this would serve no
+// one else.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,11 +26,99 @@
 
 namespace example {
 
-// The --devices list as given and what it asks for. The list is kept as text for messages that
-// quote it back to the user.
+// Makes `app` follow the tools' rules; call it before adding options. A repeated option takes its
+// last value, so that a script's defaults can be overridden by appending
+// ("scripts/demo --n 8192").
+inline void use_tool_rules(CLI::App& app) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// Reports a wrong call on `err`, naming the tool, and returns its exit status: 2, apart from
+// run-time failures (status 1), so that scripts can tell a wrong call from a failed run.
+inline int wrong_call(const std::string& program, const std::string& message,
+                      std::ostream& err = std::cerr) {
+  err << program << ": " << message << "\n(see --help)\n";
+  return 2;
+}
+
+// Parses `args` (the program name left out) into the options bound to `app`. Returns the exit
+// status when the tool is to stop there: 0 after printing the help (-h, --help) on `out`, 2 after
+// a wrong call, reported on `err` with the option's name; nothing when the tool is to run.
+inline std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args,
+                                             std::ostream& out, std::ostream& err) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+  try {
+    app.parse(args);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11's message lists what it could not place last first; the first is the one to fix.
+    const std::vector<std::string> extras = app.remaining();
+    if (extras.empty()) return wrong_call(app.get_name(), e.what(), err);
+    const bool option = extras.front().rfind('-', 0) == 0;
+    return wrong_call(
+        app.get_name(),
+        (option ? "unknown option '" : "unexpected argument '") + extras.front() + "'", err);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e, out);
+    return wrong_call(app.get_name(), e.what(), err);
+  }
+  return std::nullopt;
+}
+
+inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  return parse_command_line(app, std::vector<std::string>(argv + 1, argv + argc), std::cout,
+                            std::cerr);
+}
+
+// A check for integer options: a whole decimal number from 1 to the largest T. CLI11's own
+// conversion reads "010" as octal and "0x10" as hex and saturates past the largest long, and the
+// message of CLI::PositiveNumber spells out the largest double; this one quotes the value. Add it
+// with ->transform rather than ->check: it rewrites the value in canonical decimal, so that
+// CLI11's conversion reads the number that was checked.
+template <class T>
+CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long value = std::strtoll(text.c_str(), &end, 10);
+        if (end == text.c_str() || *end != '\0')
+          return "expects a positive integer, not '" + text + "'";
+        if (value < 1) return "must be at least 1, not " + text;
+        if (errno == ERANGE || value > static_cast<long long>(std::numeric_limits<T>::max()))
+          return "must be at most " + std::to_string(std::numeric_limits<T>::max()) + ", not " +
+                 text;
+        text = std::to_string(value);
+        return {};
+      },
+      "");
+}
+
+// Adds an option whose text `parse` reads into `target` (parse: std::string -> T, throwing
+// std::invalid_argument with a message that need not name the option). A value that `parse`
+// refuses fails the call, with the option's name and the thrown message; `target` keeps its value
+// when the option is not given.
+template <class T, class Parse>
+CLI::Option* add_parsed_option(CLI::App& app, const std::string& name, T& target, Parse parse,
+                               const std::string& description) {
+  auto refusal = [parse](std::string& text) -> std::string {
+    try {
+      parse(text);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return {};
+  };
+  return app
+      .add_option_function<std::string>(
+          name, [&target, parse](const std::string& text) { target = parse(text); }, description)
+      ->check(CLI::Validator(refusal, ""));
+}
+
+// The --devices list as given and what it asks for; by default "auto". The list is kept as text
+// for messages that quote it back to the user.
 struct Devices {
   std::string list = "auto";
-  bool gpu = false;           // use the GPUs found
+  bool gpu = true;            // use the GPUs found
   bool gpu_required = false;  // named explicitly: finding none is an error, not a fallback
   int emulated = 0;
 
@@ -30,117 +127,66 @@ struct Devices {
   bool accelerators() const { return gpu || emulated > 0; }
 };
 
-// A tool's identity for its messages. Bad input ends the tool with exit status 2, apart from
-// run-time failures (status 1), so that scripts can tell a wrong call from a failed run.
-class CommandLine {
- public:
-  // Both strings must outlive the object: the tools pass literals.
-  CommandLine(const char* program, const char* usage) : program_(program), usage_(usage) {}
-
-  [[noreturn]] void fail(const std::string& message) const {
-    std::fprintf(stderr, "%s: %s\n(see --help)\n", program_, message.c_str());
-    std::exit(2);
-  }
-
-  [[noreturn]] void help() const {
-    std::fputs(usage_, stdout);
-    std::exit(0);
-  }
-
-  // Whole-string decimal only: "12x", "" and values past long fail rather than being cut short.
-  long parse_long(const std::string& flag, const char* text, long low) const {
-    char* end = nullptr;
-    errno = 0;
-    const long value = std::strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0')
-      fail(flag + " expects an integer, not '" + text + "'");
-    if (value < low) fail(flag + " must be at least " + std::to_string(low) + ", not " + text);
-    return value;
-  }
-
-  // "auto" means every GPU found but none required, so one command line serves machines with and
-  // without a GPU. Any other list must name cpu, because the CPU workers run the host side.
-  Devices parse_devices(const std::string& list) const {
-    Devices devices;
-    devices.list = list;
-    if (list == "auto") {
-      devices.gpu = true;
-      return devices;
+// Reads a --devices list. "auto" means every GPU found but none required, so one command line
+// serves machines with and without a GPU. Any other list must name cpu, because the CPU workers
+// run the host side, and may add gpu (all GPUs, which must exist) and emulated[:K] (K emulated
+// accelerators, 1 by default). Throws std::invalid_argument naming the bad item.
+inline Devices parse_devices(const std::string& list) {
+  if (list == "auto") return Devices{};
+  Devices devices{list, false, false, 0};
+  bool cpu = false;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    if (item == "cpu") {
+      cpu = true;
+    } else if (item == "gpu") {
+      devices.gpu = devices.gpu_required = true;
+    } else if (item == "emulated") {
+      devices.emulated = 1;
+    } else if (item.rfind("emulated:", 0) == 0) {
+      const std::string count = item.substr(9);
+      char* end = nullptr;
+      errno = 0;
+      const long k = std::strtol(count.c_str(), &end, 10);
+      if (errno != 0 || end == count.c_str() || *end != '\0' || k < 1 ||
+          k > std::numeric_limits<int>::max())
+        throw std::invalid_argument("'" + item + "': K in emulated:K must be a positive integer");
+      devices.emulated = static_cast<int>(k);
+    } else {
+      throw std::invalid_argument("unknown device '" + item +
+                                  "' (expected auto, or cpu with gpu or emulated:K)");
     }
-    std::size_t start = 0;
-    bool cpu = false;
-    while (start <= list.size()) {
-      const std::size_t comma = std::min(list.find(',', start), list.size());
-      const std::string item = list.substr(start, comma - start);
-      if (item == "cpu") {
-        cpu = true;
-      } else if (item == "gpu") {
-        devices.gpu = devices.gpu_required = true;
-      } else if (item.rfind("emulated", 0) == 0) {
-        const std::string count = item.size() > 9 && item[8] == ':' ? item.substr(9) : "1";
-        if (item != "emulated" && item[8] != ':')
-          fail("unknown device '" + item + "' in --devices");
-        devices.emulated = static_cast<int>(parse_long("--devices emulated:", count.c_str(), 1));
-      } else {
-        fail("unknown device '" + item + "' in --devices (expected cpu, gpu or emulated:K)");
-      }
-      start = comma + 1;
-    }
-    if (!cpu) fail("--devices must include cpu (the CPU workers run the host side)");
-    return devices;
+    start = comma + 1;
   }
+  if (!cpu)
+    throw std::invalid_argument("'" + list +
+                                "' must include cpu (the CPU workers run the host side)");
+  return devices;
+}
 
-  // The runtime only knows which devices exist once it has started, so a required GPU can be
-  // checked no earlier. The topology goes to stderr to keep stdout for the figures.
-  void announce(const versa::Runtime& rt, const Devices& devices) const {
-    std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
-    if (devices.gpu_required &&
-        rt.statistics().size() == 1 + static_cast<std::size_t>(devices.emulated))
-      fail("--devices lists gpu, but no GPU can be used here");
-  }
+// Adds --devices LIST to `app`, read into `devices`.
+inline CLI::Option* add_devices_option(CLI::App& app, Devices& devices) {
+  return add_parsed_option(app, "--devices", devices, parse_devices,
+                           "devices to use: auto (default: the CPU and every GPU found), cpu,\n"
+                           "cpu,gpu (all GPUs, which must exist), cpu,emulated:K (K emulated\n"
+                           "accelerators), or a mix, e.g. cpu,gpu,emulated:1")
+      ->type_name("LIST");
+}
 
- private:
-  const char* program_;
-  const char* usage_;
-};
-
-// The options in order, for a tool's own if-else chain over the flags. --help and -h are
-// answered here, wherever they stand, so that every tool answers them alike.
-class Arguments {
- public:
-  Arguments(const CommandLine& cli, int argc, char** argv) : cli_(cli), argc_(argc), argv_(argv) {}
-
-  // Moves to the next option; false once there is none.
-  bool next() {
-    if (++index_ >= argc_) return false;
-    flag_ = argv_[index_];
-    if (flag_ == "--help" || flag_ == "-h") cli_.help();
-    return true;
-  }
-
-  const std::string& flag() const { return flag_; }
-
-  // Consumes the option's value, whatever it looks like: "--n --help" gives --n the value
-  // "--help" rather than guessing that the value was forgotten.
-  const char* value() {
-    if (index_ + 1 >= argc_) cli_.fail(flag_ + " expects a value");
-    return argv_[++index_];
-  }
-
-  long integer(long low) { return cli_.parse_long(flag_, value(), low); }
-
-  [[noreturn]] void unknown() const { cli_.fail("unknown option '" + flag_ + "'"); }
-
- private:
-  const CommandLine& cli_;
-  int argc_;
-  char** argv_;
-  int index_ = 0;
-  std::string flag_;
-};
+// The runtime only knows which devices exist once it has started, so a required GPU can be
+// checked no earlier: throws std::invalid_argument when --devices names gpu and there is none.
+// The topology goes to stderr to keep stdout for the figures.
+inline void announce(const versa::Runtime& rt, const Devices& devices) {
+  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
+  if (devices.gpu_required &&
+      rt.statistics().size() == 1 + static_cast<std::size_t>(devices.emulated))
+    throw std::invalid_argument("--devices lists gpu, but no GPU can be used here");
+}
 
 // The tools' own runtime settings; the rest stays at the library's defaults. Quiet because
-// CommandLine::announce prints the topology itself, to stderr.
+// announce prints the topology itself, to stderr.
 inline versa::Config runtime_config(const Devices& devices, int workers, const std::string& trace) {
   versa::Config config;
   config.cpu_workers = workers;

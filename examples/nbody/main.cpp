@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,24 +12,6 @@
 #include "nbody.hpp"
 
 namespace {
-
-const char* const usage = R"(usage: nbody [options]
-Simulates particles interacting through the Lennard-Jones potential (all pairs), one task per
-pair of particle blocks, with the force accesses as reductions (add) or as writes.
-  --particles N    number of particles (default 8192)
-  --blocks B       particle blocks (default 4; the last one is smaller when B does not divide N)
-  --steps S        time steps (default 10)
-  --mode M         force accesses: add (reductions, default) or write
-  --devices LIST   devices to use: auto (default: the CPU and every GPU found), cpu,
-                   cpu,gpu (all GPUs, which must exist), cpu,emulated:K (K emulated
-                   accelerators), or a mix, e.g. cpu,gpu,emulated:1
-  --workers W      CPU workers (default: one per core)
-  --repeat R       run the simulation R times and report the median time (default 1)
-  --check          compare the final positions, velocities and forces with a sequential run
-                   and say whether the relative error is at most 1e-12
-  --trace FILE     write a Chrome trace of the run (all repetitions) to FILE
-  --help           this text
-)";
 
 struct Options {
   long particles = 8192;
@@ -43,55 +25,58 @@ struct Options {
   std::string trace;
 };
 
-const example::CommandLine cli{"nbody", usage};
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (example::Arguments args(cli, argc, argv); args.next();) {
-    const std::string& arg = args.flag();
-    if (arg == "--particles") {
-      o.particles = args.integer(1);
-    } else if (arg == "--blocks") {
-      o.blocks = args.integer(1);
-    } else if (arg == "--steps") {
-      o.steps = static_cast<int>(args.integer(1));
-    } else if (arg == "--mode") {
-      try {
-        o.mode = nbody::parse_force_access(args.value());
-      } catch (const std::invalid_argument& e) {
-        cli.fail(e.what());
-      }
-    } else if (arg == "--devices") {
-      o.devices.list = args.value();
-    } else if (arg == "--workers") {
-      o.workers = static_cast<int>(args.integer(1));
-    } else if (arg == "--repeat") {
-      o.repeat = static_cast<int>(args.integer(1));
-    } else if (arg == "--check") {
-      o.check = true;
-    } else if (arg == "--trace") {
-      o.trace = args.value();
-    } else {
-      args.unknown();
-    }
-  }
-  if (o.blocks > o.particles)
-    cli.fail("--blocks " + std::to_string(o.blocks) + " is larger than --particles " +
-             std::to_string(o.particles));
-  const long block_size = (o.particles + o.blocks - 1) / o.blocks;
-  const long filled = (o.particles + block_size - 1) / block_size;
-  if (filled != o.blocks)
-    cli.fail("--blocks " + std::to_string(o.blocks) + " with --particles " +
-             std::to_string(o.particles) + ": blocks of " + std::to_string(block_size) +
-             " particles fill only " + std::to_string(filled) + " blocks");
-  o.devices = cli.parse_devices(o.devices.list);
-  return o;
+// Binds the options to `o`; the checks that relate two options run once all are read.
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  app.add_option("--particles", o.particles, "number of particles")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  app.add_option("--blocks", o.blocks,
+                 "particle blocks (the last one is smaller when B does not divide N)")
+      ->type_name("B")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  app.add_option("--steps", o.steps, "time steps")
+      ->type_name("S")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  example::add_parsed_option(app, "--mode", o.mode, nbody::parse_force_access,
+                             "force accesses: add (reductions, default) or write")
+      ->type_name("M");
+  example::add_devices_option(app, o.devices);
+  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
+      ->type_name("W")
+      ->transform(example::positive<int>());
+  app.add_option("--repeat", o.repeat, "run the simulation R times and report the median time")
+      ->type_name("R")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--check", o.check,
+               "compare the final positions, velocities and forces with a sequential run\n"
+               "and say whether the relative error is at most 1e-12");
+  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all repetitions) to FILE")
+      ->type_name("FILE");
+  app.callback([&o] {
+    if (o.blocks > o.particles)
+      throw CLI::ValidationError(
+          "--blocks",
+          std::to_string(o.blocks) + " is larger than --particles " + std::to_string(o.particles));
+    const long block_size = (o.particles + o.blocks - 1) / o.blocks;
+    const long filled = (o.particles + block_size - 1) / block_size;
+    if (filled != o.blocks)
+      throw CLI::ValidationError("--blocks", std::to_string(o.blocks) + " with --particles " +
+                                                 std::to_string(o.particles) + ": blocks of " +
+                                                 std::to_string(block_size) +
+                                                 " particles fill only " + std::to_string(filled) +
+                                                 " blocks");
+  });
 }
 
 int run(const Options& o) {
   // One runtime for every repetition: its performance model calibrates on the first.
   versa::Runtime rt{example::runtime_config(o.devices, o.workers, o.trace)};
-  cli.announce(rt, o.devices);
+  example::announce(rt, o.devices);
   const nbody::Parameters parameters;
   const auto particles = static_cast<std::size_t>(o.particles);
   const auto blocks = static_cast<std::size_t>(o.blocks);
@@ -187,10 +172,17 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options = parse(argc, argv);
+  CLI::App app{
+      "Simulates particles interacting through the Lennard-Jones potential (all pairs), one task\n"
+      "per pair of particle blocks, with the force accesses as reductions (add) or as writes.",
+      "nbody"};
+  Options options;
+  add_options(app, options);
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
   try {
     return run(options);
   } catch (const std::exception& e) {
-    cli.fail(e.what());
+    return example::wrong_call(app.get_name(), e.what());
   }
 }

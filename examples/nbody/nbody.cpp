@@ -18,7 +18,7 @@ const char* to_string(ForceAccess mode) { return mode == ForceAccess::add ? "add
 ForceAccess parse_force_access(const std::string& text) {
   if (text == "add") return ForceAccess::add;
   if (text == "write") return ForceAccess::write;
-  throw std::invalid_argument("--mode: unknown mode '" + text + "' (modes: add, write)");
+  throw std::invalid_argument("unknown mode '" + text + "' (modes: add, write)");
 }
 
 System make_system(std::size_t particles, std::size_t blocks, const Parameters& parameters) {

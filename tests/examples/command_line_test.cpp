@@ -1,0 +1,100 @@
+// The options the command-line tools share (examples/common/command_line.hpp): the --devices list,
+// the integer check, and what a wrong call or --help returns, without ending the process.
+#include "command_line.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// A tool with the shared --devices option and an integer option, as the tools add them.
+struct Tool {
+  CLI::App app{"test tool", "tool"};
+  example::Devices devices;
+  long n = 4096;
+  std::ostringstream out, err;
+
+  Tool() {
+    example::use_tool_rules(app);
+    example::add_devices_option(app, devices);
+    app.add_option("-n,--n", n, "size")->transform(example::positive<long>());
+  }
+
+  std::optional<int> parse(const std::vector<std::string>& args) {
+    return example::parse_command_line(app, args, out, err);
+  }
+};
+
+TEST(CommandLine, DevicesAreAutoByDefault) {
+  Tool tool;
+  EXPECT_EQ(tool.parse({}), std::nullopt);
+  EXPECT_EQ(tool.devices.list, "auto");
+  EXPECT_TRUE(tool.devices.gpu);
+  EXPECT_FALSE(tool.devices.gpu_required);
+  EXPECT_EQ(tool.devices.emulated, 0);
+}
+
+TEST(CommandLine, DevicesListIsRead) {
+  Tool tool;
+  EXPECT_EQ(tool.parse({"--devices", "cpu,gpu,emulated:2"}), std::nullopt) << tool.err.str();
+  EXPECT_EQ(tool.devices.list, "cpu,gpu,emulated:2");
+  EXPECT_TRUE(tool.devices.gpu);
+  EXPECT_TRUE(tool.devices.gpu_required);
+  EXPECT_EQ(tool.devices.emulated, 2);
+
+  const example::Devices cpu = example::parse_devices("cpu");
+  EXPECT_FALSE(cpu.accelerators());
+  EXPECT_EQ(example::parse_devices("cpu,emulated").emulated, 1);
+  EXPECT_FALSE(example::parse_devices("cpu,emulated").gpu);
+}
+
+TEST(CommandLine, BadDevicesAreRefusedNamingTheOptionAndItem) {
+  for (const std::string list : {"foo", "cpu,fpga", "gpu", "emulated:1", "cpu,emulated:0",
+                                 "cpu,emulated:x", "cpu,emulated:", "cpu,", ""}) {
+    Tool tool;
+    EXPECT_EQ(tool.parse({"--devices", list}), 2) << list;
+    const std::string message = tool.err.str();
+    EXPECT_NE(message.find("tool: --devices: "), std::string::npos) << message;
+  }
+  Tool tool;
+  tool.parse({"--devices", "cpu,fpga"});
+  EXPECT_NE(tool.err.str().find("'fpga'"), std::string::npos) << tool.err.str();
+}
+
+TEST(CommandLine, BadIntegersAreRefusedNamingTheOptionAndValue) {
+  for (const std::string value : {"12x", "", "-3", "0", "1.5", "0x10", "99999999999999999999"}) {
+    Tool tool;
+    EXPECT_EQ(tool.parse({"--n", value}), 2) << value;
+    const std::string message = tool.err.str();
+    EXPECT_NE(message.find("--n: "), std::string::npos) << message;
+    EXPECT_NE(message.find(value), std::string::npos) << message;
+    EXPECT_EQ(tool.n, 4096) << value;
+  }
+}
+
+TEST(CommandLine, IntegersAreDecimalAndTheLastValueWins) {
+  Tool tool;
+  EXPECT_EQ(tool.parse({"--n", "010"}), std::nullopt) << tool.err.str();
+  EXPECT_EQ(tool.n, 10);
+  EXPECT_EQ(tool.parse({"-n", "5", "--n", "7"}), std::nullopt) << tool.err.str();
+  EXPECT_EQ(tool.n, 7);
+}
+
+TEST(CommandLine, UnknownOptionIsAWrongCall) {
+  Tool tool;
+  EXPECT_EQ(tool.parse({"--bogus", "2"}), 2);
+  EXPECT_NE(tool.err.str().find("unknown option '--bogus'"), std::string::npos) << tool.err.str();
+}
+
+TEST(CommandLine, HelpPrintsTheOptionsAndSucceeds) {
+  Tool tool;
+  EXPECT_EQ(tool.parse({"--n", "5", "--help"}), 0);
+  EXPECT_NE(tool.out.str().find("--devices"), std::string::npos) << tool.out.str();
+  EXPECT_TRUE(tool.err.str().empty()) << tool.err.str();
+}
+
+}  // namespace
