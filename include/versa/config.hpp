@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ struct Config {
   // When not 0, caps the memory each device (GPU or emulated) may use, in bytes (at least 64):
   // makes a working set larger than device memory easy to try.
   std::size_t device_memory_limit = 0;
+
+  // Devices of kinds the program registered itself (beyond cuda and emulated): how many of
+  // each, by kind name. A name no kind registered is refused.
+  std::map<std::string, int> other_devices;
 
   // When not empty, the performance model of automatic placement is loaded from this file at
   // start-up (if it exists) and saved to it when the Runtime is destroyed.

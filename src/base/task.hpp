@@ -13,6 +13,24 @@
 
 namespace versa::detail {
 
+// The implementations a task may carry, one per kind of code: the CPU function (CPU workers),
+// the CUDA function, and the emulated-device function (the CPU one unless given). Each device
+// kind runs one of them (device/device_registry.hpp).
+enum class ImplementationSlot : std::uint8_t { cpu, cuda, emulated };
+
+// Whether `desc` has an implementation in `slot`.
+inline bool has_implementation(const TaskDesc& desc, ImplementationSlot slot) {
+  switch (slot) {
+    case ImplementationSlot::cpu:
+      return desc.invoke != nullptr;
+    case ImplementationSlot::cuda:
+      return desc.invoke_cuda != nullptr;
+    case ImplementationSlot::emulated:
+      return desc.invoke_emulated != nullptr;
+  }
+  return false;
+}
+
 // Laid out so that creating and running a task with no spilled data touches two cache lines:
 // the fields every task uses first, then the inline closure and the fields that need a value
 // at creation, then what only parked tasks and tasks with data use.
@@ -75,6 +93,19 @@ class Task {
   std::uint32_t pending_fills_value;
   // First failure of a copy its staging waited for; owned. Atomic: use staging_error().
   std::string* staging_error_value;
+
+  // Whether the task has an implementation in `slot` (only with accelerators present).
+  bool has_implementation(ImplementationSlot slot) const {
+    switch (slot) {
+      case ImplementationSlot::cpu:
+        return invoke != nullptr;
+      case ImplementationSlot::cuda:
+        return invoke_cuda != nullptr;
+      case ImplementationSlot::emulated:
+        return invoke_emulated != nullptr;
+    }
+    return false;
+  }
 
   std::atomic_ref<std::uint32_t> pending_fills() {
     return std::atomic_ref<std::uint32_t>(pending_fills_value);

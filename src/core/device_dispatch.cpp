@@ -5,6 +5,7 @@
 
 #include "base/task.hpp"
 #include "core/scheduler.hpp"
+#include "device/device_registry.hpp"
 
 namespace versa::detail {
 
@@ -18,14 +19,19 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
       devices_(std::move(devices)) {
   std::vector<DataMover::Node> mover_nodes(1);
   std::vector<PlacementPolicy::Node> placement_nodes(1);
+  const std::vector<DeviceBackend> kinds = device_kinds();
+  slots_.push_back(ImplementationSlot::cpu);
   for (auto& device : devices_) {
+    const DeviceBackend& kind = kinds[static_cast<std::size_t>(device->kind())];
+    slots_.push_back(kind.slot);
+    placement_nodes.push_back({device->kind(), kind.slot, kind.name, device.get(), nullptr});
     Device* d = device.get();
     memories_.push_back(std::make_unique<NodeMemory>(
         d->memory_capacity(), [d](std::size_t bytes) { return d->allocate(bytes); },
         [d](void* pointer) { d->deallocate(pointer); }));
     mover_nodes.push_back({d, memories_.back().get(), nullptr});
     // One registration of host memory serves every device that needs it (all GPUs).
-    if (!host_pins_ && d->kind() == DeviceKind::cuda)
+    if (!host_pins_ && d->pins_host_memory())
       host_pins_ = std::make_shared<HostPins>(
           [d](void* data, std::size_t bytes) { return d->register_host_memory(data, bytes); },
           [d](void* data) { d->unregister_host_memory(data); });
@@ -35,8 +41,7 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
     const int node = static_cast<int>(i) + 1;
     device_workers_.push_back(std::make_unique<DeviceWorker>(node, *devices_[i], *mover_, *this));
     mover_->attach_worker(node, device_workers_.back().get());
-    placement_nodes.push_back(
-        {devices_[i]->kind(), devices_[i].get(), device_workers_.back().get()});
+    placement_nodes[node].worker = device_workers_.back().get();
     trace_.add_track(devices_[i]->name());
   }
   placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpu_workers, perf_model_);
@@ -46,17 +51,6 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
 }
 
 DeviceDispatch::~DeviceDispatch() = default;
-
-std::string DeviceDispatch::emulated_summary() const {
-  std::string summary;
-  for (const auto& d : devices_) {
-    if (d->kind() != DeviceKind::emulated) continue;
-    summary += (summary.empty() ? "" : ", ") + d->name() + " (" +
-               std::to_string(d->memory_capacity() >> 20) + " MiB, " +
-               std::to_string(static_cast<int>(d->bandwidth() / 1e9)) + " GB/s)";
-  }
-  return summary;
-}
 
 std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_file) {
   std::vector<std::string> errors;
@@ -82,15 +76,15 @@ std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_
 bool DeviceDispatch::runnable(const TaskDesc& desc) const {
   if (desc.placement == Placement::cpu_only) return desc.invoke != nullptr;
   bool runnable = desc.invoke && desc.placement != Placement::gpu_only;
-  for (const auto& device : devices_)
-    runnable |= device->kind() == DeviceKind::cuda ? desc.invoke_cuda != nullptr
-                                                   : desc.invoke_emulated != nullptr;
+  for (int node = 1; node < nodes(); ++node) runnable |= has_implementation(desc, slots_[node]);
   return runnable;
 }
 
-const Device* DeviceDispatch::first_cuda_device() const {
-  for (const auto& device : devices_)
-    if (device->kind() == DeviceKind::cuda) return device.get();
+const Device* DeviceDispatch::device_refusing(const TaskDesc& desc, const ReductionOps& ops) const {
+  if (desc.placement == Placement::cpu_only) return nullptr;
+  for (int node = 1; node < nodes(); ++node)
+    if (has_implementation(desc, slots_[node]) && !operator_runs_in(slots_[node], ops))
+      return devices_[node - 1].get();
   return nullptr;
 }
 
@@ -294,7 +288,7 @@ void DeviceDispatch::device_refused(Task& task, int node, const std::string& why
 // --- reductions and statistics --------------------------------------------------------------
 
 bool DeviceDispatch::can_apply_on(int node, const ReductionOps& ops) const {
-  return kind_of(node) != DeviceKind::cuda || ops.runs_on_cuda();
+  return operator_runs_in(slots_[node], ops);
 }
 
 std::size_t DeviceDispatch::partial_bytes_on_devices() const {

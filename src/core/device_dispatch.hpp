@@ -36,8 +36,6 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
 
   // Memory nodes: the host and one per device.
   int nodes() const { return 1 + static_cast<int>(devices_.size()); }
-  // The emulated devices, for the start-up line: "emulated:0 (64 MiB, 12 GB/s)".
-  std::string emulated_summary() const;
   // The pinned host ranges when a GPU is in use, else null.
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
 
@@ -46,9 +44,9 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   bool runnable(const TaskDesc& desc) const;
   // The device kinds present, for messages: "cpu, emulated".
   std::string present_kinds() const { return placement_->present_kinds(); }
-  // Whether a present device runs CUDA code (operators need CUDA functions for it), and its
-  // name.
-  const Device* first_cuda_device() const;
+  // A device the task may run on whose code the reduction operator `ops` has no functions
+  // for (a GPU, when it has no CUDA ones), or null.
+  const Device* device_refusing(const TaskDesc& desc, const ReductionOps& ops) const;
 
   // --- the task life cycle ---
   // Fills the device fields of a new task (`desc` null: a flush or a host access).
@@ -113,6 +111,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   const int cpu_workers_;
   // Node n >= 1 is devices_[n - 1].
   std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<ImplementationSlot> slots_;  // per node: the implementation that runs there
   std::vector<std::unique_ptr<NodeMemory>> memories_;
   std::shared_ptr<HostPins> host_pins_;
   std::unique_ptr<DataMover> mover_;

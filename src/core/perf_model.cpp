@@ -5,12 +5,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "device/device_registry.hpp"
+
 namespace versa::detail {
 
 std::string PerfModel::key(std::string_view type, DeviceKind kind, std::size_t bytes) {
   std::string k(type);
   k += '\t';
-  k += to_string(kind);
+  k += device_kind_name(kind);
   k += '\t';
   k += std::to_string(bytes);
   return k;
@@ -70,15 +72,16 @@ void PerfModel::load(const std::string& file) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     std::string type, kind;
+    DeviceKind known;
     std::size_t bytes = 0;
     double seconds = 0;
     int count = 0;
     if (!std::getline(fields, type, '\t') || !std::getline(fields, kind, '\t') ||
         !(fields >> bytes >> seconds >> count) || seconds < 0 || count < 1 ||
-        (kind != "cpu" && kind != "cuda" && kind != "emulated"))
+        !find_device_kind(kind, known))
       throw std::runtime_error("performance model file '" + file + "', line " +
                                std::to_string(number) +
-                               ": expected <type>\\t<cpu|cuda|emulated>\\t<bytes> <seconds> "
+                               ": expected <type>\\t<device kind>\\t<bytes> <seconds> "
                                "<samples>");
     Entry& entry = entries_[type + '\t' + kind + '\t' + std::to_string(bytes)];
     entry.count = std::min(count, window);

@@ -39,15 +39,8 @@ PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfM
     : nodes_(std::move(nodes)), cpu_workers_(cpu_workers), model_(model) {}
 
 bool PlacementPolicy::can_run(const Task& task, int node) const {
-  switch (nodes_[node].kind) {
-    case DeviceKind::cpu:
-      return task.invoke && task.placement != Placement::gpu_only;
-    case DeviceKind::cuda:
-      return task.invoke_cuda && task.placement != Placement::cpu_only;
-    case DeviceKind::emulated:
-      return task.invoke_emulated && task.placement != Placement::cpu_only;
-  }
-  return false;
+  const Placement excluded = node == 0 ? Placement::gpu_only : Placement::cpu_only;
+  return task.has_implementation(nodes_[node].slot) && task.placement != excluded;
 }
 
 bool PlacementPolicy::runnable_anywhere(const Task& task) const {
@@ -57,14 +50,12 @@ bool PlacementPolicy::runnable_anywhere(const Task& task) const {
 }
 
 std::string PlacementPolicy::present_kinds() const {
-  std::string kinds = "cpu";
-  bool cuda = false, emulated = false;
-  for (const Node& node : nodes_) {
-    cuda |= node.kind == DeviceKind::cuda;
-    emulated |= node.kind == DeviceKind::emulated;
+  std::string kinds;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    bool seen = false;
+    for (std::size_t j = 0; j < i; ++j) seen |= nodes_[j].kind == nodes_[i].kind;
+    if (!seen) kinds += (kinds.empty() ? "" : ", ") + nodes_[i].kind_name;
   }
-  if (cuda) kinds += ", cuda";
-  if (emulated) kinds += ", emulated";
   return kinds;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/task.hpp"
 #include "core/perf_model.hpp"
 #include "device/device.hpp"
 
@@ -31,6 +32,8 @@ class PlacementPolicy {
  public:
   struct Node {
     DeviceKind kind = DeviceKind::cpu;
+    ImplementationSlot slot = ImplementationSlot::cpu;  // what runs there
+    std::string kind_name = "cpu";
     Device* device = nullptr;        // null for the host
     DeviceWorker* worker = nullptr;  // null for the host
   };

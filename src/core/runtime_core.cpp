@@ -6,7 +6,7 @@
 
 #include "base/names.hpp"
 #include "core/task_validation.hpp"
-#include "emulated/emulated_device.hpp"
+#include "device/device_registry.hpp"
 #include "versa/error.hpp"
 
 namespace versa::detail {
@@ -46,22 +46,21 @@ RuntimeCore::RuntimeCore(Config config)
 
 void RuntimeCore::open_devices() {
   const int cpus = scheduler_.workers();
-  std::string gpu_note;
-  std::vector<std::unique_ptr<Device>> devices =
-      open_cuda_devices(config_.gpus, config_.device_memory_limit, gpu_note);
-  for (std::size_t i = 0; i < config_.emulated_devices.size(); ++i)
-    devices.push_back(std::make_unique<EmulatedDevice>(
-        static_cast<int>(i), config_.emulated_devices[i], config_.device_memory_limit));
   summary_ = "versa: " + std::to_string(cpus) + " CPU worker" + (cpus == 1 ? "" : "s") + " (" +
-             topology_.summary() + "); GPUs: " + gpu_note + "; emulated devices: ";
-  if (devices.empty()) {
-    summary_ += "none";
-    return;
+             topology_.summary() + ")";
+  for (const auto& [name, count] : config_.other_devices) {
+    DeviceKind kind;
+    if (!find_device_kind(name, kind))
+      throw std::invalid_argument("Config::other_devices names '" + name +
+                                  "', which is no registered device kind");
+    (void)count;
   }
+  std::vector<std::unique_ptr<Device>> devices;
+  for (const DeviceBackend& kind : device_kinds())
+    if (kind.open) summary_ += "; " + kind.open(config_, devices);
+  if (devices.empty()) return;
   dispatch_ = std::make_unique<DeviceDispatch>(std::move(devices), cpus, config_.perf_model_file,
                                                scheduler_, reductions_, trace_);
-  const std::string emulated = dispatch_->emulated_summary();
-  summary_ += emulated.empty() ? "none" : emulated;
   scheduler_.set_devices(dispatch_.get());
   reductions_.set_devices(dispatch_.get());
 }

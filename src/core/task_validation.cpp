@@ -42,11 +42,10 @@ void check_reduction(const TaskDesc& desc, const AccessRecord& access,
         task + " adds into " + quoted_handle(handle->name()) + ", whose elements have " +
         std::to_string(handle->layout()->element_size) + " bytes, with operator '" + ops->name +
         "' for elements of " + std::to_string(ops->element_size) + " bytes");
-  const Device* gpu = devices ? devices->first_cuda_device() : nullptr;
-  if (gpu && desc.invoke_cuda && desc.placement != Placement::cpu_only && !ops->runs_on_cuda())
-    throw std::invalid_argument(task + " may run on " + gpu->name() + " but the operator '" +
+  if (const Device* device = devices ? devices->device_refusing(desc, *ops) : nullptr)
+    throw std::invalid_argument(task + " may run on " + device->name() + " but the operator '" +
                                 ops->name + "' of " + quoted_handle(handle->name()) +
-                                " has no CUDA functions (cuda_identity and cuda_merge)");
+                                " has no functions for it (cuda_identity and cuda_merge)");
 }
 
 }  // namespace

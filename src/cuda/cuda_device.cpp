@@ -11,6 +11,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device.hpp"
 #include "data/partial_identity.hpp"
+#include "device/device_registry.hpp"
 
 namespace versa::detail {
 
@@ -319,6 +320,16 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::siz
   if (!opened.empty()) note += ": " + opened;
   note += skipped;
   return devices;
+}
+
+DeviceBackend cuda_backend() {
+  return {"cuda", ImplementationSlot::cuda,
+          [](const Config& config, std::vector<std::unique_ptr<Device>>& devices) {
+            std::string note;
+            for (auto& device : open_cuda_devices(config.gpus, config.device_memory_limit, note))
+              devices.push_back(std::move(device));
+            return "GPUs: " + note;
+          }};
 }
 
 }  // namespace versa::detail

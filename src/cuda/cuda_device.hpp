@@ -54,6 +54,7 @@ class CudaDevice final : public Device {
 
   bool register_host_memory(void* pointer, std::size_t bytes) override;
   void unregister_host_memory(void* pointer) override;
+  bool pins_host_memory() const override { return true; }
 
   int ordinal() const { return ordinal_; }
 
@@ -93,5 +94,11 @@ class CudaDevice final : public Device {
   std::unique_ptr<StreamContext> merge_context_;
   CompletionPoller poller_;
 };
+
+// The GPUs to use: at most `max_devices` of them (-1: all), each capped at `memory_limit` bytes
+// when that is not 0. `note` receives what the start-up summary says about GPUs ("1 GPU: ...",
+// "no GPU found").
+std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
+                                                       std::string& note);
 
 }  // namespace versa::detail

@@ -1,18 +1,17 @@
-// open_cuda_devices for builds without the CUDA backend (no nvcc, or VERSA_CUDA=OFF): the
-// runtime then runs on the CPU and emulated devices only.
+// The cuda device kind in builds without the CUDA backend (no nvcc, or VERSA_CUDA=OFF): it
+// opens no device, and the runtime runs on the CPU and the other kinds only.
 #include <stdexcept>
 
-#include "device/device.hpp"
+#include "device/device_registry.hpp"
 #include "versa/reduction.hpp"
 
 namespace versa::detail {
 
-std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
-                                                       std::string& note) {
-  (void)max_devices;
-  (void)memory_limit;
-  note = "CUDA backend not built";
-  return {};
+DeviceBackend cuda_backend() {
+  return {"cuda", ImplementationSlot::cuda,
+          [](const Config&, std::vector<std::unique_ptr<Device>>&) {
+            return std::string("GPUs: CUDA backend not built");
+          }};
 }
 
 // Reductions never run on a GPU in this build.

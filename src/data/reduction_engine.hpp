@@ -22,6 +22,11 @@
 
 namespace versa::detail {
 
+// Whether `ops` has the functions that code of `slot` needs (CUDA ones for CUDA devices).
+inline bool operator_runs_in(ImplementationSlot slot, const ReductionOps& ops) {
+  return slot != ImplementationSlot::cuda || ops.runs_on_cuda();
+}
+
 // Reduction partials on devices, as the engine sees them.
 class DevicePartials {
  public:

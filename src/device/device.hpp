@@ -17,9 +17,10 @@ namespace versa::detail {
 class Task;
 struct ReductionOps;
 
-enum class DeviceKind : std::uint8_t { cpu, cuda, emulated };
-constexpr int device_kind_count = 3;
-const char* to_string(DeviceKind kind);
+// A kind of memory node and executor: the CPU, or a kind registered in the device registry
+// (device/device_registry.hpp). The kinds built into Versa have fixed values (their order of
+// registration); other kinds get the next values when they register.
+enum class DeviceKind : std::uint8_t { cpu = 0, cuda = 1, emulated = 2 };
 
 // A column-major block copy: `columns` columns of `width` bytes, consecutive columns `pitch`
 // bytes apart on each side (cudaMemcpy2D's shape).
@@ -95,13 +96,9 @@ class Device {
     return false;
   }
   virtual void unregister_host_memory(void* pointer) { (void)pointer; }
+  // Whether host memory should be registered for this device (register_host_memory does
+  // something): the runtime then pins large handles.
+  virtual bool pins_host_memory() const { return false; }
 };
-
-// The CUDA GPUs to use (src/cuda, or an empty list when the backend is not built): at most
-// `max_devices` of them (-1: all), each capped at `memory_limit` bytes when that is not 0.
-// `note` receives what the start-up summary should say about GPUs ("1 GPU: ...",
-// "no GPU found", "CUDA backend not built").
-std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
-                                                       std::string& note);
 
 }  // namespace versa::detail

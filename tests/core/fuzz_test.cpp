@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "support/config.hpp"
@@ -309,7 +310,7 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
 
 Outcome parallel(const Program& program, versa::Config config) {
   versa::Runtime rt{config};
-  const bool devices = !config.emulated_devices.empty();
+  const bool devices = !config.emulated_devices.empty() || !config.other_devices.empty();
   Outcome outcome{initial_data(program.handles),
                   std::vector<Value>(program.tasks.size()),
                   {},
@@ -400,14 +401,25 @@ struct DeviceSet {
   int workers;
   int devices;
   std::size_t memory_bytes;  // per device
+  // "emulated", or a kind registered by the tests (tests/device/loopback_device_test.cpp).
+  const char* kind = "emulated";
 };
+
+versa::Config device_config(const DeviceSet& set) {
+  const versa::Config cpus = versa::testing::workers(set.workers);
+  if (std::string(set.kind) == "emulated")
+    return versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
+  versa::Config config = cpus;
+  config.other_devices[set.kind] = set.devices;
+  config.device_memory_limit = set.memory_bytes;
+  return config;
+}
 
 class DeviceFuzz : public testing::TestWithParam<DeviceSet> {};
 
 TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
   const DeviceSet set = GetParam();
-  const versa::Config config = versa::testing::with_emulated(versa::testing::workers(set.workers),
-                                                             set.devices, set.memory_bytes);
+  const versa::Config config = device_config(set);
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const int handles = seed % 2 ? 16 : 48;
     const Program program = random_program(seed * 104729 + set.devices, 1000, handles);
@@ -431,17 +443,17 @@ TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
 
 TEST_P(DeviceFuzz, InjectedFailuresSpreadAsInTheSequentialModel) {
   const DeviceSet set = GetParam();
-  check_failure_fuzz(versa::testing::with_emulated(versa::testing::workers(set.workers),
-                                                   set.devices, set.memory_bytes),
-                     set.devices * 31 + set.workers, 800);
+  check_failure_fuzz(device_config(set), set.devices * 31 + set.workers, 800);
 }
 
 // 4 blocks of 64 bytes fill a 256-byte device: every task with several accesses evicts.
 INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
                          testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
-                                         DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320}),
+                                         DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320},
+                                         DeviceSet{2, 2, 256, "loopback"}),
                          [](const testing::TestParamInfo<DeviceSet>& info) {
-                           return std::to_string(info.param.workers) + "cpu_" +
+                           return std::string(info.param.kind) + "_" +
+                                  std::to_string(info.param.workers) + "cpu_" +
                                   std::to_string(info.param.devices) + "dev_" +
                                   std::to_string(info.param.memory_bytes) + "B";
                          });

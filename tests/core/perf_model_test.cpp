@@ -12,6 +12,8 @@
 #include <string>
 #include <tuple>
 
+#include "device/device_registry.hpp"
+
 namespace versa::detail {
 namespace {
 
@@ -163,7 +165,8 @@ TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
         std::tuple{"potrf with spaces", DeviceKind::emulated, std::size_t{4096}}}) {
     const std::optional<double> expected = saved.estimate(type, kind, bytes);
     ASSERT_TRUE(expected.has_value()) << type;
-    EXPECT_EQ(loaded.estimate(type, kind, bytes), expected) << type << " " << to_string(kind);
+    EXPECT_EQ(loaded.estimate(type, kind, bytes), expected)
+        << type << " " << versa::detail::device_kind_name(kind);
   }
   // The sample count is kept: one sample loaded, two more runs to explore.
   EXPECT_EQ(loaded.estimate("trsm", DeviceKind::cuda, 64), std::nullopt);

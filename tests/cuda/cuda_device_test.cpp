@@ -8,6 +8,7 @@
 #include <string>
 
 #include "device/device.hpp"
+#include "device/device_registry.hpp"
 
 #if VERSA_HAVE_CUDA
 
@@ -24,6 +25,7 @@
 
 #include "base/task.hpp"
 #include "cuda/completion_poller.hpp"
+#include "cuda/cuda_device.hpp"
 #include "versa/cuda.hpp"
 
 namespace {
@@ -433,9 +435,10 @@ TEST(OpenCudaDevicesTest, SaysWhatItFound) {
 namespace {
 
 TEST(OpenCudaDevicesTest, SaysTheBackendIsNotBuilt) {
-  std::string note;
-  EXPECT_TRUE(versa::detail::open_cuda_devices(-1, 0, note).empty());
-  EXPECT_EQ(note, "CUDA backend not built");
+  std::vector<std::unique_ptr<versa::detail::Device>> devices;
+  EXPECT_EQ(versa::detail::cuda_backend().open(versa::Config{}, devices),
+            "GPUs: CUDA backend not built");
+  EXPECT_TRUE(devices.empty());
 }
 
 }  // namespace
