@@ -177,7 +177,7 @@ class Runtime {
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
   const char* intern_name(std::string_view name);
-  void keep_alive(const std::shared_ptr<detail::TaskTypeBase>& type);
+  void keep_alive(const std::shared_ptr<const detail::TaskTypeBase>& type);
   void* acquire_host(detail::AccessRecord& record);
   void release_host(void* ticket) noexcept;
 
@@ -305,8 +305,8 @@ class Runtime {
       invoke_emulated = invoke;
     }
     submit_with(child, type.name().c_str(), state, invoke,
-                detail::Implementations{invoke_cuda, invoke_emulated, state->placement,
-                                        state->reduction.get()},
+                detail::Implementations{invoke_cuda, invoke_emulated, state->settings.placement,
+                                        state->settings.reduction.get()},
                 args...);
   }
 

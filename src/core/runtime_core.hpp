@@ -51,7 +51,7 @@ class RuntimeCore final : public TaskRunner,
   HandleState* create_handle(const void* data, Layout layout, std::string name);
   void submit(const TaskDesc& desc);
   const char* intern_name(std::string_view name);
-  void keep_alive(const std::shared_ptr<TaskTypeBase>& type);
+  void keep_alive(const std::shared_ptr<const TaskTypeBase>& type);
   Task* acquire_host(AccessRecord& record);
   void release_host(Task* ticket);
   void sync();
@@ -164,7 +164,7 @@ class RuntimeCore final : public TaskRunner,
   std::mutex names_mutex_;
   std::unordered_set<std::string> names_;  // guarded by names_mutex_; node-based: stable c_str()
   std::mutex types_mutex_;
-  std::vector<std::shared_ptr<TaskTypeBase>> types_;  // guarded by types_mutex_
+  std::vector<std::shared_ptr<const TaskTypeBase>> types_;  // guarded by types_mutex_
 
   // Accelerators (empty when none: then nothing below is used and CPU-only runs pay nothing).
   // Node n >= 1 is devices_[n - 1].
