@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "versa/cuda_fwd.hpp"
+#include "versa/detail/cuda_backend.hpp"
 #include "versa/placement.hpp"
 #include "versa/reduction.hpp"
 
@@ -22,6 +24,9 @@ struct TaskTypeSettings {
   // Combines the `add` accesses of this type's tasks to handles that have no operator of their
   // own (the handle keeps it from then on); null when none.
   std::shared_ptr<const ReductionOps> reduction;
+  // A CUDA body was given to a build without the CUDA backend and dropped (TaskType::cuda); said
+  // when the type is refused for having no implementation for any present device.
+  bool cuda_left_out = false;
 };
 
 // Immutable once built, so that any number of threads may submit a type while others build new
@@ -59,6 +64,7 @@ constexpr bool is_implementation_v = !std::is_same_v<F, NoImplementation>;
 //   .cpu(f)       runs on CPU workers, on host memory.
 //   .cuda(f)      runs on a GPU worker: f(versa::CudaContext&, views...) launches its work on
 //                 context.stream() (see versa/cuda.hpp); the views point to device memory.
+//                 Dropped in a build without the CUDA backend, so it needs no #if (see cuda()).
 //   .emulated(f)  runs on the emulated accelerator; without it the CPU implementation runs
 //                 there. A different body lets benchmarks model a device's speed.
 // A task type is an immutable value; builder methods return a new one and leave the type they
@@ -81,8 +87,8 @@ class TaskType {
                                                !detail::is_implementation_v<Cuda> &&
                                                !detail::is_implementation_v<Emulated>)
       : state_(std::make_shared<const State>(
-            detail::TaskTypeSettings{std::move(name), Placement::automatic, nullptr}, Cpu{}, Cuda{},
-            Emulated{})) {}
+            detail::TaskTypeSettings{std::move(name), Placement::automatic, nullptr, false}, Cpu{},
+            Cuda{}, Emulated{})) {}
 
   // Returns this task type with `body` as its CPU implementation.
   template <class F>
@@ -91,11 +97,32 @@ class TaskType {
                                                     state_->cuda, state_->emulated);
   }
 
-  // Returns this task type with `body` as its CUDA implementation.
+  // Returns this task type with `body` as its CUDA implementation, called as
+  // body(versa::CudaContext&, views...).
+  //
+  // In a build of Versa without the CUDA backend (VERSA_HAVE_CUDA is 0: no nvcc, or
+  // VERSA_CUDA=OFF), where no GPU can ever run it, `body` is dropped: the result has this type's
+  // C++ type and implementations, as if .cuda had not been called. `body` is never stored, called
+  // or converted to a function pointer, so its call operator is never emitted and the functions
+  // it calls need only be declared. Code with CUDA bodies then builds everywhere without #if:
+  // the body passes its context and device pointers to kernel wrappers that a header declares
+  // with versa::CudaContext& (versa/cuda_fwd.hpp, no CUDA header) and .cu files define, compiled
+  // only where CUDA is. The body must still compile: without versa/cuda.hpp it can pass the
+  // context on but not call context.stream().
   template <class F>
-  [[nodiscard]] TaskType<Cpu, std::decay_t<F>, Emulated> cuda(F&& body) const {
-    return rebuild<Cpu, std::decay_t<F>, Emulated>(state_->settings, state_->cpu,
-                                                   std::forward<F>(body), state_->emulated);
+  [[nodiscard]] TaskType<Cpu, std::conditional_t<detail::cuda_backend, std::decay_t<F>, Cuda>,
+                         Emulated>
+  cuda(F&& body) const {
+    if constexpr (detail::cuda_backend) {
+      return rebuild<Cpu, std::decay_t<F>, Emulated>(state_->settings, state_->cpu,
+                                                     std::forward<F>(body), state_->emulated);
+    } else {
+      (void)body;
+      detail::TaskTypeSettings settings = state_->settings;
+      settings.cuda_left_out = true;
+      return rebuild<Cpu, Cuda, Emulated>(std::move(settings), state_->cpu, state_->cuda,
+                                          state_->emulated);
+    }
   }
 
   // Returns this task type with `body` as its implementation on the emulated accelerator.

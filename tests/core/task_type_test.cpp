@@ -8,10 +8,15 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "support/config.hpp"
 #include "versa/versa.hpp"
+
+// Declared and defined nowhere, like a kernel wrapper whose .cu file only CUDA builds compile.
+// External linkage, like such a wrapper: the compiler may not assume it is missing.
+void kernel_defined_only_with_cuda(versa::CudaContext& gpu, double* data, int count);
 
 namespace {
 
@@ -67,6 +72,25 @@ TEST(TaskType, ImplementationsReturnANewTypeAndLeaveTheOriginal) {
   rt.submit(twice, versa::write(h));
   rt.wait_all();
   EXPECT_EQ(value, 3.0);
+}
+
+TEST(TaskType, CudaBodyIsKeptOnlyWithTheCudaBackend) {
+  const auto cpu = versa::task_type("step").cpu(add_one).placement(Placement::cpu_only);
+  const auto both = cpu.cuda([](versa::CudaContext&, Span<double>) {});
+  static_assert(std::is_same_v<decltype(both), decltype(cpu)> == !VERSA_HAVE_CUDA,
+                "without the backend .cuda(f) leaves the type as it was");
+  if constexpr (!versa::detail::cuda_backend) {
+    // The body is dropped unseen: this links although the function it calls is defined nowhere.
+    const auto dropped = cpu.cuda([](versa::CudaContext& gpu, Span<double> x) {
+      kernel_defined_only_with_cuda(gpu, x.data(), static_cast<int>(x.size()));
+    });
+    versa::Runtime rt{versa::testing::workers(1)};
+    double value = 0;
+    auto h = rt.data(value);
+    rt.submit(dropped, versa::write(h));
+    rt.wait_all();
+    EXPECT_EQ(value, 1.0);
+  }
 }
 
 class TaskTypeThreads : public ::testing::TestWithParam<int> {};
