@@ -30,7 +30,12 @@ if(VERSA_HAVE_CUDA)
   # Public: CUDA implementations in users' code include versa/cuda.hpp, which needs the
   # runtime, cuBLAS and cuSOLVER headers, and call those libraries.
   target_link_libraries(versa PUBLIC CUDA::cudart CUDA::cublas CUDA::cusolver)
-  target_compile_definitions(versa PUBLIC VERSA_HAVE_CUDA=1)
 else()
   target_sources(versa PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda/no_cuda.cpp)
 endif()
+
+# Public and always defined, 1 or 0, so that every translation unit linking Versa agrees with the
+# library: without the backend TaskType::cuda drops its body, which changes the task types' C++
+# types, and files of one program that disagreed would break the one-definition rule unnoticed.
+# The public headers refuse to compile without it (versa/detail/cuda_backend.hpp).
+target_compile_definitions(versa PUBLIC VERSA_HAVE_CUDA=$<BOOL:${VERSA_HAVE_CUDA}>)

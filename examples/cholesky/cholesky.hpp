@@ -132,8 +132,8 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
     auto it = placements.find(kernel);
     return it == placements.end() ? versa::Placement::automatic : it->second;
   };
-  // Each kernel's CPU body serves the CPU and, counted apart, the emulated device; the CUDA
-  // bodies (cuda_kernels.hpp) exist when the CUDA backend is built.
+  // Each kernel's CPU body serves the CPU and, counted apart, the emulated device. The CUDA
+  // bodies call cuda_kernels.hpp; Versa drops them when it is built without CUDA.
   auto on = [tally](int kernel, int device, auto body) {
     return [tally, kernel, device, body](auto... tiles) {
       if (!tally) return body(tiles...);
@@ -159,42 +159,34 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
     Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(), ajk.data(), ajk.ld(),
                   amj.data(), amj.ld());
   };
-  const auto potrf = versa::task_type("potrf")
-                         .cpu([=](Tile<T> akk) { on(0, 0, potrf_body)(akk); })
-                         .emulated([=](Tile<T> akk) { on(0, 2, potrf_body)(akk); })
-#if VERSA_HAVE_CUDA
-                         .cuda([tally](versa::CudaContext& gpu, Tile<T> akk) {
-                           CudaBlas<T>::potrf(gpu, static_cast<int>(akk.rows()), akk.data(),
-                                              static_cast<int>(akk.ld()));
-                           if (tally) tally->count(0, 1);
-                         })
-#endif
-                         .placement(place("potrf"));
+  const auto potrf =
+      versa::task_type("potrf")
+          .cpu([=](Tile<T> akk) { on(0, 0, potrf_body)(akk); })
+          .emulated([=](Tile<T> akk) { on(0, 2, potrf_body)(akk); })
+          .cuda([tally](versa::CudaContext& gpu, Tile<T> akk) {
+            cuda::potrf(gpu, static_cast<int>(akk.rows()), akk.data(), static_cast<int>(akk.ld()));
+            if (tally) tally->count(0, 1);
+          })
+          .placement(place("potrf"));
   const auto trsm =
       versa::task_type("trsm")
           .cpu([=](Tile<const T> akk, Tile<T> amk) { on(1, 0, trsm_body)(akk, amk); })
           .emulated([=](Tile<const T> akk, Tile<T> amk) { on(1, 2, trsm_body)(akk, amk); })
-#if VERSA_HAVE_CUDA
           .cuda([tally](versa::CudaContext& gpu, Tile<const T> akk, Tile<T> amk) {
-            CudaBlas<T>::trsm(gpu, static_cast<int>(amk.rows()), static_cast<int>(amk.cols()),
-                              akk.data(), static_cast<int>(akk.ld()), amk.data(),
-                              static_cast<int>(amk.ld()));
+            cuda::trsm(gpu, static_cast<int>(amk.rows()), static_cast<int>(amk.cols()), akk.data(),
+                       static_cast<int>(akk.ld()), amk.data(), static_cast<int>(amk.ld()));
             if (tally) tally->count(1, 1);
           })
-#endif
           .placement(place("trsm"));
   const auto syrk =
       versa::task_type("syrk")
           .cpu([=](Tile<const T> amk, Tile<T> amm) { on(2, 0, syrk_body)(amk, amm); })
           .emulated([=](Tile<const T> amk, Tile<T> amm) { on(2, 2, syrk_body)(amk, amm); })
-#if VERSA_HAVE_CUDA
           .cuda([tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<T> amm) {
-            CudaBlas<T>::syrk(gpu, static_cast<int>(amm.rows()), static_cast<int>(amk.cols()),
-                              amk.data(), static_cast<int>(amk.ld()), amm.data(),
-                              static_cast<int>(amm.ld()));
+            cuda::syrk(gpu, static_cast<int>(amm.rows()), static_cast<int>(amk.cols()), amk.data(),
+                       static_cast<int>(amk.ld()), amm.data(), static_cast<int>(amm.ld()));
             if (tally) tally->count(2, 1);
           })
-#endif
           .placement(place("syrk"));
   const auto gemm =
       versa::task_type("gemm")
@@ -204,16 +196,14 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
           .emulated([=](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
             on(3, 2, gemm_body)(amk, ajk, amj);
           })
-#if VERSA_HAVE_CUDA
-          .cuda([tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<const T> ajk,
-                        Tile<T> amj) {
-            CudaBlas<T>::gemm(gpu, static_cast<int>(amj.rows()), static_cast<int>(amj.cols()),
-                              static_cast<int>(amk.cols()), amk.data(), static_cast<int>(amk.ld()),
-                              ajk.data(), static_cast<int>(ajk.ld()), amj.data(),
-                              static_cast<int>(amj.ld()));
-            if (tally) tally->count(3, 1);
-          })
-#endif
+          .cuda(
+              [tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+                cuda::gemm(gpu, static_cast<int>(amj.rows()), static_cast<int>(amj.cols()),
+                           static_cast<int>(amk.cols()), amk.data(), static_cast<int>(amk.ld()),
+                           ajk.data(), static_cast<int>(ajk.ld()), amj.data(),
+                           static_cast<int>(amj.ld()));
+                if (tally) tally->count(3, 1);
+              })
           .placement(place("gemm"));
   // Priorities favour the critical path: the earlier the step k and the closer a tile is to the
   // diagonal, the sooner its result is needed (the scheme of StarPU's own tiled Cholesky).

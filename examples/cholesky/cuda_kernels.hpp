@@ -1,118 +1,30 @@
-// The tile kernels on the GPU: cuBLAS for trsm, syrk and gemm, cuSOLVER for potrf, all on the
-// GPU worker's stream with its library handles (versa::CudaContext). Views are device tiles.
+// The tile kernels on the GPU: cuSOLVER for potrf, cuBLAS for trsm, syrk and gemm, queued on the
+// GPU worker's stream with its library handles. They mirror Blas<T> (cholesky.hpp) for double
+// and float; pointers are device tiles, column-major with their leading dimension, and sizes are
+// ints as cuBLAS takes them. Each throws std::runtime_error when the library fails, and potrf
+// also, as on the CPU, when the tile is not positive definite.
+//
+// Declared without any CUDA header, so that the CUDA bodies in cholesky.hpp compile in every
+// build; defined in cuda_kernels.cu, which only builds with the CUDA backend compile (without
+// it Versa drops those bodies, and nothing refers to these functions).
 #pragma once
 
-#if VERSA_HAVE_CUDA
-#include <cstddef>
-#include <stdexcept>
-#include <string>
+#include "versa/cuda_fwd.hpp"
 
-#include "versa/cuda.hpp"
+namespace cholesky::cuda {
 
-namespace cholesky {
+void potrf(versa::CudaContext& gpu, int n, double* a, int lda);
+void potrf(versa::CudaContext& gpu, int n, float* a, int lda);
 
-template <class T>
-struct CudaBlas;
+void trsm(versa::CudaContext& gpu, int m, int n, const double* l, int ldl, double* b, int ldb);
+void trsm(versa::CudaContext& gpu, int m, int n, const float* l, int ldl, float* b, int ldb);
 
-namespace cuda_detail {
-inline void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed (cuBLAS status " +
-                             std::to_string(static_cast<int>(status)) + ")");
-}
-inline void check(cusolverStatus_t status, const char* what) {
-  if (status != CUSOLVER_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed (cuSOLVER status " +
-                             std::to_string(static_cast<int>(status)) + ")");
-}
-// potrf reports a non-positive-definite tile in a device word: wait for it (one stream, not
-// the device) so the failure is the task's, like on the CPU.
-inline void check_info(versa::CudaContext& gpu, const int* info_on_device) {
-  int info = 0;
-  if (cudaMemcpyAsync(&info, info_on_device, sizeof(int), cudaMemcpyDeviceToHost, gpu.stream()) !=
-          cudaSuccess ||
-      cudaStreamSynchronize(gpu.stream()) != cudaSuccess)
-    throw std::runtime_error("potrf: reading cuSOLVER's info failed");
-  if (info > 0)
-    throw std::runtime_error("the tile is not positive definite (leading minor " +
-                             std::to_string(info) + " of the tile)");
-  if (info < 0) throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
-}
-}  // namespace cuda_detail
+void syrk(versa::CudaContext& gpu, int n, int k, const double* a, int lda, double* c, int ldc);
+void syrk(versa::CudaContext& gpu, int n, int k, const float* a, int lda, float* c, int ldc);
 
-template <>
-struct CudaBlas<double> {
-  static void potrf(versa::CudaContext& gpu, int n, double* a, int lda) {
-    int lwork = 0;
-    cuda_detail::check(
-        cusolverDnDpotrf_bufferSize(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork),
-        "cusolverDnDpotrf_bufferSize");
-    auto* work = static_cast<double*>(gpu.workspace(sizeof(double) * lwork + sizeof(int)));
-    int* info = reinterpret_cast<int*>(work + lwork);
-    cuda_detail::check(
-        cusolverDnDpotrf(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info),
-        "cusolverDnDpotrf");
-    cuda_detail::check_info(gpu, info);
-  }
-  static void trsm(versa::CudaContext& gpu, int m, int n, const double* l, int ldl, double* b,
-                   int ldb) {
-    const double one = 1.0;
-    cuda_detail::check(cublasDtrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
-                       "cublasDtrsm");
-  }
-  static void syrk(versa::CudaContext& gpu, int n, int k, const double* a, int lda, double* c,
-                   int ldc) {
-    const double minus_one = -1.0, one = 1.0;
-    cuda_detail::check(cublasDsyrk(gpu.cublas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k,
-                                   &minus_one, a, lda, &one, c, ldc),
-                       "cublasDsyrk");
-  }
-  static void gemm(versa::CudaContext& gpu, int m, int n, int k, const double* a, int lda,
-                   const double* b, int ldb, double* c, int ldc) {
-    const double minus_one = -1.0, one = 1.0;
-    cuda_detail::check(cublasDgemm(gpu.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a,
-                                   lda, b, ldb, &one, c, ldc),
-                       "cublasDgemm");
-  }
-};
+void gemm(versa::CudaContext& gpu, int m, int n, int k, const double* a, int lda, const double* b,
+          int ldb, double* c, int ldc);
+void gemm(versa::CudaContext& gpu, int m, int n, int k, const float* a, int lda, const float* b,
+          int ldb, float* c, int ldc);
 
-template <>
-struct CudaBlas<float> {
-  static void potrf(versa::CudaContext& gpu, int n, float* a, int lda) {
-    int lwork = 0;
-    cuda_detail::check(
-        cusolverDnSpotrf_bufferSize(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork),
-        "cusolverDnSpotrf_bufferSize");
-    auto* work = static_cast<float*>(gpu.workspace(sizeof(float) * lwork + sizeof(int)));
-    int* info = reinterpret_cast<int*>(work + lwork);
-    cuda_detail::check(
-        cusolverDnSpotrf(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info),
-        "cusolverDnSpotrf");
-    cuda_detail::check_info(gpu, info);
-  }
-  static void trsm(versa::CudaContext& gpu, int m, int n, const float* l, int ldl, float* b,
-                   int ldb) {
-    const float one = 1.0f;
-    cuda_detail::check(cublasStrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
-                       "cublasStrsm");
-  }
-  static void syrk(versa::CudaContext& gpu, int n, int k, const float* a, int lda, float* c,
-                   int ldc) {
-    const float minus_one = -1.0f, one = 1.0f;
-    cuda_detail::check(cublasSsyrk(gpu.cublas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k,
-                                   &minus_one, a, lda, &one, c, ldc),
-                       "cublasSsyrk");
-  }
-  static void gemm(versa::CudaContext& gpu, int m, int n, int k, const float* a, int lda,
-                   const float* b, int ldb, float* c, int ldc) {
-    const float minus_one = -1.0f, one = 1.0f;
-    cuda_detail::check(cublasSgemm(gpu.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a,
-                                   lda, b, ldb, &one, c, ldc),
-                       "cublasSgemm");
-  }
-};
-
-}  // namespace cholesky
-#endif
+}  // namespace cholesky::cuda

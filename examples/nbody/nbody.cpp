@@ -4,10 +4,7 @@
 #include <random>
 #include <stdexcept>
 
-#if VERSA_HAVE_CUDA
 #include "nbody_cuda.hpp"
-#include "versa/cuda.hpp"
-#endif
 
 namespace nbody {
 
@@ -178,8 +175,8 @@ namespace {
 enum : int { self_kernel = 0, pair_kernel = 1, move_kernel = 2 };
 enum : int { on_cpu = 0, on_gpu = 1, on_emulated = 2 };
 
-// Each kernel's CPU body serves the CPU and, counted apart, the emulated device; the CUDA
-// bodies (nbody_cuda.cu) exist when the CUDA backend is built.
+// Each kernel's CPU body serves the CPU and, counted apart, the emulated device. The CUDA
+// bodies call nbody_cuda.hpp; Versa drops them when it is built without CUDA.
 auto self_type(KernelTally* tally) {
   auto on = [tally](int device) {
     return [tally, device](Span<const double> position, Span<double> force) {
@@ -190,14 +187,11 @@ auto self_type(KernelTally* tally) {
   return versa::task_type("self_forces")
       .cpu(on(on_cpu))
       .emulated(on(on_emulated))
-#if VERSA_HAVE_CUDA
       .cuda([tally](versa::CudaContext& gpu, Span<const double> position, Span<double> force) {
         const std::size_t n = position.size() / 3;
-        cuda::add_forces(gpu.stream(), position.data(), n, position.data(), n, force.data(), true);
+        cuda::add_forces(gpu, position.data(), n, position.data(), n, force.data(), true);
         if (tally) tally->count(self_kernel, on_gpu);
-      })
-#endif
-      ;
+      });
 }
 
 auto pair_type(KernelTally* tally) {
@@ -211,19 +205,14 @@ auto pair_type(KernelTally* tally) {
   return versa::task_type("pair_forces")
       .cpu(on(on_cpu))
       .emulated(on(on_emulated))
-#if VERSA_HAVE_CUDA
       // Two passes, each thread summing the forces on one particle, instead of atomics.
       .cuda([tally](versa::CudaContext& gpu, Span<const double> position_i,
                     Span<const double> position_j, Span<double> force_i, Span<double> force_j) {
         const std::size_t ni = position_i.size() / 3, nj = position_j.size() / 3;
-        cuda::add_forces(gpu.stream(), position_i.data(), ni, position_j.data(), nj, force_i.data(),
-                         false);
-        cuda::add_forces(gpu.stream(), position_j.data(), nj, position_i.data(), ni, force_j.data(),
-                         false);
+        cuda::add_forces(gpu, position_i.data(), ni, position_j.data(), nj, force_i.data(), false);
+        cuda::add_forces(gpu, position_j.data(), nj, position_i.data(), ni, force_j.data(), false);
         if (tally) tally->count(pair_kernel, on_gpu);
-      })
-#endif
-      ;
+      });
 }
 
 auto move_type(KernelTally* tally, double dt) {
@@ -236,15 +225,11 @@ auto move_type(KernelTally* tally, double dt) {
   return versa::task_type("move")
       .cpu(on(on_cpu))
       .emulated(on(on_emulated))
-#if VERSA_HAVE_CUDA
       .cuda([tally, dt](versa::CudaContext& gpu, Span<double> position, Span<double> velocity,
                         Span<double> force) {
-        cuda::move(gpu.stream(), position.data(), velocity.data(), force.data(), position.size(),
-                   dt);
+        cuda::move(gpu, position.data(), velocity.data(), force.data(), position.size(), dt);
         if (tally) tally->count(move_kernel, on_gpu);
-      })
-#endif
-      ;
+      });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "nbody_cuda.hpp"
+#include "versa/cuda.hpp"
 
 namespace nbody::cuda {
 
@@ -74,19 +75,19 @@ unsigned blocks_for(std::size_t count) {
 
 }  // namespace
 
-void add_forces(cudaStream_t stream, const double* target, std::size_t target_count,
+void add_forces(versa::CudaContext& gpu, const double* target, std::size_t target_count,
                 const double* source, std::size_t source_count, double* force, bool same_block) {
   if (target_count == 0 || source_count == 0) return;
-  add_forces_kernel<<<blocks_for(target_count), threads_per_block, 0, stream>>>(
+  add_forces_kernel<<<blocks_for(target_count), threads_per_block, 0, gpu.stream()>>>(
       target, static_cast<int>(target_count), source, static_cast<int>(source_count), force,
       same_block);
   check_launch("add_forces");
 }
 
-void move(cudaStream_t stream, double* position, double* velocity, double* force, std::size_t count,
-          double dt) {
+void move(versa::CudaContext& gpu, double* position, double* velocity, double* force,
+          std::size_t count, double dt) {
   if (count == 0) return;
-  move_kernel<<<blocks_for(count), threads_per_block, 0, stream>>>(
+  move_kernel<<<blocks_for(count), threads_per_block, 0, gpu.stream()>>>(
       position, velocity, force, static_cast<long long>(count), dt);
   check_launch("move");
 }

@@ -1,6 +1,8 @@
 // What a CUDA implementation of a task type receives: the GPU worker's stream and library
-// handles. Include this header (and the CUDA headers) in the files that define CUDA
-// implementations.
+// handles. This header includes the CUDA headers: include it where only CUDA builds compile (the
+// .cu files that define the kernel wrappers a .cuda(f) body calls). Code that must also build
+// without CUDA names the class through versa/cuda_fwd.hpp and passes the context on (see
+// TaskType::cuda).
 #pragma once
 
 #include <cublas_v2.h>

@@ -8,11 +8,11 @@
 #include <typeinfo>
 #include <utility>
 
+#include "versa/cuda_fwd.hpp"
+#include "versa/detail/cuda_backend.hpp"
 #include "versa/view.hpp"
 
 namespace versa {
-
-class CudaContext;  // versa/cuda.hpp
 
 namespace detail {
 
@@ -34,7 +34,8 @@ struct ReductionOps {
 };
 
 // Sum kernels of the CUDA backend (src/cuda/reduction_kernels.cu), queued on context.stream().
-// Without the backend they are never called (no GPU can be present).
+// Defined only with the backend: without it sum() drops the functions that call them, like any
+// Reduction::cuda_identity/cuda_merge.
 void cuda_fill_zero(CudaContext& context, void* data, std::size_t bytes);
 void cuda_add(CudaContext& context, double* into, const double* from, std::size_t count);
 void cuda_add(CudaContext& context, float* into, const float* from, std::size_t count);
@@ -54,7 +55,9 @@ void cuda_add(CudaContext& context, int* into, const int* from, std::size_t coun
 //   cuda_identity(f), cuda_merge(f)
 //                     the same on a GPU: f(CudaContext&, ...) queues its work on
 //                     context.stream(). Needed when tasks that add into the handle may run on
-//                     a GPU. The emulated accelerator uses the CPU functions.
+//                     a GPU. The emulated accelerator uses the CPU functions. Like
+//                     TaskType::cuda, dropped unseen in a build without the CUDA backend, so
+//                     they need no #if.
 // The functions must be safe to call from several threads at once on different buffers.
 // Bind an operator to a handle (Handle::set_reduction) or to a task type
 // (TaskType::reduction); versa::sum<T>() is the usual one.
@@ -90,20 +93,31 @@ class Reduction {
   }
   template <class F>
   Reduction cuda_identity(F f) const {
-    return with([f = std::move(f)](detail::ReductionOps& ops) {
-      ops.cuda_identity = [f](CudaContext& context, void* data, std::size_t count) {
-        f(context, Span<T>(static_cast<T*>(data), count));
-      };
-    });
+    if constexpr (!detail::cuda_backend) {
+      (void)f;
+      return *this;
+    } else {
+      return with([f = std::move(f)](detail::ReductionOps& ops) {
+        ops.cuda_identity = [f](CudaContext& context, void* data, std::size_t count) {
+          f(context, Span<T>(static_cast<T*>(data), count));
+        };
+      });
+    }
   }
   template <class F>
   Reduction cuda_merge(F f) const {
-    return with([f = std::move(f)](detail::ReductionOps& ops) {
-      ops.cuda_merge = [f](CudaContext& context, void* into, const void* from, std::size_t count) {
-        f(context, Span<T>(static_cast<T*>(into), count),
-          Span<const T>(static_cast<const T*>(from), count));
-      };
-    });
+    if constexpr (!detail::cuda_backend) {
+      (void)f;
+      return *this;
+    } else {
+      return with([f = std::move(f)](detail::ReductionOps& ops) {
+        ops.cuda_merge = [f](CudaContext& context, void* into, const void* from,
+                             std::size_t count) {
+          f(context, Span<T>(static_cast<T*>(into), count),
+            Span<const T>(static_cast<const T*>(from), count));
+        };
+      });
+    }
   }
 
   const std::string& name() const { return ops_->name; }

@@ -177,7 +177,7 @@ class Runtime {
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
   const char* intern_name(std::string_view name);
-  void keep_alive(const std::shared_ptr<detail::TaskTypeBase>& type);
+  void keep_alive(const std::shared_ptr<const detail::TaskTypeBase>& type);
   void* acquire_host(detail::AccessRecord& record);
   void release_host(void* ticket) noexcept;
 
@@ -246,6 +246,7 @@ class Runtime {
     desc.access_count = n;
     desc.invoke = invoke;
     desc.invoke_cuda = devices.cuda;
+    desc.cuda_left_out = devices.cuda_left_out;
     desc.invoke_emulated = devices.emulated;
     desc.placement = options.placement ? *options.placement : devices.placement;
     desc.reduction = devices.reduction;
@@ -304,10 +305,11 @@ class Runtime {
     } else {
       invoke_emulated = invoke;
     }
-    submit_with(child, type.name().c_str(), state, invoke,
-                detail::Implementations{invoke_cuda, invoke_emulated, state->placement,
-                                        state->reduction.get()},
-                args...);
+    submit_with(
+        child, type.name().c_str(), state, invoke,
+        detail::Implementations{invoke_cuda, invoke_emulated, state->settings.placement,
+                                state->settings.reduction.get(), state->settings.cuda_left_out},
+        args...);
   }
 
   template <class F, class... Args>
@@ -320,7 +322,7 @@ class Runtime {
     Closure closure(std::forward<F>(body));
     submit_with(child, intern_name(name), closure, &Invoker<Closure, Views>::call,
                 detail::Implementations{nullptr, &Invoker<Closure, Views>::call,
-                                        Placement::cpu_only, nullptr},
+                                        Placement::cpu_only, nullptr, false},
                 args...);
   }
 

@@ -120,7 +120,7 @@ const char* RuntimeCore::intern_name(std::string_view name) {
   return stored.c_str();
 }
 
-void RuntimeCore::keep_alive(const std::shared_ptr<TaskTypeBase>& type) {
+void RuntimeCore::keep_alive(const std::shared_ptr<const TaskTypeBase>& type) {
   if (type->registered_with.load(std::memory_order_acquire) == id_) return;
   std::lock_guard<std::mutex> guard(types_mutex_);
   if (std::find(types_.begin(), types_.end(), type) == types_.end()) types_.push_back(type);

@@ -48,7 +48,7 @@ class RuntimeCore final : public HandleRegistry {
   HandleState* create_handle(const void* data, Layout layout, std::string name);
   void submit(const TaskDesc& desc);
   const char* intern_name(std::string_view name);
-  void keep_alive(const std::shared_ptr<TaskTypeBase>& type);
+  void keep_alive(const std::shared_ptr<const TaskTypeBase>& type);
   Task* acquire_host(AccessRecord& record);
   void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
   void sync() { scheduler_.sync(); }
@@ -78,7 +78,7 @@ class RuntimeCore final : public HandleRegistry {
   std::mutex names_mutex_;
   std::unordered_set<std::string> names_;  // guarded by names_mutex_; node-based: stable c_str()
   std::mutex types_mutex_;
-  std::vector<std::shared_ptr<TaskTypeBase>> types_;  // guarded by types_mutex_
+  std::vector<std::shared_ptr<const TaskTypeBase>> types_;  // guarded by types_mutex_
 
   Scheduler scheduler_;
   ReductionEngine reductions_;

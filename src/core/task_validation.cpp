@@ -58,6 +58,9 @@ void validate_task(const TaskDesc& desc, const Task* parent, const Task* root,
     std::string has;
     if (desc.invoke) has += "cpu";
     if (desc.invoke_cuda) has += has.empty() ? "cuda" : ", cuda";
+    if (desc.cuda_left_out)
+      has += has.empty() ? "cuda (left out: Versa is built without CUDA)"
+                         : ", cuda (left out: Versa is built without CUDA)";
     throw std::invalid_argument(
         "task '" + std::string(desc.name) + "' has no implementation for any present device " +
         "(present: " + (devices ? devices->present_kinds() : std::string("cpu")) + "; it has: " +

@@ -322,7 +322,7 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::siz
   return devices;
 }
 
-DeviceBackend cuda_backend() {
+DeviceBackend cuda_device_kind() {
   return {"cuda", ImplementationSlot::cuda,
           [](const Config& config, std::vector<std::unique_ptr<Device>>& devices) {
             std::string note;

@@ -30,8 +30,8 @@ Registry& registry() {
   static Registry* const instance = [] {
     auto* r = new Registry;  // never destroyed: kinds may be looked up during static teardown
     const DeviceKind cpu = add(*r, {"cpu", ImplementationSlot::cpu, nullptr});
-    const DeviceKind cuda = add(*r, cuda_backend());
-    const DeviceKind emulated = add(*r, emulated_backend());
+    const DeviceKind cuda = add(*r, cuda_device_kind());
+    const DeviceKind emulated = add(*r, emulated_device_kind());
     VERSA_ASSERT(
         cpu == DeviceKind::cpu && cuda == DeviceKind::cuda && emulated == DeviceKind::emulated,
         "the built-in kinds register in the order of their values");

@@ -40,7 +40,7 @@ std::string device_kind_name(DeviceKind kind);
 bool find_device_kind(const std::string& name, DeviceKind& kind);
 
 // The built-in kinds, defined in their folders.
-DeviceBackend cuda_backend();      // src/cuda (a stand-in that opens nothing without CUDA)
-DeviceBackend emulated_backend();  // src/emulated
+DeviceBackend cuda_device_kind();      // src/cuda (a stand-in that opens nothing without CUDA)
+DeviceBackend emulated_device_kind();  // src/emulated
 
 }  // namespace versa::detail

@@ -4,7 +4,7 @@
 
 namespace versa::detail {
 
-DeviceBackend emulated_backend() {
+DeviceBackend emulated_device_kind() {
   return {"emulated", ImplementationSlot::emulated,
           [](const Config& config, std::vector<std::unique_ptr<Device>>& devices) {
             std::string summary;

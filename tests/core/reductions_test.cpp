@@ -357,6 +357,15 @@ TEST(Reductions, DestroyingAHandleAppliesItsPartials) {
   rt.wait_all();
 }
 
+TEST(Reductions, CudaFunctionsAreKeptOnlyWithTheCudaBackend) {
+  EXPECT_EQ(versa::sum<double>().ops()->runs_on_cuda(), bool{VERSA_HAVE_CUDA});
+  const auto op = versa::Reduction<int>("ones")
+                      .identity([](Span<int> p) { std::fill(p.begin(), p.end(), 1); })
+                      .cuda_identity([](versa::CudaContext&, Span<int>) {});
+  EXPECT_EQ(static_cast<bool>(op.ops()->cuda_identity), bool{VERSA_HAVE_CUDA});
+  EXPECT_TRUE(op.ops()->identity);
+}
+
 TEST(Reductions, OperatorMistakesAreRefusedAtSubmit) {
   versa::Runtime rt{versa::testing::workers(2)};
   std::vector<double> x(4, 0.0);

@@ -436,7 +436,7 @@ namespace {
 
 TEST(OpenCudaDevicesTest, SaysTheBackendIsNotBuilt) {
   std::vector<std::unique_ptr<versa::detail::Device>> devices;
-  EXPECT_EQ(versa::detail::cuda_backend().open(versa::Config{}, devices),
+  EXPECT_EQ(versa::detail::cuda_device_kind().open(versa::Config{}, devices),
             "GPUs: CUDA backend not built");
   EXPECT_TRUE(devices.empty());
 }

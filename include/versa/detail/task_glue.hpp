@@ -10,12 +10,9 @@
 #include <utility>
 
 #include "versa/access_mode.hpp"
+#include "versa/cuda_fwd.hpp"
 #include "versa/placement.hpp"
 #include "versa/view.hpp"
-
-namespace versa {
-class CudaContext;  // versa/cuda.hpp
-}
 
 namespace versa::detail {
 
@@ -61,6 +58,7 @@ struct Implementations {
   InvokeFn emulated = nullptr;
   Placement placement = Placement::automatic;
   const ReductionOps* reduction = nullptr;
+  bool cuda_left_out = false;  // TaskTypeSettings::cuda_left_out
 };
 
 // Everything the runtime needs to create one task; built by the templates in runtime.hpp.
@@ -72,6 +70,7 @@ struct TaskDesc {
   std::size_t access_count = 0;
   InvokeFn invoke = nullptr;           // CPU implementation; null when the type has none
   InvokeCudaFn invoke_cuda = nullptr;  // CUDA implementation; null when none
+  bool cuda_left_out = false;          // a CUDA body dropped by a build without CUDA
   InvokeFn invoke_emulated = nullptr;  // emulated-device implementation (defaults to the CPU one)
   Placement placement = Placement::automatic;
   const ReductionOps* reduction = nullptr;  // the task type's operator for `add` accesses

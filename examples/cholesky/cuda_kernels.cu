@@ -1,0 +1,106 @@
+// The GPU tile kernels declared in cuda_kernels.hpp. Compiled only with the CUDA backend.
+#include <stdexcept>
+#include <string>
+
+#include "cuda_kernels.hpp"
+#include "versa/cuda.hpp"
+
+namespace cholesky::cuda {
+
+namespace {
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed (cuBLAS status " +
+                             std::to_string(static_cast<int>(status)) + ")");
+}
+
+void check(cusolverStatus_t status, const char* what) {
+  if (status != CUSOLVER_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed (cuSOLVER status " +
+                             std::to_string(static_cast<int>(status)) + ")");
+}
+
+// potrf reports a non-positive-definite tile in a device word: wait for it (one stream, not
+// the device) so the failure is the task's, like on the CPU.
+void check_info(versa::CudaContext& gpu, const int* info_on_device) {
+  int info = 0;
+  if (cudaMemcpyAsync(&info, info_on_device, sizeof(int), cudaMemcpyDeviceToHost, gpu.stream()) !=
+          cudaSuccess ||
+      cudaStreamSynchronize(gpu.stream()) != cudaSuccess)
+    throw std::runtime_error("potrf: reading cuSOLVER's info failed");
+  if (info > 0)
+    throw std::runtime_error("the tile is not positive definite (leading minor " +
+                             std::to_string(info) + " of the tile)");
+  if (info < 0) throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
+}
+
+}  // namespace
+
+void potrf(versa::CudaContext& gpu, int n, double* a, int lda) {
+  int lwork = 0;
+  check(cusolverDnDpotrf_bufferSize(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork),
+        "cusolverDnDpotrf_bufferSize");
+  auto* work = static_cast<double*>(gpu.workspace(sizeof(double) * lwork + sizeof(int)));
+  int* info = reinterpret_cast<int*>(work + lwork);
+  check(cusolverDnDpotrf(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info),
+        "cusolverDnDpotrf");
+  check_info(gpu, info);
+}
+
+void potrf(versa::CudaContext& gpu, int n, float* a, int lda) {
+  int lwork = 0;
+  check(cusolverDnSpotrf_bufferSize(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork),
+        "cusolverDnSpotrf_bufferSize");
+  auto* work = static_cast<float*>(gpu.workspace(sizeof(float) * lwork + sizeof(int)));
+  int* info = reinterpret_cast<int*>(work + lwork);
+  check(cusolverDnSpotrf(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info),
+        "cusolverDnSpotrf");
+  check_info(gpu, info);
+}
+
+void trsm(versa::CudaContext& gpu, int m, int n, const double* l, int ldl, double* b, int ldb) {
+  const double one = 1.0;
+  check(cublasDtrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                    CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
+        "cublasDtrsm");
+}
+
+void trsm(versa::CudaContext& gpu, int m, int n, const float* l, int ldl, float* b, int ldb) {
+  const float one = 1.0f;
+  check(cublasStrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                    CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
+        "cublasStrsm");
+}
+
+void syrk(versa::CudaContext& gpu, int n, int k, const double* a, int lda, double* c, int ldc) {
+  const double minus_one = -1.0, one = 1.0;
+  check(cublasDsyrk(gpu.cublas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, a, lda,
+                    &one, c, ldc),
+        "cublasDsyrk");
+}
+
+void syrk(versa::CudaContext& gpu, int n, int k, const float* a, int lda, float* c, int ldc) {
+  const float minus_one = -1.0f, one = 1.0f;
+  check(cublasSsyrk(gpu.cublas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, a, lda,
+                    &one, c, ldc),
+        "cublasSsyrk");
+}
+
+void gemm(versa::CudaContext& gpu, int m, int n, int k, const double* a, int lda, const double* b,
+          int ldb, double* c, int ldc) {
+  const double minus_one = -1.0, one = 1.0;
+  check(cublasDgemm(gpu.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb,
+                    &one, c, ldc),
+        "cublasDgemm");
+}
+
+void gemm(versa::CudaContext& gpu, int m, int n, int k, const float* a, int lda, const float* b,
+          int ldb, float* c, int ldc) {
+  const float minus_one = -1.0f, one = 1.0f;
+  check(cublasSgemm(gpu.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, lda, b, ldb,
+                    &one, c, ldc),
+        "cublasSgemm");
+}
+
+}  // namespace cholesky::cuda
