@@ -132,6 +132,7 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
     auto it = placements.find(kernel);
     return it == placements.end() ? versa::Placement::automatic : it->second;
   };
+  // Work hints are the kernels' flops, which the performance model keys on.
   // Each kernel's CPU body serves the CPU and, counted apart, the emulated device. The CUDA
   // bodies call cuda_kernels.hpp; Versa drops them when it is built without CUDA.
   auto on = [tally](int kernel, int device, auto body) {
@@ -167,6 +168,7 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
             cuda::potrf(gpu, static_cast<int>(akk.rows()), akk.data(), static_cast<int>(akk.ld()));
             if (tally) tally->count(0, 1);
           })
+          .work([](const versa::Shapes& s) { return 1.0 * s.rows(0) * s.rows(0) * s.rows(0) / 3; })
           .placement(place("potrf"));
   const auto trsm =
       versa::task_type("trsm")
@@ -177,6 +179,7 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
                        static_cast<int>(akk.ld()), amk.data(), static_cast<int>(amk.ld()));
             if (tally) tally->count(1, 1);
           })
+          .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.cols(1) * s.cols(1); })
           .placement(place("trsm"));
   const auto syrk =
       versa::task_type("syrk")
@@ -187,6 +190,7 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
                        static_cast<int>(amk.ld()), amm.data(), static_cast<int>(amm.ld()));
             if (tally) tally->count(2, 1);
           })
+          .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.rows(1) * s.cols(0); })
           .placement(place("syrk"));
   const auto gemm =
       versa::task_type("gemm")
@@ -204,6 +208,7 @@ void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
                            static_cast<int>(amj.ld()));
                 if (tally) tally->count(3, 1);
               })
+          .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
   // Priorities favour the critical path: the earlier the step k and the closer a tile is to the
   // diagonal, the sooner its result is needed (the scheme of StarPU's own tiled Cholesky).

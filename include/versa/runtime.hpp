@@ -16,6 +16,7 @@
 #include "versa/statistics.hpp"
 #include "versa/task_type.hpp"
 #include "versa/view.hpp"
+#include "versa/work.hpp"
 
 namespace versa {
 
@@ -185,6 +186,7 @@ class Runtime {
     int priority = 0;
     const std::string* name = nullptr;
     const Placement* placement = nullptr;
+    double work = -1;
   };
 
   template <class T>
@@ -199,9 +201,11 @@ class Runtime {
       options.name = &arg.value;
     } else if constexpr (std::is_same_v<T, TaskPlacement>) {
       options.placement = &arg.value;
+    } else if constexpr (std::is_same_v<T, Work>) {
+      options.work = arg.value;
     } else {
       static_assert(sizeof(T) == 0,
-                    "submit arguments are accesses, priority(), name() or placement()");
+                    "submit arguments are accesses, priority(), name(), placement() or work()");
     }
   }
 
@@ -260,6 +264,8 @@ class Runtime {
       static_cast<Closure*>(c)->~Closure();
     };
     desc.is_child = child;
+    desc.work = options.work;
+    desc.work_hint = devices.work_hint;
     submit_task(desc);
   }
 
@@ -308,7 +314,8 @@ class Runtime {
     submit_with(
         child, type.name().c_str(), state, invoke,
         detail::Implementations{invoke_cuda, invoke_emulated, state->settings.placement,
-                                state->settings.reduction.get(), state->settings.cuda_left_out},
+                                state->settings.reduction.get(), state->settings.cuda_left_out,
+                                state->settings.work ? &state->settings.work : nullptr},
         args...);
   }
 
@@ -322,7 +329,7 @@ class Runtime {
     Closure closure(std::forward<F>(body));
     submit_with(child, intern_name(name), closure, &Invoker<Closure, Views>::call,
                 detail::Implementations{nullptr, &Invoker<Closure, Views>::call,
-                                        Placement::cpu_only, nullptr, false},
+                                        Placement::cpu_only, nullptr, false, nullptr},
                 args...);
   }
 

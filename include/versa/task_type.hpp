@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -11,6 +12,7 @@
 #include "versa/detail/cuda_backend.hpp"
 #include "versa/placement.hpp"
 #include "versa/reduction.hpp"
+#include "versa/work.hpp"
 
 namespace versa {
 
@@ -27,6 +29,8 @@ struct TaskTypeSettings {
   // A CUDA body was given to a build without the CUDA backend and dropped (TaskType::cuda); said
   // when the type is refused for having no implementation for any present device.
   bool cuda_left_out = false;
+  // The work size of a task from the shapes of its data (TaskType::work); empty when none.
+  std::function<double(const Shapes&)> work;
 };
 
 // Immutable once built, so that any number of threads may submit a type while others build new
@@ -87,8 +91,8 @@ class TaskType {
                                                !detail::is_implementation_v<Cuda> &&
                                                !detail::is_implementation_v<Emulated>)
       : state_(std::make_shared<const State>(
-            detail::TaskTypeSettings{std::move(name), Placement::automatic, nullptr, false}, Cpu{},
-            Cuda{}, Emulated{})) {}
+            detail::TaskTypeSettings{std::move(name), Placement::automatic, nullptr, false, {}},
+            Cpu{}, Cuda{}, Emulated{})) {}
 
   // Returns this task type with `body` as its CPU implementation.
   template <class F>
@@ -147,6 +151,20 @@ class TaskType {
   [[nodiscard]] TaskType reduction(const Reduction<T>& op) const {
     detail::TaskTypeSettings settings = state_->settings;
     settings.reduction = op.ops();
+    return rebuild<Cpu, Cuda, Emulated>(std::move(settings), state_->cpu, state_->cuda,
+                                        state_->emulated);
+  }
+
+  // Returns this task type with `size` as its work hint: size(shapes) gives the work of a task
+  // from the shapes of its data, in any unit proportional to its run time (flops for a BLAS
+  // kernel). The performance model keys on it instead of the bytes of the task's data, so that
+  // tasks of equal bytes and different work (a triangular and a full tile update) are told
+  // apart. Called at submit when the runtime has accelerators; a per-task versa::work(x)
+  // overrides it.
+  template <class F>
+  [[nodiscard]] TaskType work(F&& size) const {
+    detail::TaskTypeSettings settings = state_->settings;
+    settings.work = std::forward<F>(size);
     return rebuild<Cpu, Cuda, Emulated>(std::move(settings), state_->cpu, state_->cuda,
                                         state_->emulated);
   }

@@ -13,3 +13,4 @@
 #include "versa/task_type.hpp"
 #include "versa/tiled_matrix.hpp"
 #include "versa/view.hpp"
+#include "versa/work.hpp"

@@ -86,6 +86,7 @@ class Task {
   Placement placement;
   int node;                  // memory node the task runs on (0: host); set when ready
   std::int64_t expected_ns;  // execution time the placement policy assumed (backlog)
+  std::size_t work_size;     // the performance model's size key (work hint or data bytes)
   int stream;                // device stream it runs on
   bool explored;             // placed to calibrate the performance model
   // Copies its accesses wait for before it can run on `node`, plus one while staging is in

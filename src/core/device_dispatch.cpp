@@ -6,6 +6,7 @@
 #include "base/task.hpp"
 #include "core/scheduler.hpp"
 #include "device/device_registry.hpp"
+#include "versa/work.hpp"
 
 namespace versa::detail {
 
@@ -108,6 +109,18 @@ void DeviceDispatch::adopt(Task& task, const TaskDesc* desc) {
   task.explored = false;
   task.pending_fills_value = 0;
   task.staging_error_value = nullptr;
+  task.work_size = 0;
+}
+
+void DeviceDispatch::size(Task& task, const TaskDesc& desc) {
+  double work = desc.work;
+  if (work < 0 && desc.work_hint)
+    work = (*desc.work_hint)(Shapes(task.accesses, task.access_count));
+  if (work >= 0) {
+    task.work_size = static_cast<std::size_t>(work + 0.5);
+    return;
+  }
+  task.work_size = PlacementPolicy::data_bytes(task);
 }
 
 void DeviceDispatch::place(Task* task, int worker) {
@@ -160,8 +173,7 @@ Task* DeviceDispatch::pull_for_device(int node) {
 
 void DeviceDispatch::forget_exploration(Task& task) {
   if (!task.explored) return;
-  perf_model_.release_exploration(task.type_name, kind_of(task.node),
-                                  PlacementPolicy::data_bytes(task));
+  perf_model_.release_exploration(task.type_name, kind_of(task.node), task.work_size);
   task.explored = false;
 }
 
@@ -231,8 +243,7 @@ void DeviceDispatch::dispatch(Task* task, int worker) {
 bool DeviceDispatch::cancel_if_poisoned(Task& task) { return scheduler_.cancel_if_poisoned(task); }
 
 void DeviceDispatch::cpu_task_ran(Task& task, double seconds) {
-  perf_model_.record(task.type_name, DeviceKind::cpu, PlacementPolicy::data_bytes(task), seconds,
-                     task.explored);
+  perf_model_.record(task.type_name, DeviceKind::cpu, task.work_size, seconds, task.explored);
   tasks_per_node_[0].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -250,8 +261,7 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
     scheduler_.fail_task(&task, std::move(error), std::move(message), -1);
     return;
   }
-  perf_model_.record(task.type_name, device.kind(), PlacementPolicy::data_bytes(task),
-                     result.seconds, task.explored);
+  perf_model_.record(task.type_name, device.kind(), task.work_size, result.seconds, task.explored);
   tasks_per_node_[node].fetch_add(1, std::memory_order_relaxed);
   kernel_seconds_[node - 1].fetch_add(result.seconds, std::memory_order_relaxed);
   if (trace_.enabled()) {

@@ -51,6 +51,9 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   // --- the task life cycle ---
   // Fills the device fields of a new task (`desc` null: a flush or a host access).
   void adopt(Task& task, const TaskDesc* desc);
+  // Sets the performance model's size key of a task whose accesses are registered: its work
+  // hint (versa::work, TaskType::work), else the bytes of its data.
+  void size(Task& task, const TaskDesc& desc);
   // Places a ready task and sends it on its way.
   void place(Task* task, int worker);
   // A CPU worker found nothing to do: gives it a pooled task if one suits the host.

@@ -108,7 +108,7 @@ int PlacementPolicy::choose(Task& task) {
   for (int node = 1; node < count; ++node) device_possible |= can_run(task, node);
   const bool devices_only = task.placement == Placement::gpu_only ||
                             (task.placement == Placement::prefer_gpu && device_possible);
-  const std::size_t bytes = data_bytes(task);
+  const std::size_t bytes = task.work_size;  // the model's size key
   std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
   int choices = 0;
   bool calibrated = true;

@@ -97,6 +97,7 @@ void Scheduler::submit(const TaskDesc& desc, Task* parent) {
   const int worker = current_worker();
   Task* task = create_task(desc, worker);
   register_accesses(task, worker);
+  if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
   pending_.fetch_add(1, std::memory_order_relaxed);
   if (parent) {

@@ -7,12 +7,15 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "device/device_registry.hpp"
+#include "versa/versa.hpp"
 
 namespace versa::detail {
 namespace {
@@ -230,6 +233,41 @@ INSTANTIATE_TEST_SUITE_P(PerfModel, PerfModelMalformedTest,
                          [](const ::testing::TestParamInfo<MalformedLine>& info) {
                            return info.param.name;
                          });
+
+// The runtime keys the model on a task's work hint: the type's (TaskType::work), or the one
+// given at submit (versa::work), else the bytes of its data. Seen in the saved model.
+TEST(WorkHintTest, ThePerformanceModelKeysOnTheWorkHint) {
+  TemporaryFile file("work_hints");
+  {
+    Config config;
+    config.cpu_workers = 1;
+    config.pin_workers = false;
+    config.quiet = true;
+    config.emulated_devices.resize(1);
+    config.perf_model_file = file.path();
+    Runtime rt{config};
+    std::vector<double> x(16), y(48);
+    auto hx = rt.data(x), hy = rt.data(y);
+    auto scale =
+        task_type("scale").cpu([](Span<double> v) { v[0] += 1; }).work([](const Shapes& s) {
+          return 1000.0 * s.rows(0);
+        });
+    for (int i = 0; i < 4; ++i) {
+      rt.submit(scale, write(hx));  // 16 000
+      rt.submit(scale, write(hy));  // 48 000
+      rt.submit(scale, write(hy), work(7));
+    }
+    rt.submit(
+        "untyped", [](Span<double> v) { v[0] += 1; }, write(hx));  // 128 bytes
+    rt.wait_all();
+  }
+  std::ifstream in(file.path());
+  const std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(saved, HasSubstr("scale\tcpu\t16000 "));
+  EXPECT_THAT(saved, HasSubstr("scale\tcpu\t48000 "));
+  EXPECT_THAT(saved, HasSubstr("scale\tcpu\t7 "));
+  EXPECT_THAT(saved, HasSubstr("untyped\tcpu\t128 "));
+}
 
 }  // namespace
 }  // namespace versa::detail

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -13,6 +14,10 @@
 #include "versa/cuda_fwd.hpp"
 #include "versa/placement.hpp"
 #include "versa/view.hpp"
+
+namespace versa {
+class Shapes;  // versa/work.hpp
+}
 
 namespace versa::detail {
 
@@ -59,6 +64,7 @@ struct Implementations {
   Placement placement = Placement::automatic;
   const ReductionOps* reduction = nullptr;
   bool cuda_left_out = false;  // TaskTypeSettings::cuda_left_out
+  const std::function<double(const Shapes&)>* work_hint = nullptr;  // TaskTypeSettings::work
 };
 
 // Everything the runtime needs to create one task; built by the templates in runtime.hpp.
@@ -80,6 +86,9 @@ struct TaskDesc {
   MoveFn move = nullptr;
   DestroyFn destroy = nullptr;
   bool is_child = false;  // spawn(): counted by the enclosing task's sync()
+  double work = -1;       // versa::work(x) given at submit; negative when not
+  // The task type's work hint (TaskType::work); null when none. Outlives the submit call.
+  const std::function<double(const Shapes&)>* work_hint = nullptr;
 };
 
 // View types produced by an access. `NoView` marks accesses to data-less handles (tokens),
