@@ -95,6 +95,10 @@ struct Config {
   // the Runtime is destroyed.
   std::function<void(const std::string& message)> diagnostics;
 
+  // Collect statistics per task type and device kind (Runtime::task_statistics): two clock
+  // reads and a record per task. Also on with print_statistics.
+  bool task_statistics = false;
+
   // Print, when the Runtime is destroyed, what each device did: tasks, bytes moved each way,
   // evictions, time in copies and kernels (Runtime::statistics() gives the same figures).
   bool print_statistics = false;

@@ -64,6 +64,14 @@ class Runtime {
   // Thread-safe; the figures are a snapshot.
   std::vector<DeviceStatistics> statistics() const;
 
+  // Per task type and device kind: tasks run, their kernel time (total and median) and the
+  // bytes copied for their inputs, sorted by type, then kind. Empty unless
+  // Config::task_statistics (or print_statistics, VERSA_STATS=1) is on. Thread-safe; a snapshot.
+  //   for (const auto& t : rt.task_statistics())
+  //     std::printf("%s on %s: %llu tasks, %.3f s\n", t.task_type.c_str(), t.device_kind.c_str(),
+  //                 (unsigned long long)t.tasks, t.kernel_seconds);
+  std::vector<TaskStatistics> task_statistics() const;
+
   // The one-line summary of the machine printed at start-up (unless Config::quiet).
   const std::string& topology_summary() const;
 

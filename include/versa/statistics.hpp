@@ -17,4 +17,17 @@ struct DeviceStatistics {
   double kernel_seconds = 0;          // time its task implementations took, summed
 };
 
+// What the tasks of one task type did on one device kind (Runtime::task_statistics()), when
+// Config::task_statistics (or print_statistics, VERSA_STATS=1) is on. One-off tasks count under
+// their name. Kernel times are the bodies' run times as the device measured them (on the CPU,
+// the body's wall time); tasks that failed or were cancelled are not counted.
+struct TaskStatistics {
+  std::string task_type;      // the task type's name
+  std::string device_kind;    // "cpu", "cuda", "emulated", ...
+  std::uint64_t tasks = 0;    // tasks run
+  double kernel_seconds = 0;  // their kernel times, summed
+  double median_kernel_seconds = 0;
+  std::uint64_t bytes_moved = 0;  // bytes copied to where they ran for their inputs
+};
+
 }  // namespace versa

@@ -84,11 +84,12 @@ class Task {
   InvokeCudaFn invoke_cuda;
   InvokeFn invoke_emulated;
   Placement placement;
-  int node;                  // memory node the task runs on (0: host); set when ready
-  std::int64_t expected_ns;  // execution time the placement policy assumed (backlog)
-  std::size_t work_size;     // the performance model's size key (work hint or data bytes)
-  int stream;                // device stream it runs on
-  bool explored;             // placed to calibrate the performance model
+  int node;                   // memory node the task runs on (0: host); set when ready
+  std::int64_t expected_ns;   // execution time the placement policy assumed (backlog)
+  std::size_t work_size;      // the performance model's size key (work hint or data bytes)
+  std::uint64_t bytes_moved;  // bytes copied to `node` for its inputs (task statistics)
+  int stream;                 // device stream it runs on
+  bool explored;              // placed to calibrate the performance model
   // Copies its accesses wait for before it can run on `node`, plus one while staging is in
   // progress (so that the last copy, not the stager, releases it). Atomic: use pending_fills().
   std::uint32_t pending_fills_value;

@@ -134,6 +134,7 @@ DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int nod
   };
   auto fill_from = [&](Replica& target, Replica& source) {
     task.pending_fills().fetch_add(1, std::memory_order_relaxed);
+    task.bytes_moved += access.handle->layout()->bytes();
     start_fill(*replicas, target, source, &waiter);
     return Acquired::waiting;
   };

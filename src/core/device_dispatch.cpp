@@ -110,6 +110,7 @@ void DeviceDispatch::adopt(Task& task, const TaskDesc* desc) {
   task.pending_fills_value = 0;
   task.staging_error_value = nullptr;
   task.work_size = 0;
+  task.bytes_moved = 0;
 }
 
 void DeviceDispatch::size(Task& task, const TaskDesc& desc) {
@@ -264,6 +265,9 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
   perf_model_.record(task.type_name, device.kind(), task.work_size, result.seconds, task.explored);
   tasks_per_node_[node].fetch_add(1, std::memory_order_relaxed);
   kernel_seconds_[node - 1].fetch_add(result.seconds, std::memory_order_relaxed);
+  if (task_statistics_)
+    task_statistics_->record(cpu_workers_ + node - 1, task.type_name, device.kind(), result.seconds,
+                             task.bytes_moved);
   if (trace_.enabled()) {
     const auto end = TraceRecorder::Clock::now();
     const auto start = end - std::chrono::duration_cast<TraceRecorder::Clock::duration>(

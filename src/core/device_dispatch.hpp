@@ -13,6 +13,7 @@
 #include "core/device_worker.hpp"
 #include "core/perf_model.hpp"
 #include "core/placement.hpp"
+#include "core/task_statistics.hpp"
 #include "core/trace.hpp"
 #include "data/host_pins.hpp"
 #include "data/reduction_engine.hpp"
@@ -38,6 +39,10 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   int nodes() const { return 1 + static_cast<int>(devices_.size()); }
   // The pinned host ranges when a GPU is in use, else null.
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
+
+  // Records per task type (Config::task_statistics) from now on; recorder slots after the
+  // CPU workers' are the devices'.
+  void set_task_statistics(TaskStatisticsLog* log) { task_statistics_ = log; }
 
   // --- validation ---
   // Whether a task with these implementations and rule can run on some present node.
@@ -123,6 +128,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   std::vector<std::unique_ptr<DeviceWorker>> device_workers_;
   std::vector<std::atomic<std::uint64_t>> tasks_per_node_;
   std::vector<std::atomic<double>> kernel_seconds_;  // per device node (index node - 1)
+  TaskStatisticsLog* task_statistics_ = nullptr;
 };
 
 }  // namespace versa::detail

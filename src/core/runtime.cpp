@@ -24,6 +24,10 @@ int Runtime::device_count() const { return impl_->core.nodes() - 1; }
 
 std::vector<DeviceStatistics> Runtime::statistics() const { return impl_->core.statistics(); }
 
+std::vector<TaskStatistics> Runtime::task_statistics() const {
+  return impl_->core.task_statistics();
+}
+
 const std::string& Runtime::topology_summary() const { return impl_->core.summary(); }
 
 std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_bytes(); }

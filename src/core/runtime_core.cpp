@@ -40,6 +40,11 @@ RuntimeCore::RuntimeCore(Config config)
                  intern_name("reduction flush")),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
+  if (config_.task_statistics || config_.print_statistics) {
+    task_statistics_ = std::make_unique<TaskStatisticsLog>(scheduler_.workers() + nodes() - 1);
+    scheduler_.set_task_statistics(task_statistics_.get());
+    if (dispatch_) dispatch_->set_task_statistics(task_statistics_.get());
+  }
   if (!config_.quiet) std::fprintf(stderr, "%s\n", summary_.c_str());
   scheduler_.start(config_.pin_workers, topology_);
 }
@@ -192,6 +197,10 @@ void RuntimeCore::wait_all() {
   failures_.rethrow();
 }
 
+std::vector<TaskStatistics> RuntimeCore::task_statistics() const {
+  return task_statistics_ ? task_statistics_->snapshot() : std::vector<TaskStatistics>{};
+}
+
 std::vector<DeviceStatistics> RuntimeCore::statistics() const {
   std::vector<DeviceStatistics> nodes(1);
   nodes[0].name = "cpu";
@@ -211,6 +220,12 @@ void RuntimeCore::print_statistics() const {
                  static_cast<double>(d.bytes_to_host) / (1 << 20),
                  static_cast<unsigned long long>(d.evictions), d.transfer_seconds,
                  d.kernel_seconds);
+  std::fprintf(stderr, "  %-28s %-10s %10s %14s %14s %14s\n", "task type", "on", "tasks",
+               "kernels s", "median ms", "MiB moved");
+  for (const TaskStatistics& t : task_statistics())
+    std::fprintf(stderr, "  %-28s %-10s %10llu %14.3f %14.3f %14.1f\n", t.task_type.c_str(),
+                 t.device_kind.c_str(), static_cast<unsigned long long>(t.tasks), t.kernel_seconds,
+                 t.median_kernel_seconds * 1e3, static_cast<double>(t.bytes_moved) / (1 << 20));
 }
 
 }  // namespace versa::detail

@@ -18,6 +18,7 @@
 #include "core/device_dispatch.hpp"
 #include "core/scheduler.hpp"
 #include "core/task_pool.hpp"
+#include "core/task_statistics.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
 #include "data/reduction_engine.hpp"
@@ -36,6 +37,7 @@ class RuntimeCore final : public HandleRegistry {
   // Memory nodes: 1 + the number of accelerators.
   int nodes() const { return dispatch_ ? dispatch_->nodes() : 1; }
   std::vector<DeviceStatistics> statistics() const;
+  std::vector<TaskStatistics> task_statistics() const;
   // The one-line topology summary printed at start-up.
   const std::string& summary() const { return summary_; }
   std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }
@@ -84,6 +86,8 @@ class RuntimeCore final : public HandleRegistry {
   ReductionEngine reductions_;
   // Accelerators; null when there are none, and then nothing of it is on any task's path.
   std::unique_ptr<DeviceDispatch> dispatch_;
+  // Per task type figures; null unless Config::task_statistics or print_statistics.
+  std::unique_ptr<TaskStatisticsLog> task_statistics_;
   std::string summary_;
 };
 

@@ -57,6 +57,7 @@ Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
   if (devices_) devices_->adopt(*task, &desc);
+  if (task_statistics_) task->type_name = desc.type_name;
   const std::size_t n = desc.access_count;
   task->access_count = static_cast<std::uint32_t>(n);
   if (n <= Task::inline_accesses) {
@@ -266,7 +267,7 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
   if (task->add_count != 0) reductions_.prepare_host_partials(task);
   Task* enclosing = this_thread_task;
   this_thread_task = task;
-  const bool timed = trace_.enabled() || devices_;
+  const bool timed = trace_.enabled() || devices_ || task_statistics_;
   const auto start = timed ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
   try {
     task->invoke(task->closure, task->accesses);
@@ -282,8 +283,11 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
   if (timed) {
     const auto end = TraceRecorder::Clock::now();
     if (trace_.enabled()) trace_.record(worker, task->name, start, end);
-    if (devices_ && !cause)
-      devices_->cpu_task_ran(*task, std::chrono::duration<double>(end - start).count());
+    const double seconds = std::chrono::duration<double>(end - start).count();
+    if (devices_ && !cause) devices_->cpu_task_ran(*task, seconds);
+    if (task_statistics_ && !cause)
+      task_statistics_->record(worker, task->type_name, DeviceKind::cpu, seconds,
+                               devices_ ? task->bytes_moved : 0);
   }
   // Implicit sync: a task is finished only when its children are.
   help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });

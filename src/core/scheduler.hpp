@@ -18,6 +18,7 @@
 #include "base/task.hpp"
 #include "base/wait_list.hpp"
 #include "core/task_pool.hpp"
+#include "core/task_statistics.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
 #include "cpu/worker_pool.hpp"
@@ -36,6 +37,8 @@ class Scheduler final : public TaskRunner, public Waker {
 
   // Devices present (set before start); null in CPU-only runtimes.
   void set_devices(DeviceDispatch* devices) { devices_ = devices; }
+  // Records per task type (set before start); null when Config::task_statistics is off.
+  void set_task_statistics(TaskStatisticsLog* log) { task_statistics_ = log; }
   // Starts the CPU workers; stops and joins them. Everything the workers reach must exist
   // between the two.
   void start(bool pin, const Topology& topology);
@@ -120,6 +123,7 @@ class Scheduler final : public TaskRunner, public Waker {
   ReductionEngine& reductions_;
   const char* const flush_name_;
   DeviceDispatch* devices_ = nullptr;
+  TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread
 
   // Tasks submitted and not yet finished, minus what workers have finished but not flushed.
