@@ -174,6 +174,52 @@ std::uint32_t DataMover::stage(Task& task, int node) {
   return waiting;
 }
 
+void DataMover::pin_replicas(Task& task, int node) {
+  NodeMemory& memory = *nodes_[node].memory;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    ReplicaSet* replicas = task.accesses[i].handle->replicas();
+    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
+    std::lock_guard<std::mutex> guard(replicas->mutex());
+    Replica& replica = replicas->at(node);
+    ++replica.pins;
+    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    memory.touch(&replica);
+  }
+}
+
+// A buffer of `bytes` for `handle`, evicting as needed; null when there is no room: then the
+// task's reservation is undone, and `result` says whether to retry later or give up (`why`).
+void* DataMover::obtain_buffer(Task& task, int node, std::size_t bytes, const HandleState& handle,
+                               bool& writebacks, Reservation& result, std::string& why) {
+  NodeMemory& memory = *nodes_[node].memory;
+  for (;;) {
+    void* buffer;
+    bool refused;
+    {
+      std::lock_guard<std::mutex> memory_guard(memory.mutex());
+      buffer = memory.take(bytes, refused);
+    }
+    if (buffer) return buffer;
+    const Eviction eviction = evict_one(node);
+    if (eviction == Eviction::writing_back) writebacks = true;
+    if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
+    if (eviction != Eviction::nothing) continue;
+    unreserve(task, node);
+    release_partials(task, node);
+    if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0) {
+      result = Reservation::retry_later;
+      return nullptr;
+    }
+    why = refused
+              ? "allocating " + format_bytes(bytes) + " for " + quoted_handle(handle.name()) +
+                    " on " + nodes_[node].device->name() + " failed"
+              : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
+                    " of " + quoted_handle(handle.name()) + ": the rest of its memory is in use";
+    result = Reservation::impossible;
+    return nullptr;
+  }
+}
+
 DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why) {
   NodeMemory& memory = *nodes_[node].memory;
   std::size_t total = 0;
@@ -185,46 +231,11 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
     return Reservation::impossible;
   }
   // Pin first, so that making room for one buffer cannot evict another of the same task.
-  for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    ReplicaSet* replicas = task.accesses[i].handle->replicas();
-    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
-    std::lock_guard<std::mutex> guard(replicas->mutex());
-    Replica& replica = replicas->at(node);
-    ++replica.pins;
-    std::lock_guard<std::mutex> memory_guard(memory.mutex());
-    memory.touch(&replica);
-  }
+  pin_replicas(task, node);
   bool writebacks = false;
-  // A buffer of `bytes` for `handle`, evicting as needed; null when there is no room (then the
-  // task's reservation is undone and `result` says what to do).
   Reservation result = Reservation::ready;
-  auto obtain = [&](std::size_t bytes, const HandleState& handle) -> void* {
-    for (;;) {
-      void* buffer;
-      bool refused;
-      {
-        std::lock_guard<std::mutex> memory_guard(memory.mutex());
-        buffer = memory.take(bytes, refused);
-      }
-      if (buffer) return buffer;
-      const Eviction eviction = evict_one(node);
-      if (eviction == Eviction::writing_back) writebacks = true;
-      if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
-      if (eviction != Eviction::nothing) continue;
-      unreserve(task, node);
-      release_partials(task, node);
-      if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0) {
-        result = Reservation::retry_later;
-        return nullptr;
-      }
-      why = refused
-                ? "allocating " + format_bytes(bytes) + " for " + quoted_handle(handle.name()) +
-                      " on " + nodes_[node].device->name() + " failed"
-                : "no room on " + nodes_[node].device->name() + " for " + format_bytes(bytes) +
-                      " of " + quoted_handle(handle.name()) + ": the rest of its memory is in use";
-      result = Reservation::impossible;
-      return nullptr;
-    }
+  auto obtain = [&](std::size_t bytes, const HandleState& handle) {
+    return obtain_buffer(task, node, bytes, handle, writebacks, result, why);
   };
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     AccessRecord& access = task.accesses[i];

@@ -102,6 +102,9 @@ class DataMover {
   // `waiter`, if any, on the target.
   void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter);
   void fill_done(ReplicaSet& replicas, int target, int source, const OperationResult& result);
+  void pin_replicas(Task& task, int node);
+  void* obtain_buffer(Task& task, int node, std::size_t bytes, const HandleState& handle,
+                      bool& writebacks, Reservation& result, std::string& why);
   enum class Eviction { freed, writing_back, busy, nothing };
   Eviction evict_one(int node);
   void free_buffer(Replica& replica);
