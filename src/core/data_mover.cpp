@@ -416,14 +416,18 @@ void DataMover::free_buffer(Replica& replica) {
 
 void DataMover::retire(HandleState& handle) {
   ReplicaSet& replicas = *handle.replicas();
-  // Write-backs started by eviction may still be landing.
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> guard(replicas.mutex());
-      if (!replicas.filling()) break;
+  // Write-backs started by eviction may still be landing: wait for them like a task would.
+  CopyLatch landed;
+  {
+    std::lock_guard<std::mutex> guard(replicas.mutex());
+    for (int node = 0; node < replicas.nodes(); ++node) {
+      Replica& replica = replicas.at(node);
+      if (!replica.filling) continue;
+      landed.expect();
+      replica.fill_waiters.push_back({&landed, nullptr});
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  landed.wait();
   std::vector<HandleState*> one{&handle};
   write_back(one);
   std::lock_guard<std::mutex> guard(replicas.mutex());

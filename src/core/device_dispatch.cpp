@@ -60,6 +60,7 @@ std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_
   } catch (const std::exception& e) {
     errors.push_back(e.what());
   }
+  for (auto& worker : device_workers_) worker->stop();
   device_workers_.clear();
   if (host_pins_) host_pins_->close();
   if (!perf_model_file.empty()) {

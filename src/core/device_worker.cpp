@@ -27,7 +27,10 @@ DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTas
       prefetch_budget_(device.memory_capacity() / 2),
       thread_([this] { loop(); }) {}
 
-DeviceWorker::~DeviceWorker() {
+DeviceWorker::~DeviceWorker() { stop(); }
+
+void DeviceWorker::stop() {
+  if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     stopping_ = true;

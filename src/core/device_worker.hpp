@@ -46,6 +46,9 @@ class DeviceWorker {
   DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host);
   // Stops the thread; every task pushed must have ended.
   ~DeviceWorker();
+  // The same, earlier: a worker reads the others' backlogs while pulling work, so every worker
+  // stops before any is destroyed.
+  void stop();
   DeviceWorker(const DeviceWorker&) = delete;
   DeviceWorker& operator=(const DeviceWorker&) = delete;
 

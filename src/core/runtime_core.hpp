@@ -59,7 +59,7 @@ class RuntimeCore final : public HandleRegistry {
   // HandleRegistry
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
   void retire_replicas(HandleState& handle) override;
-  void complete_reductions(HandleState& handle) override { scheduler_.apply_open_run(handle); }
+  void settle(HandleState& handle) override { scheduler_.settle(handle); }
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.

@@ -404,10 +404,11 @@ void Scheduler::wait_for_pending() {
   for (std::int64_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
 }
 
-void Scheduler::apply_open_run(HandleState& handle) {
+void Scheduler::settle(HandleState& handle) {
   const int worker = current_worker();
   if (worker < 0) {
-    // A host access after the run registers its flush and sleeps until the flush is done.
+    // A host access after them (behind the flush of an open run of adds, which registering it
+    // adds) sleeps until they are done.
     AccessRecord record;
     record.handle = &handle;
     record.mode = AccessMode::write;
@@ -417,9 +418,8 @@ void Scheduler::apply_open_run(HandleState& handle) {
     return;
   }
   std::uint64_t required;
-  if (!handle.close_add_run(required)) return;
-  submit_flush(&handle, required, worker);
-  help_until(worker, [&] { return handle.has_version_settled(required + 1); });
+  if (handle.close_add_run(required)) submit_flush(&handle, required, worker);
+  help_until(worker, [&] { return handle.pending_accesses() == 0; });
 }
 
 }  // namespace versa::detail

@@ -84,9 +84,10 @@ class Scheduler final : public TaskRunner, public Waker {
   void sync();
   // Waits until every task submitted has finished.
   void wait_for_pending();
-  // Applies the partials of `handle`'s open run of adds and waits (a handle being destroyed):
-  // a worker helps with other tasks meanwhile, another thread sleeps.
-  void apply_open_run(HandleState& handle);
+  // Applies the partials of `handle`'s open run of adds and waits until every access registered
+  // on it has finished (a handle being destroyed): a worker helps with other tasks meanwhile,
+  // another thread sleeps.
+  void settle(HandleState& handle);
 
   // Waker: goes on with a task a handle released.
   void wake(Waiter* waiter, int worker) override;

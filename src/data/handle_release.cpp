@@ -24,8 +24,7 @@ namespace {
 // Destroys a handle nobody uses any more: its partials are applied and its data goes home from
 // the devices first.
 void retire(HandleState* state) {
-  if (state->partials() && !state->partials()->empty())
-    state->registry()->complete_reductions(*state);
+  if (state->partials() && !state->partials()->empty()) state->registry()->settle(*state);
   if (state->replicas() && state->replicas()->on_devices())
     state->registry()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
@@ -57,7 +56,7 @@ void release_handle(HandleState* state) {
   }
   state->registry()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
                                    " of its accesses were pending; waiting for them to finish");
-  while (state->pending_accesses() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  state->registry()->settle(*state);
   retire(state);
 }
 

@@ -42,9 +42,9 @@ class HandleRegistry {
   // Called when the handle is destroyed and no access is pending: brings the data home to the
   // user's memory and frees the device replicas.
   virtual void retire_replicas(HandleState& handle) = 0;
-  // Called when the handle is destroyed with reduction partials not yet applied: applies them
-  // to the data and waits.
-  virtual void complete_reductions(HandleState& handle) = 0;
+  // Called when the handle is destroyed with accesses pending or reduction partials not yet
+  // applied: applies the partials and waits until every access registered has finished.
+  virtual void settle(HandleState& handle) = 0;
 
  protected:
   ~HandleRegistry() = default;
