@@ -6,11 +6,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include <array>
-#include <atomic>
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -79,44 +75,19 @@ struct Blas<float> {
   }
 };
 
-// Tasks run per kernel and device kind, counted by the implementations themselves, and the time
-// spent in the bodies that run on the calling thread (CPU workers and emulated devices; a CUDA
-// body only enqueues work on its stream, so it is not timed). Kernel time against the workers'
-// time shows what the schedule leaves idle.
-struct KernelTally {
-  static constexpr const char* kernels[4] = {"potrf", "trsm", "syrk", "gemm"};
-  static constexpr const char* devices[3] = {"cpu", "gpu", "emulated"};
-  std::array<std::array<std::atomic<std::size_t>, 3>, 4> runs{};
-  std::array<std::array<std::atomic<std::int64_t>, 3>, 4> nanoseconds{};
-
-  void count(int kernel, int device) {
-    runs[kernel][device].fetch_add(1, std::memory_order_relaxed);
-  }
-  void count(int kernel, int device, std::chrono::steady_clock::duration took) {
-    count(kernel, device);
-    nanoseconds[kernel][device].fetch_add(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count(),
-        std::memory_order_relaxed);
-  }
-  // Seconds spent in the bodies of every kernel on one device kind.
-  double seconds(int device) const {
-    std::int64_t total = 0;
-    for (const auto& kernel : nanoseconds) total += kernel[device].load(std::memory_order_relaxed);
-    return static_cast<double>(total) * 1e-9;
-  }
-  void reset() {
-    for (int kernel = 0; kernel < 4; ++kernel)
-      for (int device = 0; device < 3; ++device) {
-        runs[kernel][device].store(0, std::memory_order_relaxed);
-        nanoseconds[kernel][device].store(0, std::memory_order_relaxed);
-      }
-  }
-};
+// The kernels, in the order of TaskCounts: their task types' names, under which
+// Runtime::task_statistics reports them.
+inline constexpr const char* kernels[4] = {"potrf", "trsm", "syrk", "gemm"};
 
 // Number of tasks of each kernel for a matrix of `tiles` x `tiles` tiles.
 struct TaskCounts {
   std::size_t potrf = 0, trsm = 0, syrk = 0, gemm = 0;
   std::size_t total() const { return potrf + trsm + syrk + gemm; }
+  // Tasks of kernels[kernel].
+  std::size_t operator[](int kernel) const {
+    const std::size_t counts[4] = {potrf, trsm, syrk, gemm};
+    return counts[kernel];
+  }
 };
 TaskCounts task_counts(std::size_t tiles);
 
@@ -126,88 +97,64 @@ TaskCounts task_counts(std::size_t tiles);
 // Tile kernels run sequential BLAS: call use_one_blas_thread() first when BLAS is threaded.
 template <class T>
 void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
-                          const Placements& placements = {}, KernelTally* tally = nullptr) {
+                          const Placements& placements = {}) {
   using versa::Tile;
   auto place = [&](const char* kernel) {
     auto it = placements.find(kernel);
     return it == placements.end() ? versa::Placement::automatic : it->second;
   };
-  // Work hints are the kernels' flops, which the performance model keys on.
-  // Each kernel's CPU body serves the CPU and, counted apart, the emulated device. The CUDA
-  // bodies call cuda_kernels.hpp; Versa drops them when it is built without CUDA.
-  auto on = [tally](int kernel, int device, auto body) {
-    return [tally, kernel, device, body](auto... tiles) {
-      if (!tally) return body(tiles...);
-      const auto start = std::chrono::steady_clock::now();
-      body(tiles...);
-      tally->count(kernel, device, std::chrono::steady_clock::now() - start);
-    };
-  };
-  auto potrf_body = [](Tile<T> akk) {
-    const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
-    if (info > 0)
-      throw std::runtime_error("the tile is not positive definite (leading minor " +
-                               std::to_string(info) + " of the tile)");
-    if (info < 0) throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
-  };
-  auto trsm_body = [](Tile<const T> akk, Tile<T> amk) {
-    Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(), amk.ld());
-  };
-  auto syrk_body = [](Tile<const T> amk, Tile<T> amm) {
-    Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(), amm.ld());
-  };
-  auto gemm_body = [](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
-    Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(), ajk.data(), ajk.ld(),
-                  amj.data(), amj.ld());
-  };
+  // Work hints are the kernels' flops, which the performance model keys on. The emulated
+  // device runs the CPU bodies; the CUDA bodies call cuda_kernels.hpp, and Versa drops them
+  // when it is built without CUDA.
   const auto potrf =
       versa::task_type("potrf")
-          .cpu([=](Tile<T> akk) { on(0, 0, potrf_body)(akk); })
-          .emulated([=](Tile<T> akk) { on(0, 2, potrf_body)(akk); })
-          .cuda([tally](versa::CudaContext& gpu, Tile<T> akk) {
+          .cpu([](Tile<T> akk) {
+            const int info = Blas<T>::potrf(akk.rows(), akk.data(), akk.ld());
+            if (info > 0)
+              throw std::runtime_error("the tile is not positive definite (leading minor " +
+                                       std::to_string(info) + " of the tile)");
+            if (info < 0)
+              throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
+          })
+          .cuda([](versa::CudaContext& gpu, Tile<T> akk) {
             cuda::potrf(gpu, static_cast<int>(akk.rows()), akk.data(), static_cast<int>(akk.ld()));
-            if (tally) tally->count(0, 1);
           })
           .work([](const versa::Shapes& s) { return 1.0 * s.rows(0) * s.rows(0) * s.rows(0) / 3; })
           .placement(place("potrf"));
   const auto trsm =
       versa::task_type("trsm")
-          .cpu([=](Tile<const T> akk, Tile<T> amk) { on(1, 0, trsm_body)(akk, amk); })
-          .emulated([=](Tile<const T> akk, Tile<T> amk) { on(1, 2, trsm_body)(akk, amk); })
-          .cuda([tally](versa::CudaContext& gpu, Tile<const T> akk, Tile<T> amk) {
+          .cpu([](Tile<const T> akk, Tile<T> amk) {
+            Blas<T>::trsm(amk.rows(), amk.cols(), akk.data(), akk.ld(), amk.data(), amk.ld());
+          })
+          .cuda([](versa::CudaContext& gpu, Tile<const T> akk, Tile<T> amk) {
             cuda::trsm(gpu, static_cast<int>(amk.rows()), static_cast<int>(amk.cols()), akk.data(),
                        static_cast<int>(akk.ld()), amk.data(), static_cast<int>(amk.ld()));
-            if (tally) tally->count(1, 1);
           })
           .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.cols(1) * s.cols(1); })
           .placement(place("trsm"));
   const auto syrk =
       versa::task_type("syrk")
-          .cpu([=](Tile<const T> amk, Tile<T> amm) { on(2, 0, syrk_body)(amk, amm); })
-          .emulated([=](Tile<const T> amk, Tile<T> amm) { on(2, 2, syrk_body)(amk, amm); })
-          .cuda([tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<T> amm) {
+          .cpu([](Tile<const T> amk, Tile<T> amm) {
+            Blas<T>::syrk(amm.rows(), amk.cols(), amk.data(), amk.ld(), amm.data(), amm.ld());
+          })
+          .cuda([](versa::CudaContext& gpu, Tile<const T> amk, Tile<T> amm) {
             cuda::syrk(gpu, static_cast<int>(amm.rows()), static_cast<int>(amk.cols()), amk.data(),
                        static_cast<int>(amk.ld()), amm.data(), static_cast<int>(amm.ld()));
-            if (tally) tally->count(2, 1);
           })
           .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.rows(1) * s.cols(0); })
           .placement(place("syrk"));
   const auto gemm =
       versa::task_type("gemm")
-          .cpu([=](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
-            on(3, 0, gemm_body)(amk, ajk, amj);
+          .cpu([](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+            Blas<T>::gemm(amj.rows(), amj.cols(), amk.cols(), amk.data(), amk.ld(), ajk.data(),
+                          ajk.ld(), amj.data(), amj.ld());
           })
-          .emulated([=](Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
-            on(3, 2, gemm_body)(amk, ajk, amj);
+          .cuda([](versa::CudaContext& gpu, Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
+            cuda::gemm(gpu, static_cast<int>(amj.rows()), static_cast<int>(amj.cols()),
+                       static_cast<int>(amk.cols()), amk.data(), static_cast<int>(amk.ld()),
+                       ajk.data(), static_cast<int>(ajk.ld()), amj.data(),
+                       static_cast<int>(amj.ld()));
           })
-          .cuda(
-              [tally](versa::CudaContext& gpu, Tile<const T> amk, Tile<const T> ajk, Tile<T> amj) {
-                cuda::gemm(gpu, static_cast<int>(amj.rows()), static_cast<int>(amj.cols()),
-                           static_cast<int>(amk.cols()), amk.data(), static_cast<int>(amk.ld()),
-                           ajk.data(), static_cast<int>(ajk.ld()), amj.data(),
-                           static_cast<int>(amj.ld()));
-                if (tally) tally->count(3, 1);
-              })
           .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
   // Priorities favour the critical path: the earlier the step k and the closer a tile is to the

@@ -1,5 +1,6 @@
 // Command-line tool: factor a random symmetric positive definite matrix with the tiled Cholesky
-// of cholesky.hpp and report time, GFLOP/s, tasks per kernel and, with --check, the residual.
+// of cholesky.hpp and report time, GFLOP/s, tasks and kernel time per kernel and device (the
+// runtime's task statistics) and, with --check, the residual.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -99,20 +100,21 @@ int run(const Options& o) {
   std::vector<double> seconds;
   int workers = 0;
   std::vector<versa::DeviceStatistics> devices;
-  cholesky::KernelTally tally;
+  std::vector<versa::TaskStatistics> tasks;
   versa::Config config = example::runtime_config(o.devices, o.workers, o.trace);
   config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
+  config.task_statistics = true;
   // One runtime for every repetition: its performance model calibrates on the first.
   versa::Runtime rt{config};
   example::announce(rt, o.devices);
   workers = rt.cpu_workers();
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
-    tally.reset();
     const auto before = rt.statistics();
+    const auto tasks_before = rt.task_statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, o.place, &tally);
+    cholesky::submit_factorisation(rt, tiles, o.place);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {
@@ -122,6 +124,7 @@ int run(const Options& o) {
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     devices = example::statistics_since(rt, before);
+    tasks = example::task_statistics_since(rt, tasks_before);
   }
   const double seconds_of_last_run = seconds.back();
   std::sort(seconds.begin(), seconds.end());
@@ -139,24 +142,10 @@ int run(const Options& o) {
   std::printf("performance %.2f GFLOP/s (n^3/3 flops)\n", gflops);
   std::printf("tasks       potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu), last run:\n",
               counts.potrf, counts.trsm, counts.syrk, counts.gemm, counts.total());
-  for (int device = 0; device < 3; ++device) {
-    std::size_t total = 0;
-    for (int kernel = 0; kernel < 4; ++kernel) total += tally.runs[kernel][device];
-    if (total == 0) continue;
-    std::printf("            %-9s", cholesky::KernelTally::devices[device]);
-    for (int kernel = 0; kernel < 4; ++kernel)
-      std::printf(" %s %zu", cholesky::KernelTally::kernels[kernel],
-                  tally.runs[kernel][device].load());
-    std::printf("\n");
-  }
-  if (tally.seconds(0) > 0) {
-    std::printf("kernel time %-9s", "cpu");
-    for (int kernel = 0; kernel < 4; ++kernel)
-      std::printf(" %s %.3f", cholesky::KernelTally::kernels[kernel],
-                  static_cast<double>(tally.nanoseconds[kernel][0].load()) * 1e-9);
-    std::printf(" s (last run): %.1f%% of %d workers x time\n",
-                100.0 * tally.seconds(0) / (workers * seconds_of_last_run), workers);
-  }
+  std::vector<example::Kernel> kernels;
+  for (const char* kernel : cholesky::kernels) kernels.push_back({kernel, kernel});
+  example::print_tasks_per_kind(tasks, kernels);
+  example::print_kernel_times(tasks, kernels, workers, seconds_of_last_run);
   const example::Transfers moved = example::accelerator_transfers(devices);
   std::printf(
       "transfers   %.1f MiB host->device, %.1f MiB device->host, %llu evictions (last run)\n",

@@ -2,9 +2,9 @@
 // options are CLI11's; here are the rules every tool follows with them (a repeated option takes
 // its last value, a wrong call exits with status 2 and a message naming the option), the checks
 // CLI11 lacks, and, for the examples, the --devices list, the runtime built from it and the
-// per-device figures they print. One copy, so that the tools cannot drift apart in what they
-// accept or say. Header-only: each tool is one source file, and a library for this would serve no
-// one else.
+// per-device and per-kernel figures they print. One copy, so that the tools cannot drift apart in
+// what they accept or say. Header-only: each tool is one source file, and a library for this would
+// serve no one else.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -208,6 +208,93 @@ inline std::vector<versa::DeviceStatistics> statistics_since(
     devices[d].evictions -= before[d].evictions;
   }
   return devices;
+}
+
+// Per task type and device kind, what ran since `before`, an earlier rt.task_statistics():
+// tasks, kernel seconds and bytes moved, by the same reasoning as statistics_since. The medians
+// stay those of the runtime's whole life: medians do not subtract.
+inline std::vector<versa::TaskStatistics> task_statistics_since(
+    const versa::Runtime& rt, const std::vector<versa::TaskStatistics>& before) {
+  std::vector<versa::TaskStatistics> all = rt.task_statistics();
+  for (versa::TaskStatistics& now : all)
+    for (const versa::TaskStatistics& then : before)
+      if (then.task_type == now.task_type && then.device_kind == now.device_kind) {
+        now.tasks -= then.tasks;
+        now.kernel_seconds -= then.kernel_seconds;
+        now.bytes_moved -= then.bytes_moved;
+      }
+  return all;
+}
+
+// The figures of task type `type` on device kind `kind` in `all`; zeros when none ran there.
+inline versa::TaskStatistics task_statistics_of(const std::vector<versa::TaskStatistics>& all,
+                                                const std::string& type, const std::string& kind) {
+  for (const versa::TaskStatistics& t : all)
+    if (t.task_type == type && t.device_kind == kind) return t;
+  versa::TaskStatistics none;
+  none.task_type = type;
+  none.device_kind = kind;
+  return none;
+}
+
+// One of a tool's kernels: the short name its report gives it and its task type's name.
+struct Kernel {
+  const char* label;
+  const char* task_type;
+};
+
+// The device kinds on which any of `kernels` ran, "cpu" first, then by name.
+inline std::vector<std::string> kinds_that_ran(const std::vector<versa::TaskStatistics>& all,
+                                               const std::vector<Kernel>& kernels) {
+  std::vector<std::string> kinds;
+  for (const versa::TaskStatistics& t : all)
+    for (const Kernel& kernel : kernels)
+      if (t.tasks > 0 && t.task_type == kernel.task_type &&
+          std::find(kinds.begin(), kinds.end(), t.device_kind) == kinds.end())
+        kinds.push_back(t.device_kind);
+  std::sort(kinds.begin(), kinds.end(), [](const std::string& a, const std::string& b) {
+    return (a == "cpu") != (b == "cpu") ? a == "cpu" : a < b;
+  });
+  return kinds;
+}
+
+// The report's lines of tasks per kernel, one per device kind that ran any, under its "tasks"
+// line:
+//               cpu       potrf 8 trsm 28 syrk 28 gemm 56
+inline void print_tasks_per_kind(const std::vector<versa::TaskStatistics>& all,
+                                 const std::vector<Kernel>& kernels) {
+  for (const std::string& kind : kinds_that_ran(all, kernels)) {
+    std::printf("            %-9s", kind.c_str());
+    for (const Kernel& kernel : kernels)
+      std::printf(
+          " %s %llu", kernel.label,
+          static_cast<unsigned long long>(task_statistics_of(all, kernel.task_type, kind).tasks));
+    std::printf("\n");
+  }
+}
+
+// The report's "kernel time" lines, one per device kind that ran any of `kernels`: seconds per
+// kernel as the device measured them,
+//   kernel time emulated  potrf 0.002 trsm 0.010 syrk 0.009 gemm 0.041 s (last run)
+// and on the CPU, after them, their share of the workers' time over `wall_seconds`, which shows
+// what the schedule left idle (": 97.1% of 2 workers x time").
+inline void print_kernel_times(const std::vector<versa::TaskStatistics>& all,
+                               const std::vector<Kernel>& kernels, int cpu_workers,
+                               double wall_seconds) {
+  for (const std::string& kind : kinds_that_ran(all, kernels)) {
+    std::printf("kernel time %-9s", kind.c_str());
+    double total = 0;
+    for (const Kernel& kernel : kernels) {
+      const double seconds = task_statistics_of(all, kernel.task_type, kind).kernel_seconds;
+      std::printf(" %s %.3f", kernel.label, seconds);
+      total += seconds;
+    }
+    std::printf(" s (last run)");
+    if (kind == "cpu")
+      std::printf(": %.1f%% of %d workers x time", 100.0 * total / (cpu_workers * wall_seconds),
+                  cpu_workers);
+    std::printf("\n");
+  }
 }
 
 // Summed over the accelerators only: entry 0, the CPU, works on host memory and moves nothing.

@@ -1,6 +1,7 @@
 // Command-line tool: run the Lennard-Jones n-body simulation of nbody.hpp with the force
 // accesses as reductions (`add`) or as plain `write`s, and report steps per second, bytes moved
-// per step, tasks per device and, with --check, the error against the sequential reference.
+// per step, tasks and kernel time per kernel and device (the runtime's task statistics) and, with
+// --check, the error against the sequential reference.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -74,8 +75,10 @@ void add_options(CLI::App& app, Options& o) {
 }
 
 int run(const Options& o) {
+  versa::Config config = example::runtime_config(o.devices, o.workers, o.trace);
+  config.task_statistics = true;
   // One runtime for every repetition: its performance model calibrates on the first.
-  versa::Runtime rt{example::runtime_config(o.devices, o.workers, o.trace)};
+  versa::Runtime rt{config};
   example::announce(rt, o.devices);
   const nbody::Parameters parameters;
   const auto particles = static_cast<std::size_t>(o.particles);
@@ -83,13 +86,12 @@ int run(const Options& o) {
   nbody::System system;
   std::vector<double> seconds;
   std::vector<versa::DeviceStatistics> devices;
-  nbody::KernelTally tally;
-  std::size_t runs[3][3] = {};  // the tally of the last run's steps
+  std::vector<versa::TaskStatistics> tasks;  // the last run's steps
   for (int rep = 0; rep < o.repeat; ++rep) {
     system = nbody::make_system(particles, blocks, parameters);
-    tally.reset();
     const auto before = rt.statistics();
-    nbody::Simulation simulation(rt, system, o.mode, parameters.dt, &tally);
+    const auto tasks_before = rt.task_statistics();
+    nbody::Simulation simulation(rt, system, o.mode, parameters.dt);
     const auto start = std::chrono::steady_clock::now();
     simulation.submit_steps(o.steps);
     try {
@@ -101,12 +103,12 @@ int run(const Options& o) {
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     devices = example::statistics_since(rt, before);
-    for (int kernel = 0; kernel < 3; ++kernel)
-      for (int device = 0; device < 3; ++device) runs[kernel][device] = tally.runs[kernel][device];
+    tasks = example::task_statistics_since(rt, tasks_before);
     // The check compares the forces at the final positions too: one more force evaluation.
     if (o.check && rep == o.repeat - 1) simulation.submit_forces();
     simulation.sync_host();
   }
+  const double seconds_of_last_run = seconds.back();
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   const double steps_per_s = o.steps / median;
@@ -129,13 +131,11 @@ int run(const Options& o) {
       static_cast<unsigned long long>(moved.evictions));
   std::printf("tasks       self %zu, pair %zu, move %zu per step; last run:\n", counts.self,
               counts.pair, counts.move);
-  for (int device = 0; device < 3; ++device) {
-    if (runs[0][device] + runs[1][device] + runs[2][device] == 0) continue;
-    std::printf("            %-9s", nbody::KernelTally::devices[device]);
-    for (int kernel = 0; kernel < 3; ++kernel)
-      std::printf(" %s %zu", nbody::KernelTally::kernels[kernel], runs[kernel][device]);
-    std::printf("\n");
-  }
+  std::vector<example::Kernel> kernels;
+  for (int kernel = 0; kernel < 3; ++kernel)
+    kernels.push_back({nbody::kernel_labels[kernel], nbody::kernel_task_types[kernel]});
+  example::print_tasks_per_kind(tasks, kernels);
+  example::print_kernel_times(tasks, kernels, rt.cpu_workers(), seconds_of_last_run);
   int status = 0;
   if (!nbody::all_finite(system)) {
     std::printf("result      FAIL: non-finite positions, velocities or forces\n");

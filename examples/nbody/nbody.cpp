@@ -171,81 +171,52 @@ TaskCounts task_counts(std::size_t blocks) {
 
 namespace {
 
-// Kernel and device indices of KernelTally.
-enum : int { self_kernel = 0, pair_kernel = 1, move_kernel = 2 };
-enum : int { on_cpu = 0, on_gpu = 1, on_emulated = 2 };
-
-// Each kernel's CPU body serves the CPU and, counted apart, the emulated device. The CUDA
-// bodies call nbody_cuda.hpp; Versa drops them when it is built without CUDA.
-auto self_type(KernelTally* tally) {
-  auto on = [tally](int device) {
-    return [tally, device](Span<const double> position, Span<double> force) {
-      self_forces(position, force);
-      if (tally) tally->count(self_kernel, device);
-    };
-  };
-  return versa::task_type("self_forces")
-      .cpu(on(on_cpu))
-      .emulated(on(on_emulated))
-      .cuda([tally](versa::CudaContext& gpu, Span<const double> position, Span<double> force) {
+// The emulated device runs the CPU bodies. The CUDA bodies call nbody_cuda.hpp; Versa drops them
+// when it is built without CUDA.
+auto self_type() {
+  return versa::task_type(kernel_task_types[0])
+      .cpu(self_forces)
+      .cuda([](versa::CudaContext& gpu, Span<const double> position, Span<double> force) {
         const std::size_t n = position.size() / 3;
         cuda::add_forces(gpu, position.data(), n, position.data(), n, force.data(), true);
-        if (tally) tally->count(self_kernel, on_gpu);
       });
 }
 
-auto pair_type(KernelTally* tally) {
-  auto on = [tally](int device) {
-    return [tally, device](Span<const double> position_i, Span<const double> position_j,
-                           Span<double> force_i, Span<double> force_j) {
-      pair_forces(position_i, position_j, force_i, force_j);
-      if (tally) tally->count(pair_kernel, device);
-    };
-  };
-  return versa::task_type("pair_forces")
-      .cpu(on(on_cpu))
-      .emulated(on(on_emulated))
+auto pair_type() {
+  return versa::task_type(kernel_task_types[1])
+      .cpu(pair_forces)
       // Two passes, each thread summing the forces on one particle, instead of atomics.
-      .cuda([tally](versa::CudaContext& gpu, Span<const double> position_i,
-                    Span<const double> position_j, Span<double> force_i, Span<double> force_j) {
+      .cuda([](versa::CudaContext& gpu, Span<const double> position_i,
+               Span<const double> position_j, Span<double> force_i, Span<double> force_j) {
         const std::size_t ni = position_i.size() / 3, nj = position_j.size() / 3;
         cuda::add_forces(gpu, position_i.data(), ni, position_j.data(), nj, force_i.data(), false);
         cuda::add_forces(gpu, position_j.data(), nj, position_i.data(), ni, force_j.data(), false);
-        if (tally) tally->count(pair_kernel, on_gpu);
       });
 }
 
-auto move_type(KernelTally* tally, double dt) {
-  auto on = [tally, dt](int device) {
-    return [tally, dt, device](Span<double> position, Span<double> velocity, Span<double> force) {
-      move_particles(position, velocity, force, dt);
-      if (tally) tally->count(move_kernel, device);
-    };
-  };
-  return versa::task_type("move")
-      .cpu(on(on_cpu))
-      .emulated(on(on_emulated))
-      .cuda([tally, dt](versa::CudaContext& gpu, Span<double> position, Span<double> velocity,
-                        Span<double> force) {
+auto move_type(double dt) {
+  return versa::task_type(kernel_task_types[2])
+      .cpu([dt](Span<double> position, Span<double> velocity, Span<double> force) {
+        move_particles(position, velocity, force, dt);
+      })
+      .cuda([dt](versa::CudaContext& gpu, Span<double> position, Span<double> velocity,
+                 Span<double> force) {
         cuda::move(gpu, position.data(), velocity.data(), force.data(), position.size(), dt);
-        if (tally) tally->count(move_kernel, on_gpu);
       });
 }
 
 }  // namespace
 
 struct Simulation::TaskTypes {
-  decltype(self_type(nullptr)) self;
-  decltype(pair_type(nullptr)) pair;
-  decltype(move_type(nullptr, 0.0)) move;
+  decltype(self_type()) self;
+  decltype(pair_type()) pair;
+  decltype(move_type(0.0)) move;
 };
 
-Simulation::Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt,
-                       KernelTally* tally)
+Simulation::Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt)
     : rt_(rt),
       mode_(mode),
-      types_(std::make_unique<TaskTypes>(
-          TaskTypes{self_type(tally), pair_type(tally), move_type(tally, dt)})) {
+      types_(std::make_unique<TaskTypes>(TaskTypes{self_type(), pair_type(), move_type(dt)})) {
   for (std::size_t b = 0; b < system.blocks(); ++b) {
     // Appended piece by piece: GCC 12 at -O3 warns wrongly on "literal" + std::string.
     auto name = [b](const char* array) {

@@ -7,8 +7,6 @@
 // Used by the command-line tool (main.cpp), the tests and the benchmark.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -83,19 +81,10 @@ void reference_steps(System& system, int steps, double dt);
 
 // --- On the runtime -----------------------------------------------------------------------
 
-// Tasks run per kernel and device kind, counted by the implementations themselves.
-struct KernelTally {
-  static constexpr const char* kernels[3] = {"self", "pair", "move"};
-  static constexpr const char* devices[3] = {"cpu", "gpu", "emulated"};
-  std::array<std::array<std::atomic<std::size_t>, 3>, 3> runs{};
-  void count(int kernel, int device) {
-    runs[kernel][device].fetch_add(1, std::memory_order_relaxed);
-  }
-  void reset() {
-    for (auto& kernel : runs)
-      for (auto& device : kernel) device.store(0, std::memory_order_relaxed);
-  }
-};
+// The kernels: the short names the tool's report gives them and their task types' names, under
+// which Runtime::task_statistics reports them.
+inline constexpr const char* kernel_labels[3] = {"self", "pair", "move"};
+inline constexpr const char* kernel_task_types[3] = {"self_forces", "pair_forces", "move"};
 
 // Tasks of each kernel per step for `blocks` blocks.
 struct TaskCounts {
@@ -109,8 +98,7 @@ TaskCounts task_counts(std::size_t blocks);
 // this object is destroyed.
 class Simulation {
  public:
-  Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt,
-             KernelTally* tally = nullptr);
+  Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;

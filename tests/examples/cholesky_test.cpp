@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -95,35 +97,46 @@ TEST(CholeskyChecks, ResidualsSeparateRightFactorsFromWrongOnes) {
   cholesky::use_one_blas_thread();
 }
 
-// The tally counts every task once and times the CPU bodies: their time is positive and cannot
-// exceed the workers' time over the factorisation.
-TEST(TiledCholeskyTally, CountsTasksAndTimesKernels) {
+// Tasks of `type` that ran on devices of `kind`, from the runtime's task statistics.
+std::uint64_t tasks_on(const versa::Runtime& rt, const std::string& type, const std::string& kind) {
+  for (const versa::TaskStatistics& t : rt.task_statistics())
+    if (t.task_type == type && t.device_kind == kind) return t.tasks;
+  return 0;
+}
+
+// The runtime's task statistics count every task of the factorisation once, under its kernel's
+// name, and time the CPU bodies: each kernel's time is positive, and their sum cannot exceed the
+// workers' time over the factorisation.
+TEST(TiledCholeskyStatistics, CountTasksAndTimeKernels) {
   cholesky::use_one_blas_thread();
   const int n = 192, tile = 32, worker_count = 2;
   std::vector<double> a = spd_matrix(n, 5u);
-  cholesky::KernelTally tally;
+  versa::Config config = workers(worker_count);
+  config.task_statistics = true;
+  versa::Runtime rt{config};
   double wall = 0;
   {
-    versa::Runtime rt{workers(worker_count)};
     versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, {}, &tally);
+    cholesky::submit_factorisation(rt, tiles);
     rt.wait_all();
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  const std::vector<versa::TaskStatistics> all = rt.task_statistics();
+  ASSERT_EQ(all.size(), 4u) << "one entry per kernel, all on the CPU";
   const cholesky::TaskCounts counts = cholesky::task_counts(n / tile);
-  const std::size_t expected[4] = {counts.potrf, counts.trsm, counts.syrk, counts.gemm};
+  double kernel_seconds = 0;
   for (int kernel = 0; kernel < 4; ++kernel) {
-    EXPECT_EQ(tally.runs[kernel][0].load(), expected[kernel])
-        << cholesky::KernelTally::kernels[kernel];
-    EXPECT_GT(tally.nanoseconds[kernel][0].load(), 0) << cholesky::KernelTally::kernels[kernel];
-    EXPECT_EQ(tally.nanoseconds[kernel][2].load(), 0) << "no emulated device ran anything";
+    const char* name = cholesky::kernels[kernel];
+    const auto it = std::find_if(all.begin(), all.end(), [&](const versa::TaskStatistics& t) {
+      return t.task_type == name && t.device_kind == "cpu";
+    });
+    ASSERT_NE(it, all.end()) << name;
+    EXPECT_EQ(it->tasks, counts[kernel]) << name;
+    EXPECT_GT(it->kernel_seconds, 0.0) << name;
+    kernel_seconds += it->kernel_seconds;
   }
-  EXPECT_GT(tally.seconds(0), 0.0);
-  EXPECT_LE(tally.seconds(0), worker_count * wall);
-  tally.reset();
-  EXPECT_EQ(tally.seconds(0), 0.0);
-  EXPECT_EQ(tally.runs[3][0].load(), 0u);
+  EXPECT_LE(kernel_seconds, worker_count * wall);
 }
 
 // On CPU + emulated devices whose memory holds a quarter of the matrix (or less): every task
@@ -146,24 +159,31 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   const std::size_t quarter = original.size() * sizeof(double) / 4;
   const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
   const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
-  versa::Runtime rt{versa::testing::with_emulated(workers(2), c.devices, memory)};
-  cholesky::KernelTally tally;
+  versa::Config config = versa::testing::with_emulated(workers(2), c.devices, memory);
+  config.task_statistics = true;
+  versa::Runtime rt{config};
   {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
     const cholesky::Placements all = {
         {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
-    cholesky::submit_factorisation(rt, tiles, all, &tally);
+    cholesky::submit_factorisation(rt, tiles, all);
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
   for (int j = 1; j < c.n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * c.n], original[i + j * c.n]);
-  std::size_t on_device = 0;
-  for (const auto& kernel : tally.runs) on_device += kernel[2];
+  const auto tiles_per_side = static_cast<std::size_t>((c.n + c.tile - 1) / c.tile);
+  const cholesky::TaskCounts counts = cholesky::task_counts(tiles_per_side);
+  std::uint64_t on_device = 0, on_cpu = 0;
+  for (int kernel = 0; kernel < 4; ++kernel) {
+    const std::uint64_t here = tasks_on(rt, cholesky::kernels[kernel], "emulated");
+    const std::uint64_t there = tasks_on(rt, cholesky::kernels[kernel], "cpu");
+    EXPECT_EQ(here + there, counts[kernel]) << cholesky::kernels[kernel];
+    on_device += here;
+    on_cpu += there;
+  }
   EXPECT_GT(on_device, 0u) << "no task ran on an emulated device";
   if (c.rule == versa::Placement::gpu_only) {
-    std::size_t on_cpu = 0;
-    for (const auto& kernel : tally.runs) on_cpu += kernel[0];
     EXPECT_EQ(on_cpu, 0u);
     std::uint64_t evictions = 0;
     for (const auto& device : rt.statistics()) evictions += device.evictions;
@@ -192,6 +212,7 @@ INSTANTIATE_TEST_SUITE_P(EmulatedDevices, TiledCholeskyOnDevices,
 TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
   versa::Config config = workers(2);
   config.gpus = 1;
+  config.task_statistics = true;
   const int n = 512, tile = 64;
   config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
   versa::Runtime rt{config};
@@ -200,14 +221,14 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
   const std::vector<double> original = spd_matrix(n, 5);
   std::vector<double> expected = original, a = original;
   ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
-  cholesky::KernelTally tally;
   {
     versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    cholesky::submit_factorisation(rt, tiles, {{"gemm", versa::Placement::gpu_only}}, &tally);
+    cholesky::submit_factorisation(rt, tiles, {{"gemm", versa::Placement::gpu_only}});
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, n), 1e-12);
-  EXPECT_EQ(tally.runs[3][1].load(), cholesky::task_counts(n / tile).gemm) << "gemm on the GPU";
+  EXPECT_EQ(tasks_on(rt, "gemm", "cuda"), cholesky::task_counts(n / tile).gemm)
+      << "gemm on the GPU";
   EXPECT_GT(rt.statistics()[1].evictions, 0u);
 }
 

@@ -1,5 +1,6 @@
-// The options the command-line tools share (examples/common/command_line.hpp): the --devices list,
-// the integer check, and what a wrong call or --help returns, without ending the process.
+// What the command-line tools share (examples/common/command_line.hpp): the --devices list, the
+// integer check, what a wrong call or --help returns, without ending the process, and one run's
+// task statistics.
 #include "command_line.hpp"
 
 #include <gtest/gtest.h>
@@ -95,6 +96,33 @@ TEST(CommandLine, HelpPrintsTheOptionsAndSucceeds) {
   EXPECT_EQ(tool.parse({"--n", "5", "--help"}), 0);
   EXPECT_NE(tool.out.str().find("--devices"), std::string::npos) << tool.out.str();
   EXPECT_TRUE(tool.err.str().empty()) << tool.err.str();
+}
+
+// A tool reports one run of several on the same runtime: the task statistics since a snapshot.
+TEST(CommandLine, TaskStatisticsSinceASnapshotAreThoseOfTheTasksAfterIt) {
+  versa::Config config;
+  config.cpu_workers = 1;
+  config.quiet = true;
+  config.task_statistics = true;
+  versa::Runtime rt{config};
+  int x = 0;
+  auto hx = rt.data(x);
+  const auto bump = versa::task_type("bump").cpu([](versa::Span<int> v) { ++v[0]; });
+  for (int i = 0; i < 3; ++i) rt.submit(bump, versa::write(hx));
+  rt.wait_all();
+  const std::vector<versa::TaskStatistics> before = rt.task_statistics();
+  for (int i = 0; i < 2; ++i) rt.submit(bump, versa::write(hx));
+  rt.submit(
+      "other", [](versa::Span<int> v) { ++v[0]; }, versa::write(hx));
+  rt.wait_all();
+  const std::vector<versa::TaskStatistics> since = example::task_statistics_since(rt, before);
+  EXPECT_EQ(example::task_statistics_of(since, "bump", "cpu").tasks, 2u);
+  EXPECT_EQ(example::task_statistics_of(since, "other", "cpu").tasks, 1u);
+  EXPECT_EQ(example::task_statistics_of(since, "bump", "emulated").tasks, 0u);
+  EXPECT_LE(example::task_statistics_of(since, "bump", "cpu").kernel_seconds,
+            example::task_statistics_of(rt.task_statistics(), "bump", "cpu").kernel_seconds);
+  const std::vector<std::string> kinds = example::kinds_that_ran(since, {{"bump", "bump"}});
+  EXPECT_EQ(kinds, std::vector<std::string>{"cpu"});
 }
 
 }  // namespace

@@ -22,26 +22,40 @@ constexpr int steps = 3;
 
 struct Outcome {
   nbody::System system;
-  std::size_t on_emulated = 0;  // tasks run on emulated devices
+  std::uint64_t tasks[3] = {};    // per kernel (nbody::kernel_task_types), on every device
+  std::uint64_t on_emulated = 0;  // tasks run on emulated devices
   std::uint64_t evictions = 0;
 };
 
 // `steps` steps and one more force evaluation, so that the forces are checked as well.
-Outcome simulate(const versa::Config& config, std::size_t particles, std::size_t blocks,
+Outcome simulate(versa::Config config, std::size_t particles, std::size_t blocks,
                  ForceAccess mode) {
   Outcome run{nbody::make_system(particles, blocks)};
-  nbody::KernelTally tally;
+  config.task_statistics = true;
   versa::Runtime rt{config};
   {
-    nbody::Simulation simulation(rt, run.system, mode, nbody::Parameters{}.dt, &tally);
+    nbody::Simulation simulation(rt, run.system, mode, nbody::Parameters{}.dt);
     simulation.submit_steps(steps);
     simulation.submit_forces();
     simulation.sync_host();
   }
   rt.wait_all();
-  for (const auto& kernel : tally.runs) run.on_emulated += kernel[2];
+  for (const versa::TaskStatistics& t : rt.task_statistics())
+    for (int kernel = 0; kernel < 3; ++kernel)
+      if (t.task_type == nbody::kernel_task_types[kernel]) {
+        run.tasks[kernel] += t.tasks;
+        if (t.device_kind == "emulated") run.on_emulated += t.tasks;
+      }
   for (const auto& device : rt.statistics()) run.evictions += device.evictions;
   return run;
+}
+
+// The runtime's task statistics count every task of simulate() once, under its kernel's name.
+void expect_every_task_counted(const Outcome& run, std::size_t blocks) {
+  const nbody::TaskCounts per_step = nbody::task_counts(blocks);
+  EXPECT_EQ(run.tasks[0], (steps + 1) * per_step.self);
+  EXPECT_EQ(run.tasks[1], (steps + 1) * per_step.pair);
+  EXPECT_EQ(run.tasks[2], steps * per_step.move);
 }
 
 nbody::System reference(std::size_t particles, std::size_t blocks) {
@@ -84,6 +98,7 @@ TEST_P(NbodySimulation, MatchesTheSequentialReference) {
                                            small_device_memory(size.particles, size.blocks));
   const Outcome run = simulate(config, size.particles, size.blocks, mode);
   expect_close(run.system, reference(size.particles, size.blocks));
+  expect_every_task_counted(run, size.blocks);
 }
 
 INSTANTIATE_TEST_SUITE_P(Systems, NbodySimulation,
