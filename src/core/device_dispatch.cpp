@@ -181,7 +181,7 @@ void DeviceDispatch::forget_exploration(Task& task) {
 
 // --- Procedure: stage and dispatch ----------------------------------------------------------
 
-void DeviceDispatch::stage(Task& task, int) { stage_and_dispatch(&task, -1); }
+void DeviceDispatch::stage(Task& task) { stage_and_dispatch(&task, -1); }
 
 // Acquires the task's data on its node; dispatches it when all is there, else leaves it to the
 // last copy it waits for (fill_landed). The count starts at one for this pass, so that copies

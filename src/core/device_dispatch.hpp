@@ -80,7 +80,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
 
   // DeviceTaskHost
   bool cancel_if_poisoned(Task& task) override;
-  void stage(Task& task, int node) override;
+  void stage(Task& task) override;
   void device_task_ended(Task& task, int node, OperationResult result) override;
   void device_refused(Task& task, int node, const std::string& why) override;
   Task* pull_for_device(int node) override;

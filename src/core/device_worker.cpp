@@ -148,7 +148,7 @@ void DeviceWorker::start(Task* task) {
       in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
       task->stream = next_stream_;
       next_stream_ = (next_stream_ + 1) % device_.streams();
-      host_.stage(*task, node_);
+      host_.stage(*task);
       return;
     case DataMover::Reservation::retry_later:
       deferred_.push_back(task);

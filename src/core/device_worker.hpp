@@ -27,9 +27,9 @@ class DeviceTaskHost {
   // Finishes `task` as cancelled when an input was left unusable by a failed task; returns
   // whether it did.
   virtual bool cancel_if_poisoned(Task& task) = 0;
-  // Acquires `task`'s data on `node`; calls DeviceWorker::launch when all of it is there, or
-  // posts the failure to the worker.
-  virtual void stage(Task& task, int node) = 0;
+  // Acquires `task`'s data on its node (task.node); calls DeviceWorker::launch when all of it
+  // is there, or posts the failure to the worker.
+  virtual void stage(Task& task) = 0;
   // `task` has run on `node` (or failed to): record, finish or fail it.
   virtual void device_task_ended(Task& task, int node, OperationResult result) = 0;
   // `task` cannot run on `node` (`why`): run it elsewhere or fail it.

@@ -53,12 +53,11 @@ void RuntimeCore::open_devices() {
   const int cpus = scheduler_.workers();
   summary_ = "versa: " + std::to_string(cpus) + " CPU worker" + (cpus == 1 ? "" : "s") + " (" +
              topology_.summary() + ")";
-  for (const auto& [name, count] : config_.other_devices) {
+  for (const auto& requested : config_.other_devices) {
     DeviceKind kind;
-    if (!find_device_kind(name, kind))
-      throw std::invalid_argument("Config::other_devices names '" + name +
+    if (!find_device_kind(requested.first, kind))
+      throw std::invalid_argument("Config::other_devices names '" + requested.first +
                                   "', which is no registered device kind");
-    (void)count;
   }
   std::vector<std::unique_ptr<Device>> devices;
   for (const DeviceBackend& kind : device_kinds())

@@ -327,7 +327,7 @@ void Scheduler::destroy_task(Task* task, int worker) {
   task_pool_.release(task, worker);
 }
 
-void Scheduler::flush_finished(int worker) {
+void Scheduler::count_finished(int worker) {
   std::int64_t& finished = worker_locals_[worker].finished;
   if (finished == 0) return;
   if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) pending_.notify_all();

@@ -94,10 +94,10 @@ class Scheduler final : public TaskRunner, public Waker {
 
   // TaskRunner
   void run_task(Task* task, int worker) override;
-  void worker_idle(int worker) override { flush_finished(worker); }
+  void worker_idle(int worker) override { count_finished(worker); }
   bool pull_work(int worker) override;
   void worker_started(int) override {}
-  void worker_stopping(int worker) override { flush_finished(worker); }
+  void worker_stopping(int worker) override { count_finished(worker); }
 
  private:
   struct alignas(64) WorkerLocal {
@@ -115,7 +115,7 @@ class Scheduler final : public TaskRunner, public Waker {
   void help_until(int worker, Done&& done);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
-  void flush_finished(int worker);
+  void count_finished(int worker);
   void destroy_task(Task* task, int worker);
 
   TaskPool& task_pool_;

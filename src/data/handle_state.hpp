@@ -11,7 +11,7 @@
 // Commute accesses of one run must also exclude each other: they take the handle's exclusive
 // flag, and tasks that find it taken park in a FIFO until it is released. An add access takes
 // the flag when it is free and then writes in place; otherwise it is renamed into a partial
-// buffer (core/reductions.hpp), and only waits for the flag when the partials' memory budget is
+// buffer (data/reduction_engine.hpp), and only waits for the flag when the partials' memory budget is
 // spent. A run of adds is closed by a flush access, registered before the next access of
 // another mode, which applies the partials to the data.
 #pragma once
