@@ -18,10 +18,10 @@
 // deliver its message, so roots can only be started after the last edge. Creating and warming up
 // the arena, and destroying the graph afterwards, are not timed.
 //
-// Built without oneTBB headers, tbb_systems() returns no system.
+// Built without oneTBB (not found, or VERSA_BENCH_PEERS off), tbb_systems() returns no system.
 #include "systems.hpp"
 
-#if __has_include(<tbb/flow_graph.h>)
+#if VERSA_BENCH_TBB
 
 #include <malloc.h>
 #include <tbb/flow_graph.h>
