@@ -28,7 +28,7 @@
 
 namespace versa::detail {
 
-class RuntimeCore final : public HandleRegistry {
+class RuntimeCore final : public HandleHost {
  public:
   explicit RuntimeCore(Config config);
   ~RuntimeCore();
@@ -56,7 +56,7 @@ class RuntimeCore final : public HandleRegistry {
   void sync() { scheduler_.sync(); }
   void wait_all();
 
-  // HandleRegistry
+  // HandleHost
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
   void retire_replicas(HandleState& handle) override;
   void settle(HandleState& handle) override { scheduler_.settle(handle); }

@@ -24,9 +24,9 @@ namespace {
 // Destroys a handle nobody uses any more: its partials are applied and its data goes home from
 // the devices first.
 void retire(HandleState* state) {
-  if (state->partials() && !state->partials()->empty()) state->registry()->settle(*state);
+  if (state->partials() && !state->partials()->empty()) state->owner()->settle(*state);
   if (state->replicas() && state->replicas()->on_devices())
-    state->registry()->retire_replicas(*state);
+    state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
   delete state;
 }
@@ -46,7 +46,7 @@ void release_handle(HandleState* state) {
   const auto grace_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
   while (state->host_views() > 0) {
     if (std::chrono::steady_clock::now() > grace_end) {
-      state->registry()->report_misuse(
+      state->owner()->report_misuse(
           handle +
           " was destroyed while a view from acquire() on it was alive; release the view "
           "first (the handle's bookkeeping is left allocated)");
@@ -54,9 +54,9 @@ void release_handle(HandleState* state) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  state->registry()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
+  state->owner()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
                                    " of its accesses were pending; waiting for them to finish");
-  state->registry()->settle(*state);
+  state->owner()->settle(*state);
   retire(state);
 }
 

@@ -35,7 +35,7 @@ namespace versa::detail {
 struct Failure;  // base/failure.hpp: why a task did not produce its outputs
 
 // The runtime a handle belongs to, as the handle sees it.
-class HandleRegistry {
+class HandleHost {
  public:
   // Records misuse that cannot be thrown at the call that caused it (rethrown by wait_all).
   virtual void report_misuse(std::string message) = 0;
@@ -47,19 +47,19 @@ class HandleRegistry {
   virtual void settle(HandleState& handle) = 0;
 
  protected:
-  ~HandleRegistry() = default;
+  ~HandleHost() = default;
 };
 
 class HandleState {
  public:
   // `nodes` > 1 gives the handle replicas on that many memory nodes (the runtime has
   // accelerators); a handle without data never has replicas.
-  HandleState(void* data, Layout layout, std::string name, HandleRegistry* registry, int nodes = 1)
+  HandleState(void* data, Layout layout, std::string name, HandleHost* owner, int nodes = 1)
       : data_(data),
         layout_(layout),
         packed_layout_{layout.rows, layout.cols, layout.rows, layout.element_size},
         name_(std::move(name)),
-        registry_(registry),
+        owner_(owner),
         replicas_(nodes > 1 && layout.bytes() > 0 ? std::make_unique<ReplicaSet>(this, data, nodes)
                                                   : nullptr) {}
   HandleState(const HandleState&) = delete;
@@ -70,7 +70,7 @@ class HandleState {
   // The layout of device replicas: the same block, stored densely (ld = rows).
   const Layout* packed_layout() const { return &packed_layout_; }
   const std::string& name() const { return name_; }
-  HandleRegistry* registry() const { return registry_; }
+  HandleHost* owner() const { return owner_; }
   // Null when the runtime has no accelerators or the handle has no data.
   ReplicaSet* replicas() const { return replicas_.get(); }
 
@@ -264,7 +264,7 @@ class HandleState {
   const Layout layout_;
   const Layout packed_layout_;
   const std::string name_;
-  HandleRegistry* const registry_;
+  HandleHost* const owner_;
   const std::unique_ptr<ReplicaSet> replicas_;
 
   SpinLock lock_;
