@@ -43,12 +43,6 @@ bool PlacementPolicy::can_run(const Task& task, int node) const {
   return task.has_implementation(nodes_[node].slot) && task.placement != excluded;
 }
 
-bool PlacementPolicy::runnable_anywhere(const Task& task) const {
-  for (int node = 0; node < static_cast<int>(nodes_.size()); ++node)
-    if (can_run(task, node)) return true;
-  return false;
-}
-
 std::string PlacementPolicy::present_kinds() const {
   std::string kinds;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {

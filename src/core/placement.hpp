@@ -42,8 +42,6 @@ class PlacementPolicy {
 
   // Whether `task` may run on `node` (it has an implementation there and its rule allows it).
   bool can_run(const Task& task, int node) const;
-  // Whether any present node can run a task with these implementations and rule.
-  bool runnable_anywhere(const Task& task) const;
   // The device kinds present, for messages: "cpu, emulated".
   std::string present_kinds() const;
 

@@ -145,7 +145,6 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
         "acquire() called inside a task: it would block a worker; give the "
         "handle to the task as an access instead");
   Task* task = scheduler_.submit_host_access(record);
-  while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   AccessRecord& access = task->accesses[0];
   if (const std::string* error =
           dispatch_ ? task->staging_error().load(std::memory_order_acquire) : nullptr) {

@@ -141,6 +141,7 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
   task->add_count = 0;
   task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
+  while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   return task;
 }
 
@@ -412,9 +413,7 @@ void Scheduler::settle(HandleState& handle) {
     AccessRecord record;
     record.handle = &handle;
     record.mode = AccessMode::write;
-    Task* ticket = submit_host_access(record);
-    while (!ticket->host_ready.load(std::memory_order_acquire)) ticket->host_ready.wait(false);
-    end_host_access(ticket);
+    end_host_access(submit_host_access(record));
     return;
   }
   std::uint64_t required;

@@ -57,8 +57,8 @@ class Scheduler final : public TaskRunner, public Waker {
   void submit(const TaskDesc& desc, Task* parent);
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);
-  // A task record for a host access (Runtime::acquire): registered like a task; ticket's
-  // host_ready is set when it may proceed.
+  // A task record for a host access (Runtime::acquire): registered like a task; returns when
+  // the access may proceed (the thread sleeps meanwhile). Not on a worker.
   Task* submit_host_access(const AccessRecord& record);
   // Ends a host access: finishes its access and frees the record.
   void end_host_access(Task* ticket);
