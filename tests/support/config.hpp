@@ -5,10 +5,12 @@
 
 namespace versa::testing {
 
-// `n` CPU workers, unpinned: tests run beside each other and beside other jobs.
+// `n` CPU workers, unpinned: tests run beside each other and beside other jobs. No GPU: the
+// tests that want one ask for it, and the others count on their devices being what they set up.
 inline Config workers(int n) {
   Config config;
   config.cpu_workers = n;
+  config.gpus = 0;
   config.pin_workers = false;
   config.quiet = true;
   return config;
