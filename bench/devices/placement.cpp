@@ -76,8 +76,8 @@ struct Workload {
 };
 
 auto make_type(const Kind& kind) {
-  // The GPU kernel spins for the nominal time on the GPU's clock, which is exact: its cost is
-  // counted as nominal.
+  // The GPU kernel spins for the nominal time on the GPU's wall-clock timer, which is exact: its
+  // cost is counted as nominal.
   auto with_cuda = [&](auto type) {
 #if VERSA_HAVE_CUDA
     return type.cuda([us = kind.device_us, tally = kind.on_device](

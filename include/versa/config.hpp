@@ -22,8 +22,12 @@ struct EmulatedDeviceConfig {
   double bandwidth_bytes_per_s = 12e9;
   double latency_s = 10e-6;
   // Kernel streams (one thread each, plus one per copy direction): the device keeps two tasks
-  // per stream in flight. Kernels serialise on the device's compute engine, as on a GPU.
+  // per stream in flight.
   int streams = 2;
+  // Kernels of different streams that may run at once (1 to `streams`). 1, the default, makes
+  // them take turns on one compute engine, as the kernels of a GPU that fill it do; more models
+  // a GPU running several small kernels side by side, which placement counts as that many lanes.
+  int concurrent_kernels = 1;
   // Fault injection, for tests: the n-th allocation (counting from 1) and every later one fails;
   // the n-th host<->device copy fails. 0 disables.
   std::uint64_t fail_allocations_from = 0;

@@ -1,74 +1,118 @@
 #include "core/perf_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "device/device_registry.hpp"
 
 namespace versa::detail {
 
-PerfModel::Entry* PerfModel::find(Shard& shard, const KeyView& key, bool create) {
-  auto it = shard.entries.find(key);
-  if (it != shard.entries.end()) return &it->second;
+PerfModel::Curve* PerfModel::find(Shard& shard, const KeyView& key, bool create) {
+  auto it = shard.curves.find(key);
+  if (it != shard.curves.end()) return &it->second;
   if (!create) return nullptr;
-  return &shard.entries[Key{std::string(key.type), key.kind, key.size}];
+  return &shard.curves[Key{std::string(key.type), key.kind}];
 }
 
-void PerfModel::update_median(Entry& entry) {
+void PerfModel::add_sample(Curve& curve, Entry& entry, double seconds) {
+  const bool was_calibrated = entry.calibrated();
+  entry.samples[entry.count % window] = seconds;
+  ++entry.count;
   const int n = std::min(entry.count, window);
   std::array<double, window> sorted = entry.samples;
   std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
   entry.median = sorted[n / 2];
+  if (!was_calibrated && entry.calibrated()) ++curve.calibrated_sizes;
+}
+
+std::optional<double> PerfModel::Curve::at(std::size_t size) const {
+  if (calibrated_sizes == 0) return std::nullopt;
+  // A size with samples of its own goes by them, even before they are enough to calibrate it.
+  const auto exact = sizes.find(size);
+  if (exact != sizes.end() && exact->second.count > 0) return exact->second.median;
+  // The two calibrated sizes nearest below and above (either may be missing).
+  using Point = std::pair<double, double>;  // (size, seconds)
+  std::vector<Point> below, above;
+  for (auto it = sizes.lower_bound(size); it != sizes.begin() && below.size() < 2;) {
+    --it;
+    if (it->second.calibrated()) below.emplace_back(it->first, it->second.median);
+  }
+  for (auto it = sizes.upper_bound(size); it != sizes.end() && above.size() < 2; ++it)
+    if (it->second.calibrated()) above.emplace_back(it->first, it->second.median);
+  Point a, b;
+  if (!below.empty() && !above.empty()) {
+    a = below[0], b = above[0];
+  } else {
+    const std::vector<Point>& side = below.empty() ? above : below;
+    if (side.size() == 1) {  // in proportion to the only calibrated size
+      a = side[0];
+      return a.first > 0 ? a.second * static_cast<double>(size) / a.first : a.second;
+    }
+    a = side[0], b = side[1];
+  }
+  if (size == 0 || a.first <= 0 || a.second <= 0 || b.second <= 0) return a.second;
+  // A power law through both; its exponent bounded so that two noisy samples of nearby sizes
+  // cannot send an extrapolation far off.
+  const double exponent =
+      std::clamp(std::log(b.second / a.second) / std::log(b.first / a.first), 0.0, 3.0);
+  return a.second * std::pow(static_cast<double>(size) / a.first, exponent);
 }
 
 std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind,
-                                          std::size_t bytes) {
-  const KeyView key{type, kind, bytes};
+                                          std::size_t size) {
+  const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  const Entry* entry = find(shard, key, false);
-  if (!entry || entry->count < calibration_samples) return std::nullopt;
-  return entry->median;
+  const Curve* curve = find(shard, key, false);
+  return curve ? curve->at(size) : std::nullopt;
 }
 
-int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t bytes) {
-  const KeyView key{type, kind, bytes};
+int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t size) {
+  const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  const Entry* entry = find(shard, key, false);
-  return entry ? entry->count + entry->exploring : 0;
+  const Curve* curve = find(shard, key, false);
+  if (!curve) return 0;
+  if (curve->calibrated_sizes > 0) return calibration_samples;
+  const auto entry = curve->sizes.find(size);
+  return entry == curve->sizes.end() ? 0 : entry->second.count + entry->second.exploring;
 }
 
-bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::size_t bytes) {
-  const KeyView key{type, kind, bytes};
+bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
+  const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  Entry& entry = *find(shard, key, true);
+  Curve& curve = *find(shard, key, true);
+  if (curve.calibrated_sizes > 0) return false;
+  Entry& entry = curve.sizes[size];
   if (entry.count + entry.exploring >= calibration_samples) return false;
   ++entry.exploring;
   return true;
 }
 
-void PerfModel::release_exploration(std::string_view type, DeviceKind kind, std::size_t bytes) {
-  const KeyView key{type, kind, bytes};
+void PerfModel::release_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
+  const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  Entry* entry = find(shard, key, false);
-  if (entry && entry->exploring > 0) --entry->exploring;
+  if (Curve* curve = find(shard, key, false)) {
+    const auto entry = curve->sizes.find(size);
+    if (entry != curve->sizes.end() && entry->second.exploring > 0) --entry->second.exploring;
+  }
 }
 
-void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t bytes, double seconds,
+void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t size, double seconds,
                        bool explored) {
-  const KeyView key{type, kind, bytes};
+  const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  Entry& entry = *find(shard, key, true);
+  Curve& curve = *find(shard, key, true);
+  Entry& entry = curve.sizes[size];
   if (explored && entry.exploring > 0) --entry.exploring;
-  entry.samples[entry.count % window] = seconds;
-  ++entry.count;
-  update_median(entry);
+  add_sample(curve, entry, seconds);
 }
 
 void PerfModel::load(const std::string& file) {
@@ -89,13 +133,16 @@ void PerfModel::load(const std::string& file) {
       throw std::runtime_error("performance model file '" + file + "', line " +
                                std::to_string(number) +
                                ": expected <type>\\t<device kind>\\t<size> <seconds> <samples>");
-    const KeyView key{type, kind, bytes};
+    const KeyView key{type, kind};
     Shard& shard = shard_of(key);
     std::lock_guard<std::mutex> guard(shard.mutex);
-    Entry& entry = *find(shard, key, true);
+    Curve& curve = *find(shard, key, true);
+    Entry& entry = curve.sizes[bytes];
+    if (entry.calibrated()) --curve.calibrated_sizes;
     entry.count = std::min(count, window);
     std::fill(entry.samples.begin(), entry.samples.begin() + entry.count, seconds);
     entry.median = seconds;
+    if (entry.calibrated()) ++curve.calibrated_sizes;
   }
 }
 
@@ -105,10 +152,11 @@ void PerfModel::save(const std::string& file) const {
   out << "# versa performance model: type\tkind\tsize seconds samples\n";
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> guard(shard.mutex);
-    for (const auto& [key, entry] : shard.entries)
-      if (entry.count > 0)
-        out << key.type << '\t' << device_kind_name(key.kind) << '\t' << key.size << ' '
-            << entry.median << ' ' << entry.count << '\n';
+    for (const auto& [key, curve] : shard.curves)
+      for (const auto& [size, entry] : curve.sizes)
+        if (entry.count > 0)
+          out << key.type << '\t' << device_kind_name(key.kind) << '\t' << size << ' '
+              << entry.median << ' ' << entry.count << '\n';
   }
 }
 

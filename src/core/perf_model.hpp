@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,9 +23,12 @@ class PerfModel {
   // Samples needed before an estimate is trusted; until then the policy explores.
   static constexpr int calibration_samples = 3;
 
-  // The expected execution time in seconds, or nothing while uncalibrated.
+  // The expected execution time in seconds, or nothing while uncalibrated. A size not calibrated
+  // itself is estimated from the calibrated sizes of the same type and kind (see `curve`), so
+  // the edge tiles of a tiled algorithm, each a size of its own, are not explored one by one.
   std::optional<double> estimate(std::string_view type, DeviceKind kind, std::size_t size);
-  // Samples recorded plus explorations in flight for the combination.
+  // Samples recorded plus explorations in flight for the combination; calibration_samples
+  // when it needs none (it is calibrated, or estimated from other sizes).
   int explorations(std::string_view type, DeviceKind kind, std::size_t size);
   // Returns true (and counts an exploration in flight) when the combination still needs
   // samples and not enough runs to provide them are under way.
@@ -48,48 +52,54 @@ class PerfModel {
     int count = 0;      // samples recorded (the window keeps the last `window`)
     int exploring = 0;  // claimed explorations not yet recorded
     double median = 0;
+    bool calibrated() const { return count >= calibration_samples; }
   };
-  // (type name, kind, size): looked up with a view of the name, stored with its own copy.
+  // The sizes seen of one (task type, device kind), in order, so that a size without samples is
+  // estimated from its calibrated neighbours: on the straight line through the two nearest in
+  // log-log space (a power law, as the work of most kernels is in their size), or in proportion
+  // to the one calibrated size there is.
+  struct Curve {
+    std::map<std::size_t, Entry> sizes;
+    int calibrated_sizes = 0;
+    std::optional<double> at(std::size_t size) const;
+  };
+  // (type name, kind): looked up with a view of the name, stored with its own copy.
   struct Key {
     std::string type;
     DeviceKind kind;
-    std::size_t size;
   };
   struct KeyView {
     std::string_view type;
     DeviceKind kind;
-    std::size_t size;
   };
   struct KeyHash {
     using is_transparent = void;
     std::size_t operator()(const KeyView& k) const {
-      std::size_t h = std::hash<std::string_view>()(k.type);
-      h ^= (k.size + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2));
-      return h ^ (static_cast<std::size_t>(k.kind) << 56);
+      return std::hash<std::string_view>()(k.type) ^ (static_cast<std::size_t>(k.kind) << 56);
     }
-    std::size_t operator()(const Key& k) const { return (*this)(KeyView{k.type, k.kind, k.size}); }
+    std::size_t operator()(const Key& k) const { return (*this)(KeyView{k.type, k.kind}); }
   };
   struct KeyEqual {
     using is_transparent = void;
-    static KeyView view(const Key& k) { return {k.type, k.kind, k.size}; }
+    static KeyView view(const Key& k) { return {k.type, k.kind}; }
     static KeyView view(const KeyView& k) { return k; }
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
       const KeyView x = view(a), y = view(b);
-      return x.kind == y.kind && x.size == y.size && x.type == y.type;
+      return x.kind == y.kind && x.type == y.type;
     }
   };
-  // The entries are spread over shards by key, each with its own lock, so that devices and CPU
+  // The curves are spread over shards by key, each with its own lock, so that devices and CPU
   // workers recording and estimating different task types do not queue behind one mutex.
   static constexpr std::size_t shard_count = 16;
   struct alignas(64) Shard {
     mutable std::mutex mutex;
-    std::unordered_map<Key, Entry, KeyHash, KeyEqual> entries;  // guarded by mutex
+    std::unordered_map<Key, Curve, KeyHash, KeyEqual> curves;  // guarded by mutex
   };
   Shard& shard_of(const KeyView& key) { return shards_[KeyHash()(key) % shard_count]; }
-  // The entry of `key` in `shard` (mutex held), created when `create`; null when absent.
-  static Entry* find(Shard& shard, const KeyView& key, bool create);
-  static void update_median(Entry& entry);
+  // The curve of `key` in `shard` (mutex held), created when `create`; null when absent.
+  static Curve* find(Shard& shard, const KeyView& key, bool create);
+  static void add_sample(Curve& curve, Entry& entry, double seconds);
 
   std::array<Shard, shard_count> shards_;
 };

@@ -83,17 +83,21 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
   return seconds;
 }
 
-double PlacementPolicy::backlog_seconds(int node) const {
-  const std::int64_t ns = node == 0 ? cpu_backlog_ns_.load(std::memory_order_relaxed) / cpu_workers_
-                                    : nodes_[node].worker->backlog_ns();
-  return static_cast<double>(ns > 0 ? ns : 0) * 1e-9;
+int PlacementPolicy::lanes(int node) const {
+  return node == 0 ? cpu_workers_ : nodes_[node].device->concurrent_kernels();
 }
 
-// Tasks waiting or running per worker (a device counts as one: its kernels run one at a time).
-double PlacementPolicy::queued_tasks_per_worker(int node) const {
-  if (node == 0)
-    return static_cast<double>(cpu_tasks_.load(std::memory_order_relaxed)) / cpu_workers_;
-  return static_cast<double>(nodes_[node].worker->queued_tasks());
+double PlacementPolicy::backlog_seconds(int node) const {
+  const std::int64_t ns = node == 0 ? cpu_backlog_ns_.load(std::memory_order_relaxed)
+                                    : nodes_[node].worker->backlog_ns();
+  return static_cast<double>(ns > 0 ? ns : 0) * 1e-9 / lanes(node);
+}
+
+// Tasks waiting or running per lane.
+double PlacementPolicy::queued_tasks_per_lane(int node) const {
+  const std::int64_t tasks =
+      node == 0 ? cpu_tasks_.load(std::memory_order_relaxed) : nodes_[node].worker->queued_tasks();
+  return static_cast<double>(tasks) / lanes(node);
 }
 
 int PlacementPolicy::choose(Task& task) {
@@ -139,7 +143,7 @@ int PlacementPolicy::choose(Task& task) {
       best = node;  // cpu_only, or prefer_gpu without a device implementation
       break;
     }
-    if (const double load = queued_tasks_per_worker(node); load < fallback_load) {
+    if (const double load = queued_tasks_per_lane(node); load < fallback_load) {
       fallback = node;
       fallback_load = load;
     }
@@ -182,7 +186,7 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::
 // The node that runs a group's tasks fastest always takes them (so no task waits for a device
 // that is not coming). Another node takes them only if it would finish one no later than the
 // fastest node would: each node's projected load is its backlog plus the pooled work it is
-// fastest at, shared among its workers.
+// fastest at, shared among its lanes (CPU workers, or a device's concurrent kernels).
 Task* PlacementPolicy::pull(int node) {
   if (!has_pooled()) return nullptr;
   const int count = static_cast<int>(nodes_.size());
@@ -197,8 +201,7 @@ Task* PlacementPolicy::pull(int node) {
   for (const Group& g : pool_) {
     if (g.tasks.empty()) continue;
     const int best = fastest(g);
-    projected[best] +=
-        static_cast<double>(g.tasks.size()) * g.seconds[best] / (best == 0 ? cpu_workers_ : 1);
+    projected[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
   }
   Group* chosen = nullptr;
   double chosen_affinity = never;

@@ -71,8 +71,10 @@ class PlacementPolicy {
 
  private:
   double transfer_seconds(const Task& task, int node) const;
+  // CPU workers, or the kernels a device runs at once: queued work is shared among them.
+  int lanes(int node) const;
   double backlog_seconds(int node) const;
-  double queued_tasks_per_worker(int node) const;
+  double queued_tasks_per_lane(int node) const;
 
   // Pooled tasks of one task type and size: they share their expected times per node.
   struct Group {

@@ -39,6 +39,7 @@ class CudaDevice final : public Device {
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return memory_capacity_; }
   int streams() const override { return static_cast<int>(streams_.size()) - 2; }
+  int concurrent_kernels() const override { return streams(); }
   double bandwidth() const override { return bandwidth_; }
   double latency() const override { return latency_; }
 

@@ -61,6 +61,10 @@ class Device {
   // were queued. Copies have their own stream per direction, so that the inputs of the next
   // tasks move while kernels run.
   virtual int streams() const = 0;
+  // Kernels that run at once, sharing the device (a GPU runs its streams' kernels side by side,
+  // each slower than alone). Placement divides the work queued here by it, as it divides the
+  // CPU's among the workers, since the measured time of each kernel includes that sharing.
+  virtual int concurrent_kernels() const { return 1; }
   // Host<->device copy speed (bytes per second) and fixed cost per copy (seconds), as the
   // placement policy should assume them.
   virtual double bandwidth() const = 0;

@@ -19,14 +19,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::align_val_t buffer_alignment{64};
-}  // namespace
 
-EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
-                               std::size_t memory_limit)
-    : config_(config),
-      name_("emulated:" + std::to_string(index)),
-      capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
-                                                                        : config.memory_bytes) {
+// One of the compute engine's slots, held while a kernel or a merge runs.
+class ComputeSlot {
+ public:
+  explicit ComputeSlot(std::counting_semaphore<64>& slots) : slots_(slots) { slots_.acquire(); }
+  ~ComputeSlot() { slots_.release(); }
+  ComputeSlot(const ComputeSlot&) = delete;
+  ComputeSlot& operator=(const ComputeSlot&) = delete;
+
+ private:
+  std::counting_semaphore<64>& slots_;
+};
+
+// `config`, once every field is known to be in range (else std::invalid_argument naming it).
+const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int index) {
   const std::string field = "Config::emulated_devices[" + std::to_string(index) + "].";
   if (config.memory_bytes < 64)
     throw std::invalid_argument(field + "memory_bytes = " + std::to_string(config.memory_bytes) +
@@ -38,6 +45,21 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
   if (config.streams < 1 || config.streams > 64)
     throw std::invalid_argument(field + "streams = " + std::to_string(config.streams) +
                                 " is out of range: expected 1 to 64");
+  if (config.concurrent_kernels < 1 || config.concurrent_kernels > config.streams)
+    throw std::invalid_argument(
+        field + "concurrent_kernels = " + std::to_string(config.concurrent_kernels) +
+        " is out of range: expected 1 to streams (" + std::to_string(config.streams) + ")");
+  return config;
+}
+}  // namespace
+
+EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
+                               std::size_t memory_limit)
+    : config_(validated(config, index)),
+      name_("emulated:" + std::to_string(index)),
+      capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
+                                                                        : config.memory_bytes),
+      compute_slots_(config.concurrent_kernels) {
   for (int s = 0; s < config.streams + 2; ++s) {
     streams_.push_back(std::make_unique<Stream>());
     Stream& stream = *streams_.back();
@@ -80,7 +102,7 @@ void EmulatedDevice::execute(int stream, Task& task, Completion done) {
 // engine like a kernel.
 std::string EmulatedDevice::merge_partials(const ReductionOps& ops, void* into, const void* from,
                                            std::size_t count) {
-  std::lock_guard<std::mutex> engine(compute_engine_);
+  const ComputeSlot slot(compute_slots_);
   try {
     ops.merge(into, from, count);
   } catch (...) {
@@ -129,7 +151,7 @@ OperationResult EmulatedDevice::run(Operation& operation) {
     case Engine::compute:
       break;
   }
-  std::lock_guard<std::mutex> engine(compute_engine_);
+  const ComputeSlot slot(compute_slots_);
   Task& task = *operation.task;
   OperationResult result;
   const auto start = Clock::now();

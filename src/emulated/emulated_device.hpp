@@ -2,9 +2,10 @@
 // capacity, streams served by their own threads, modelled copy bandwidth and latency, and fault
 // injection. Tasks run through their emulated implementation (by default the CPU one).
 //
-// Like a GPU, it has one compute engine and one copy engine per direction: operations of
+// Like a GPU, it has a compute engine and one copy engine per direction: operations of
 // different streams overlap unless they need the same engine, so a copy on one stream proceeds
-// while a kernel runs on another, but two kernels never run at once.
+// while a kernel runs on another. The compute engine runs up to `concurrent_kernels` kernels at
+// once (by default one).
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +35,7 @@ class EmulatedDevice final : public Device {
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return capacity_; }
   int streams() const override { return static_cast<int>(streams_.size()) - 2; }
+  int concurrent_kernels() const override { return config_.concurrent_kernels; }
   double bandwidth() const override { return config_.bandwidth_bytes_per_s; }
   double latency() const override { return config_.latency_s; }
 
@@ -70,8 +73,10 @@ class EmulatedDevice final : public Device {
   const std::size_t capacity_;
   // The kernel streams, then the host-to-device and the device-to-host copy streams.
   std::vector<std::unique_ptr<Stream>> streams_;
-  // The engines: an operation holds its engine's lock while it runs.
-  std::mutex copy_in_engine_, copy_out_engine_, compute_engine_;
+  // The engines: a copy holds its engine's lock while it runs, a kernel or a merge one of the
+  // compute engine's slots.
+  std::mutex copy_in_engine_, copy_out_engine_;
+  std::counting_semaphore<64> compute_slots_;
   // Counters for fault injection.
   std::atomic<std::uint64_t> allocations_{0};
   std::atomic<std::uint64_t> copies_{0};

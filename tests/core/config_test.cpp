@@ -232,6 +232,17 @@ TEST_F(ConfigEmulatedDeviceTest, NoStreamsIsRefused) {
               HasSubstr("Config::emulated_devices[0].streams"));
 }
 
+TEST_F(ConfigEmulatedDeviceTest, ConcurrentKernelsBeyondTheStreamsAreRefused) {
+  for (const int kernels : {0, 3}) {
+    EmulatedDeviceConfig device;
+    device.streams = 2;
+    device.concurrent_kernels = kernels;
+    EXPECT_THAT(runtime_error_of(one_device(device)),
+                HasSubstr("Config::emulated_devices[0].concurrent_kernels = " +
+                          std::to_string(kernels) + " is out of range"));
+  }
+}
+
 TEST_F(ConfigEmulatedDeviceTest, TinyMemoryIsRefused) {
   EmulatedDeviceConfig device;
   device.memory_bytes = 10;

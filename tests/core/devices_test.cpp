@@ -4,6 +4,7 @@
 // injection and refusal at submit.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <numeric>
 #include <stdexcept>
@@ -298,6 +299,72 @@ TEST(Devices, AutomaticPlacementLearnsWhichDeviceIsFaster) {
   EXPECT_EQ(on_cpu + on_device, 300u);
   // Without the model, tasks would be dealt by queue length: about 100 to the device.
   EXPECT_GT(on_device, 180u) << "cpu ran " << on_cpu;
+}
+
+// A device with four streams whose kernels run side by side.
+versa::Config four_lane_device() {
+  versa::Config config = one_device();
+  config.emulated_devices[0].streams = 4;
+  config.emulated_devices[0].concurrent_kernels = 4;
+  return config;
+}
+
+TEST(Devices, ConcurrentKernelsRunSideBySideAndNoMore) {
+  for (const int lanes : {1, 2, 4}) {
+    versa::Config config = four_lane_device();
+    config.emulated_devices[0].concurrent_kernels = lanes;
+    versa::Runtime rt{config};
+    std::atomic<int> running{0}, most{0};
+    auto kernel = versa::task_type("kernel")
+                      .emulated([&](Span<double> x) {
+                        const int now = ++running;
+                        for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);)
+                          ;
+                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                        --running;
+                        x[0] += 1;
+                      })
+                      .placement(Placement::gpu_only);
+    std::vector<std::vector<double>> data(24, iota(0));
+    std::vector<versa::Handle<double>> handles;
+    for (auto& d : data) rt.submit(kernel, versa::write(handles.emplace_back(rt.data(d))));
+    rt.wait_all();
+    for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+    EXPECT_LE(most, lanes);
+    // 24 tasks of 5 ms, eight in flight: kernels that may overlap do.
+    EXPECT_EQ(most, lanes) << "lanes " << lanes;
+  }
+}
+
+TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
+  // The device runs four 5 ms kernels at once: 16 ready tasks take it 20 ms, half the 40 ms one
+  // task takes a CPU worker. Counted as one lane, the device would look 80 ms busy and each
+  // idle CPU worker would take a task, finishing at 40 ms.
+  versa::Runtime rt{four_lane_device()};
+  auto work = versa::task_type("work")
+                  .cpu([](Span<double> x) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                    x[0] += 1;
+                  })
+                  .emulated([](Span<double> x) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                    x[0] += 1;
+                  });
+  std::vector<std::vector<double>> data(16, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (int round = 0; round < 2; ++round) {  // calibration: both kinds are explored
+    for (auto& h : handles) rt.submit(work, versa::write(h));
+    rt.wait_all();
+  }
+  const auto calibrated = rt.statistics();
+  ASSERT_GE(calibrated[0].tasks, 3u) << "the CPU was explored";
+  for (auto& h : handles) rt.submit(work, versa::write(h));
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 3.0);
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[0].tasks - calibrated[0].tasks, 0u) << "a CPU worker took a task";
+  EXPECT_EQ(stats[1].tasks - calibrated[1].tasks, 16u);
 }
 
 TEST(Devices, FailedAllocationSendsTheTaskToTheCpu) {

@@ -100,11 +100,9 @@ TEST(PerfModelTest, KeysSeparateTypeDeviceKindAndSize) {
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1024), std::optional<double>(1.0));
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 1024), std::nullopt);
   EXPECT_EQ(model.estimate("gemm", DeviceKind::emulated, 1024), std::nullopt);
-  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 2048), std::nullopt);
   EXPECT_EQ(model.estimate("potrf", DeviceKind::cpu, 1024), std::nullopt);
-  // Names that are prefixes of each other, and sizes whose digits run together, stay apart.
+  // Names that are prefixes of each other stay apart.
   EXPECT_EQ(model.estimate("gem", DeviceKind::cpu, 1024), std::nullopt);
-  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 102), std::nullopt);
 
   record_n(model, "gemm", DeviceKind::cuda, 1024, 2.0, calibration);
   record_n(model, "gemm", DeviceKind::emulated, 1024, 3.0, calibration);
@@ -115,6 +113,41 @@ TEST(PerfModelTest, KeysSeparateTypeDeviceKindAndSize) {
   EXPECT_EQ(model.estimate("gemm", DeviceKind::emulated, 1024), std::optional<double>(3.0));
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 2048), std::optional<double>(4.0));
   EXPECT_EQ(model.estimate("potrf", DeviceKind::cpu, 1024), std::optional<double>(5.0));
+}
+
+TEST(PerfModelTest, AnUncalibratedSizeIsEstimatedFromItsCalibratedNeighbours) {
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cpu, 1000, 2.0, calibration);
+  // One calibrated size: in proportion to it.
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 500), 1.0, 1e-12);
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 3000), 6.0, 1e-12);
+  // Two: the power law through them (here time ~ size^2), inside and beyond.
+  record_n(model, "gemm", DeviceKind::cpu, 2000, 8.0, calibration);
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 1500), 4.5, 1e-12);
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 4000), 32.0, 1e-12);
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 500), 0.5, 1e-12);
+  // A size with samples of its own goes by them once the curve is known.
+  model.record("gemm", DeviceKind::cpu, 1500, 7.0, false);
+  EXPECT_NEAR(*model.estimate("gemm", DeviceKind::cpu, 1500), 7.0, 1e-12);
+  // The exponent is bounded: two nearby noisy sizes do not make a steep extrapolation.
+  record_n(model, "trsm", DeviceKind::cpu, 1000, 1.0, calibration);
+  record_n(model, "trsm", DeviceKind::cpu, 1001, 2.0, calibration);
+  EXPECT_NEAR(*model.estimate("trsm", DeviceKind::cpu, 2002), 16.0, 1e-12);  // 2 x 2^3
+  // Other kinds and types are not estimated from it.
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 1000), std::nullopt);
+  EXPECT_EQ(model.estimate("syrk", DeviceKind::cpu, 1000), std::nullopt);
+}
+
+TEST(PerfModelTest, SizesEstimatedFromOthersAreNotExplored) {
+  PerfModel model;
+  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu, 1000));
+  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu, 300));  // an edge tile
+  for (int i = 0; i < calibration; ++i) model.record("potrf", DeviceKind::cpu, 1000, 1.0, i == 0);
+  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::cpu, 500));
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::cpu, 500), calibration);
+  // The claim made before the curve was known is still recorded or given back as usual.
+  model.record("potrf", DeviceKind::cpu, 300, 0.25, true);
+  EXPECT_NEAR(*model.estimate("potrf", DeviceKind::cpu, 300), 0.25, 1e-12);
 }
 
 TEST(PerfModelTest, ExplorationIsClaimedUntilEnoughRunsAreUnderWay) {

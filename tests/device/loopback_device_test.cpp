@@ -36,6 +36,7 @@ class LoopbackDevice final : public Device {
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return inner_.memory_capacity(); }
   int streams() const override { return inner_.streams(); }
+  int concurrent_kernels() const override { return inner_.concurrent_kernels(); }
   double bandwidth() const override { return 1e12; }
   double latency() const override { return 0; }
   void* allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
