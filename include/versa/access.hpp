@@ -39,33 +39,33 @@ using view_of_t = typename ViewOf<std::remove_cvref_t<H>, Const>::type;
 // Read the handle's data; the body receives a read-only view.
 template <class H>
 Access<detail::view_of_t<H, true>> read(const H& handle) {
-  return {handle.state(), AccessMode::read};
+  return {detail::state_of(handle), AccessMode::read};
 }
 
 // Read and modify the handle's data; the body receives a writable view.
 template <class H>
 Access<detail::view_of_t<H, false>> write(const H& handle) {
-  return {handle.state(), AccessMode::write};
+  return {detail::state_of(handle), AccessMode::write};
 }
 
 // Overwrite the handle's data entirely without reading it; the body receives a writable view
 // whose old contents are unspecified.
 template <class H>
 Access<detail::view_of_t<H, false>> write_only(const H& handle) {
-  return {handle.state(), AccessMode::write_only};
+  return {detail::state_of(handle), AccessMode::write_only};
 }
 
 // Modify the handle's data with an operation that commutes with the other commute accesses of
 // the same run: they run one at a time, in any order.
 template <class H>
 Access<detail::view_of_t<H, false>> commute(const H& handle) {
-  return {handle.state(), AccessMode::commute};
+  return {detail::state_of(handle), AccessMode::commute};
 }
 
 // Add a contribution to the handle's data (a reduction); adds of one run may run in any order.
 template <class H>
 Access<detail::view_of_t<H, false>> add(const H& handle) {
-  return {handle.state(), AccessMode::add};
+  return {detail::state_of(handle), AccessMode::add};
 }
 
 // Task option: a higher priority runs earlier among the ready tasks of a queue. Default 0.

@@ -23,6 +23,12 @@ const std::string& handle_name(const HandleState* state);
 void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops);
 }  // namespace detail
 
+class HandleBase;
+namespace detail {
+// The runtime's state behind a handle (null when empty), for the access builders.
+HandleState* state_of(const HandleBase& handle);
+}  // namespace detail
+
 // Untyped part of every handle: ownership of the dependency and data state.
 class HandleBase {
  public:
@@ -36,14 +42,18 @@ class HandleBase {
   // The name given at registration ("" when none), used in traces and error messages.
   const std::string& name() const;
 
-  detail::HandleState* state() const { return state_.get(); }
-
  protected:
   explicit HandleBase(detail::HandleState* state) : state_(state) {}
+  detail::HandleState* state() const { return state_.get(); }
 
  private:
+  friend detail::HandleState* detail::state_of(const HandleBase& handle);
   detail::HandleOwner state_;
 };
+
+inline detail::HandleState* detail::state_of(const HandleBase& handle) {
+  return handle.state_.get();
+}
 
 // A handle on a contiguous host array of T, registered with Runtime::data(). Tasks see it as a
 // Span<T> (Span<const T> when reading). Movable, not copyable; destroying it waits for the tasks

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "base/wait_list.hpp"
@@ -31,6 +32,20 @@ inline bool has_implementation(const TaskDesc& desc, ImplementationSlot slot) {
   return false;
 }
 
+// How an `add` access runs (decided when its task becomes ready): in place holding the handle's
+// exclusive flag, or renamed into a partial buffer.
+enum class AddRole : std::uint8_t { undecided, in_place, renamed, needs_flag };
+
+// What scheduling decides about one access, beside the record the submit's arguments made:
+// the version of the handle the task waits for and, for an add, how it runs.
+struct AccessProgress {
+  std::uint64_t required_version = 0;
+  AddRole add_role = AddRole::undecided;
+};
+
+static_assert(sizeof(AccessRecord) % alignof(AccessProgress) == 0,
+              "a task's AccessProgress array follows its records");
+
 // Laid out so that creating and running a task with no spilled data touches two cache lines:
 // the fields every task uses first, then the inline closure and the fields that need a value
 // at creation, then what only parked tasks and tasks with data use.
@@ -49,7 +64,8 @@ class Task {
   InvokeFn invoke = nullptr;
   void* closure = nullptr;  // inline_closure or heap_closure
   const char* name = nullptr;
-  AccessRecord* accesses = nullptr;  // inline_records or heap_accesses
+  // The records, then as many AccessProgress, in inline_records or heap_records (set_accesses).
+  AccessRecord* accesses = nullptr;
   std::uint32_t access_count = 0;
   // Index of the first access whose version has not yet been seen reached; each dependency is
   // checked once however often the task is woken (SuperGlue's "first handle not available").
@@ -64,7 +80,7 @@ class Task {
 
   // --- second cache line ---
   alignas(std::max_align_t) std::byte inline_closure[inline_closure_bytes];
-  std::unique_ptr<AccessRecord[]> heap_accesses;
+  std::unique_ptr<std::byte[]> heap_records;
   std::unique_ptr<std::byte[]> heap_closure;  // over-allocated by the closure's alignment
   std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
@@ -76,7 +92,8 @@ class Task {
   Waiter waiter;
 
   // Raw storage: records are copied in at creation, so constructing a Task writes nothing here.
-  alignas(AccessRecord) std::byte inline_records[inline_accesses * sizeof(AccessRecord)];
+  static constexpr std::size_t access_bytes = sizeof(AccessRecord) + sizeof(AccessProgress);
+  alignas(AccessRecord) std::byte inline_records[inline_accesses * access_bytes];
 
   // --- used only when the runtime has accelerators: set by the runtime then, and left
   // uninitialised otherwise, so that creating a task in a CPU-only run writes no more lines ---
@@ -107,6 +124,28 @@ class Task {
         return invoke_emulated != nullptr;
     }
     return false;
+  }
+
+  // Gives the task `count` accesses, copies of `records` (handle and mode set; null: blank), each
+  // with its progress reset.
+  void set_accesses(const AccessRecord* records, std::size_t count) {
+    std::byte* storage = inline_records;
+    if (count > inline_accesses) {
+      heap_records.reset(new std::byte[count * access_bytes]);
+      storage = heap_records.get();
+    }
+    accesses = reinterpret_cast<AccessRecord*>(storage);
+    access_count = static_cast<std::uint32_t>(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      new (accesses + i) AccessRecord(records ? records[i] : AccessRecord{});
+      new (&progress(static_cast<std::uint32_t>(i))) AccessProgress{};
+    }
+  }
+  AccessProgress& progress(std::uint32_t i) {
+    return reinterpret_cast<AccessProgress*>(accesses + access_count)[i];
+  }
+  const AccessProgress& progress(std::uint32_t i) const {
+    return reinterpret_cast<const AccessProgress*>(accesses + access_count)[i];
   }
 
   std::atomic_ref<std::uint32_t> pending_fills() {

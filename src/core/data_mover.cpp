@@ -115,7 +115,8 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
   for (const FillWaiter& w : waiters) w.listener->fill_landed(w.context, error);
 }
 
-DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int node) {
+DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node) {
+  AccessRecord& access = task.accesses[index];
   HandleState& handle = *access.handle;
   ReplicaSet* replicas = handle.replicas();
   if (!replicas) {  // a token or an empty handle: nothing to move
@@ -123,7 +124,8 @@ DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int nod
     access.layout = handle.layout();
     return Acquired::ready;
   }
-  if (access.add_role == AddRole::renamed) return Acquired::ready;  // its own partial buffer
+  // A renamed add has its own partial buffer.
+  if (task.progress(index).add_role == AddRole::renamed) return Acquired::ready;
   const FillWaiter waiter{&tasks_, &task};
   std::lock_guard<std::mutex> guard(replicas->mutex());
   Replica& local = replicas->at(node);
@@ -167,9 +169,8 @@ DataMover::Acquired DataMover::acquire(Task& task, AccessRecord& access, int nod
 std::uint32_t DataMover::stage(Task& task, int node) {
   std::uint32_t waiting = 0;
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    AccessRecord& access = task.accesses[i];
-    if (access.data) continue;  // acquired in an earlier pass
-    if (acquire(task, access, node) == Acquired::waiting) ++waiting;
+    if (task.accesses[i].data) continue;  // acquired in an earlier pass
+    if (acquire(task, i, node) == Acquired::waiting) ++waiting;
   }
   return waiting;
 }
@@ -178,7 +179,7 @@ void DataMover::pin_replicas(Task& task, int node) {
   NodeMemory& memory = *nodes_[node].memory;
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
-    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
+    if (!replicas || task.progress(i).add_role == AddRole::renamed) continue;
     std::lock_guard<std::mutex> guard(replicas->mutex());
     Replica& replica = replicas->at(node);
     ++replica.pins;
@@ -243,7 +244,7 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
     ReplicaSet* replicas = handle.replicas();
     if (!replicas) continue;
     const std::size_t bytes = handle.layout()->bytes();
-    if (access.add_role == AddRole::renamed) {
+    if (task.progress(i).add_role == AddRole::renamed) {
       // A partial buffer of its own instead of the replica: filled with the identity when the
       // task starts on the device, merged into the node's slot when it ends.
       if (access.data) continue;
@@ -277,7 +278,7 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
 void DataMover::unreserve(Task& task, int node) {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
-    if (!replicas || task.accesses[i].add_role == AddRole::renamed) continue;
+    if (!replicas || task.progress(i).add_role == AddRole::renamed) continue;
     std::lock_guard<std::mutex> guard(replicas->mutex());
     --replicas->at(node).pins;
   }
@@ -286,7 +287,7 @@ void DataMover::unreserve(Task& task, int node) {
 void DataMover::release_partials(Task& task, int node) {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     AccessRecord& access = task.accesses[i];
-    if (access.add_role != AddRole::renamed || !access.data) continue;
+    if (task.progress(i).add_role != AddRole::renamed || !access.data) continue;
     free_partial(node, access.data, access.handle->layout()->bytes());
     access.data = nullptr;
   }

@@ -97,7 +97,7 @@ class DataMover {
 
  private:
   enum class Acquired { ready, waiting };
-  Acquired acquire(Task& task, AccessRecord& access, int node);
+  Acquired acquire(Task& task, std::uint32_t index, int node);
   // Starts a copy into `target` from `source` (both of one handle, mutex held) and registers
   // `waiter`, if any, on the target.
   void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter);

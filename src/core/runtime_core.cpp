@@ -155,7 +155,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   }
   if (reads_contents(access.mode)) {
     if (std::shared_ptr<const Failure> cause =
-            access.handle->poison_before(access.required_version)) {
+            access.handle->poison_before(task->progress(0).required_version)) {
       release_host(task);
       throw TaskFailure(cause->task_name, cause->exception, cause->message, failures_.cancelled());
     }

@@ -1,7 +1,6 @@
 #include "core/scheduler.hpp"
 
 #include <chrono>
-#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -15,13 +14,14 @@ namespace {
 thread_local Task* this_thread_task = nullptr;
 
 // Commutes, and adds that could not be renamed, run holding their handle's exclusive flag.
-bool wants_flag(const AccessRecord& access) {
-  return access.mode == AccessMode::commute || access.add_role == AddRole::needs_flag;
+bool wants_flag(const Task& task, std::uint32_t i) {
+  return task.accesses[i].mode == AccessMode::commute ||
+         task.progress(i).add_role == AddRole::needs_flag;
 }
 void mark_flags_taken(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i)
-    if (task->accesses[i].add_role == AddRole::needs_flag)
-      task->accesses[i].add_role = AddRole::in_place;
+    if (task->progress(i).add_role == AddRole::needs_flag)
+      task->progress(i).add_role = AddRole::in_place;
 }
 }  // namespace
 
@@ -58,15 +58,7 @@ Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
   task->destroy = desc.destroy;
   if (devices_) devices_->adopt(*task, &desc);
   if (task_statistics_) task->type_name = desc.type_name;
-  const std::size_t n = desc.access_count;
-  task->access_count = static_cast<std::uint32_t>(n);
-  if (n <= Task::inline_accesses) {
-    task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
-  } else {
-    task->heap_accesses.reset(new AccessRecord[n]);
-    task->accesses = task->heap_accesses.get();
-  }
-  std::memcpy(static_cast<void*>(task->accesses), desc.accesses, n * sizeof(AccessRecord));
+  task->set_accesses(desc.accesses, desc.access_count);
   if (desc.closure_size <= Task::inline_closure_bytes &&
       desc.closure_align <= alignof(std::max_align_t)) {
     task->closure = task->inline_closure;
@@ -85,10 +77,11 @@ Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
 void Scheduler::register_accesses(Task* task, int worker) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
+    std::uint64_t& required = task->progress(i).required_version;
     bool flush_first;
-    access.required_version = access.handle->register_access(access.mode, flush_first);
+    required = access.handle->register_access(access.mode, flush_first);
     access.layout = access.handle->layout();
-    if (flush_first) submit_flush(access.handle, access.required_version - 1, worker);
+    if (flush_first) submit_flush(access.handle, required - 1, worker);
     if (access.mode == AccessMode::commute) ++task->exclusive_count;
     if (access.mode == AccessMode::add) ++task->add_count;
   }
@@ -113,13 +106,11 @@ void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int wo
   task->name = flush_name_;
   task->reduction_flush = true;
   if (devices_) devices_->adopt(*task, nullptr);
-  task->access_count = 1;
-  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
+  task->set_accesses(nullptr, 1);
   AccessRecord& access = task->accesses[0];
-  access = AccessRecord{};
   access.handle = handle;
   access.layout = handle->layout();
-  access.required_version = required;
+  task->progress(0).required_version = required;
   access.mode = AccessMode::write;  // brings the data home and excludes every other access
   pending_.fetch_add(1, std::memory_order_relaxed);
   if (try_make_ready(task, worker)) schedule(task, worker);
@@ -130,14 +121,12 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
   task->name = "host acquire";
   task->host_access = true;
   if (devices_) devices_->adopt(*task, nullptr);
-  task->access_count = 1;
-  task->accesses = reinterpret_cast<AccessRecord*>(task->inline_records);
-  task->accesses[0] = record;
+  task->set_accesses(&record, 1);
   AccessRecord& access = task->accesses[0];
   register_accesses(task, -1);
   access.handle->host_view_opened();
   // The main program's additions go straight into the data, holding the exclusive flag.
-  if (access.mode == AccessMode::add) access.add_role = AddRole::needs_flag;
+  if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;
   task->add_count = 0;
   task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
@@ -157,11 +146,12 @@ void Scheduler::end_host_access(Task* ticket) {
 bool Scheduler::try_make_ready(Task* task, int worker) {
   const std::uint32_t n = task->access_count;
   for (std::uint32_t i = task->next_check; i < n; ++i) {
-    const AccessRecord& access = task->accesses[i];
-    if (access.handle->has_version(access.required_version)) continue;
+    HandleState* handle = task->accesses[i].handle;
+    const std::uint64_t required = task->progress(i).required_version;
+    if (handle->has_version(required)) continue;
     task->next_check = i;  // before parking: afterwards another thread owns the task
     task->waiter.owner = task;
-    if (access.handle->park_until(&task->waiter, access.required_version)) return false;
+    if (handle->park_until(&task->waiter, required)) return false;
   }
   task->next_check = n;
   // A flush has no CPU body: tasks with one decide this on the first cache line.
@@ -184,7 +174,7 @@ bool Scheduler::take_exclusive_flags(Task* task, int worker) {
     HandleState* busy = nullptr;
     for (std::uint32_t i = 0; i < task->access_count; ++i) {
       const AccessRecord& access = task->accesses[i];
-      if (!wants_flag(access)) continue;
+      if (!wants_flag(*task, i)) continue;
       task->waiter.owner = task;
       if (task->exclusive_count == 1) {
         if (!access.handle->take_exclusive_or_park(&task->waiter)) return false;
@@ -202,7 +192,7 @@ bool Scheduler::take_exclusive_flags(Task* task, int worker) {
       return true;
     }
     for (std::uint32_t i = 0; i < task->access_count && taken > 0; ++i) {
-      if (!wants_flag(task->accesses[i])) continue;
+      if (!wants_flag(*task, i)) continue;
       task->accesses[i].handle->give_back_exclusive(wake_one);
       --taken;
     }
@@ -300,10 +290,11 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
 void Scheduler::finish_accesses(Task* task, int worker) {
   auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    AccessRecord& access = task->accesses[i];
-    if (access.add_role == AddRole::renamed) reductions_.attach_partial(task, access);
-    access.handle->finish_access(
-        access.mode == AccessMode::commute || access.add_role == AddRole::in_place, wake_one);
+    const AccessRecord& access = task->accesses[i];
+    const AddRole role = task->progress(i).add_role;
+    if (role == AddRole::renamed) reductions_.attach_partial(task, i);
+    access.handle->finish_access(access.mode == AccessMode::commute || role == AddRole::in_place,
+                                 wake_one);
   }
 }
 
@@ -341,7 +332,8 @@ std::shared_ptr<const Failure> Scheduler::inherited_failure(Task* task) {
   std::shared_ptr<const Failure> cause;
   for (std::uint32_t i = 0; i < task->access_count && !cause; ++i) {
     const AccessRecord& access = task->accesses[i];
-    if (reads_contents(access.mode)) cause = access.handle->poison_before(access.required_version);
+    if (reads_contents(access.mode))
+      cause = access.handle->poison_before(task->progress(i).required_version);
   }
   if (cause) failures_.cancelled_by(cause);
   return cause;
@@ -351,7 +343,7 @@ void Scheduler::poison_outputs(Task* task, const std::shared_ptr<const Failure>&
   if (devices_) devices_->forget_exploration(*task);
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     const AccessRecord& access = task->accesses[i];
-    if (modifies(access.mode)) access.handle->poison(cause, access.required_version);
+    if (modifies(access.mode)) access.handle->poison(cause, task->progress(i).required_version);
   }
 }
 

@@ -13,8 +13,8 @@ namespace versa::detail {
 inline void fill_partials_with_identity(Task& task, CudaContext* context) {
   if (task.add_count == 0) return;
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    if (task.progress(i).add_role != AddRole::renamed) continue;
     const AccessRecord& access = task.accesses[i];
-    if (access.add_role != AddRole::renamed) continue;
     const ReductionOps& ops = *access.handle->reduction();
     const std::size_t count = access.layout->rows * access.layout->cols;
     if (context) {

@@ -13,17 +13,18 @@ std::size_t elements(const Layout& layout) { return layout.rows * layout.cols; }
 void ReductionEngine::claim_add_accesses(Task* task, int worker) {
   bool took_flag = false;
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    AccessRecord& access = task->accesses[i];
-    if (access.mode != AccessMode::add || access.add_role != AddRole::undecided) continue;
+    const AccessRecord& access = task->accesses[i];
+    AddRole& role = task->progress(i).add_role;
+    if (access.mode != AccessMode::add || role != AddRole::undecided) continue;
     HandleState& handle = *access.handle;
     const std::size_t bytes = handle.layout()->bytes();
     if (bytes != 0 && handle.try_take_exclusive()) {
-      access.add_role = AddRole::in_place;
+      role = AddRole::in_place;
       took_flag = true;
     } else if (bytes != 0 && partials_.try_reserve(bytes)) {
-      access.add_role = AddRole::renamed;
+      role = AddRole::renamed;
     } else {
-      access.add_role = AddRole::needs_flag;
+      role = AddRole::needs_flag;
       ++task->exclusive_count;
     }
   }
@@ -31,19 +32,19 @@ void ReductionEngine::claim_add_accesses(Task* task, int worker) {
   // The task will wait for other flags: it must not hold any meanwhile (all or none), so the
   // ones just taken join the set it takes at once.
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    AccessRecord& access = task->accesses[i];
-    if (access.add_role != AddRole::in_place) continue;
-    give_back_flag(*access.handle, worker);
-    access.add_role = AddRole::needs_flag;
+    AddRole& role = task->progress(i).add_role;
+    if (role != AddRole::in_place) continue;
+    give_back_flag(*task->accesses[i].handle, worker);
+    role = AddRole::needs_flag;
     ++task->exclusive_count;
   }
 }
 
 void ReductionEngine::rename_remote_adds(Task* task, int worker) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
-    AccessRecord& access = task->accesses[i];
-    if (access.add_role != AddRole::in_place) continue;
-    HandleState& handle = *access.handle;
+    AddRole& role = task->progress(i).add_role;
+    if (role != AddRole::in_place) continue;
+    HandleState& handle = *task->accesses[i].handle;
     ReplicaSet* replicas = handle.replicas();
     if (!replicas) continue;
     {
@@ -51,15 +52,15 @@ void ReductionEngine::rename_remote_adds(Task* task, int worker) {
       if (is_valid(replicas->at(task->node).state)) continue;
     }
     if (!partials_.try_reserve(handle.layout()->bytes())) continue;
-    access.add_role = AddRole::renamed;
+    role = AddRole::renamed;
     give_back_flag(handle, worker);
   }
 }
 
 void ReductionEngine::prepare_host_partials(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
+    if (task->progress(i).add_role != AddRole::renamed) continue;
     AccessRecord& access = task->accesses[i];
-    if (access.add_role != AddRole::renamed) continue;
     HandleState& handle = *access.handle;
     const std::size_t bytes = handle.layout()->bytes();
     access.layout = handle.packed_layout();
@@ -75,7 +76,8 @@ void ReductionEngine::prepare_host_partials(Task* task) {
   }
 }
 
-void ReductionEngine::attach_partial(Task* task, AccessRecord& access) {
+void ReductionEngine::attach_partial(Task* task, std::uint32_t index) {
+  AccessRecord& access = task->accesses[index];
   HandleState& handle = *access.handle;
   const std::size_t bytes = handle.layout()->bytes();
   void* mine = access.data;
@@ -96,7 +98,7 @@ void ReductionEngine::attach_partial(Task* task, AccessRecord& access) {
     if (!error.empty()) {
       partials_.give(home, bytes);
       partials_.release(bytes);
-      poison(task, access, error);
+      poison(task, index, error);
       return;
     }
     mine = home;
@@ -108,7 +110,7 @@ void ReductionEngine::attach_partial(Task* task, AccessRecord& access) {
     const std::string error =
         devices_->merge_partials(node, ops, mine, other, elements(*handle.layout()));
     drop_device_partial(node, other, bytes);
-    if (!error.empty()) poison(task, access, "merging partials: " + error);
+    if (!error.empty()) poison(task, index, "merging partials: " + error);
   }
   if (first) partials_.list(&handle);
 }
@@ -118,26 +120,32 @@ void ReductionEngine::drop_device_partial(int node, void* partial, std::size_t b
   partials_.release(bytes);
 }
 
-void ReductionEngine::poison(Task* task, const AccessRecord& access, const std::string& error) {
-  HandleState& handle = *access.handle;
+void ReductionEngine::poison(Task* task, std::uint32_t index, const std::string& error) {
+  HandleState& handle = *task->accesses[index].handle;
   auto failure = std::make_shared<Failure>();
   failure->task_name = task->name;
   failure->message = "reduction into " + quoted_handle(handle.name()) + ": " + error;
   failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
   failures_.record(failure);
-  handle.poison(std::move(failure), access.required_version);
+  handle.poison(std::move(failure), task->progress(index).required_version);
 }
 
 namespace {
-// The implementations of a flush on a device: the partial is taken out of its slot and merged
-// into the data's replica there. The closure holds the partial's address, for freeing once
-// the merge has completed (device_flush_ended).
+// The closure of a flush on a device: the partial taken out of its slot, for freeing once the
+// merge has completed (device_flush_ended), and the version the flush applies.
+struct DeviceFlush {
+  void* partial;
+  std::uint64_t required_version;
+};
+
+// The implementations of a flush on a device: the partial is merged into the data's replica
+// there.
 void* take_device_partial(void* closure, const AccessRecord& access) {
-  void*& partial = *static_cast<void**>(closure);
+  DeviceFlush& flush = *static_cast<DeviceFlush*>(closure);
   for (void* p : access.handle->partials()->take_all().device)
-    if (p) partial = p;
+    if (p) flush.partial = p;
   // A failed add: nothing to apply.
-  return access.handle->poison_before(access.required_version) ? nullptr : partial;
+  return access.handle->poison_before(flush.required_version) ? nullptr : flush.partial;
 }
 void flush_on_emulated(void* closure, const AccessRecord* accesses) {
   if (void* partial = take_device_partial(closure, accesses[0]))
@@ -164,8 +172,8 @@ int ReductionEngine::flush_node(Task& task) {
   }
   if (owner == 0 || !handle.partials()->only_on(owner)) return 0;
   if (!devices_->can_apply_on(owner, ops)) return 0;
-  task.closure = task.inline_closure;
-  *static_cast<void**>(task.closure) = nullptr;
+  static_assert(sizeof(DeviceFlush) <= Task::inline_closure_bytes);
+  task.closure = new (task.inline_closure) DeviceFlush{nullptr, task.progress(0).required_version};
   task.invoke_emulated = &flush_on_emulated;
   task.invoke_cuda = &flush_on_gpu;
   return owner;
@@ -175,7 +183,7 @@ void ReductionEngine::device_flush_ended(Task& task, int node, const std::string
   HandleState& handle = *task.accesses[0].handle;
   partials_.unlist(&handle);
   const std::size_t bytes = handle.layout()->bytes();
-  if (void* partial = *static_cast<void**>(task.closure)) {
+  if (void* partial = static_cast<DeviceFlush*>(task.closure)->partial) {
     drop_device_partial(node, partial, bytes);
   } else if (!handle.partials()->empty()) {
     // It never ran (its staging failed): the host discards them.
@@ -183,8 +191,7 @@ void ReductionEngine::device_flush_ended(Task& task, int node, const std::string
       if (p) drop_device_partial(node, p, bytes);
   }
   if (!error.empty())
-    poison(&task, task.accesses[0],
-           "applying the partials on " + devices_->node_name(node) + ": " + error);
+    poison(&task, 0, "applying the partials on " + devices_->node_name(node) + ": " + error);
 }
 
 void ReductionEngine::apply_partials(Task* task) {
@@ -196,7 +203,7 @@ void ReductionEngine::apply_partials(Task* task) {
   PartialSlots::Taken partials = handle.partials()->take_all();
   partials_.unlist(&handle);
   // The flush excludes every other access: the poison is stable here.
-  std::shared_ptr<const Failure> cause = handle.poison_before(task->accesses[0].required_version);
+  std::shared_ptr<const Failure> cause = handle.poison_before(task->progress(0).required_version);
   std::string error;
   void* merged = partials.host.empty() ? nullptr : partials.host[0];
   const bool merged_counted = merged != nullptr;
@@ -238,7 +245,7 @@ void ReductionEngine::apply_partials(Task* task) {
     partials_.give(merged, bytes);
     if (merged_counted) partials_.release(bytes);
   }
-  if (!error.empty()) poison(task, task->accesses[0], "applying the partials: " + error);
+  if (!error.empty()) poison(task, 0, "applying the partials: " + error);
 }
 
 std::size_t ReductionEngine::memory_bytes() const {

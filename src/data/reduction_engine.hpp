@@ -70,7 +70,7 @@ class ReductionEngine {
   // Gives the task's renamed accesses that run on the host their partial buffers.
   void prepare_host_partials(Task* task);
   // Puts a finished renamed access's partial in its node's slot, merging with the occupant.
-  void attach_partial(Task* task, AccessRecord& access);
+  void attach_partial(Task* task, std::uint32_t index);
 
   // Where a flush applies the partials: the device that holds the data and every partial when
   // it can apply them (nothing moves; the task is set up for it), else the host (0).
@@ -89,7 +89,8 @@ class ReductionEngine {
   std::size_t memory_bytes() const;
 
  private:
-  void poison(Task* task, const AccessRecord& access, const std::string& error);
+  // Poisons the handle of the task's access `index` with a failure of its reduction.
+  void poison(Task* task, std::uint32_t index, const std::string& error);
   void drop_device_partial(int node, void* partial, std::size_t bytes);
   void give_back_flag(HandleState& handle, int worker);
 

@@ -262,7 +262,8 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
             const std::vector<versa::Handle<Value>>& handles, Value* observed, bool child,
             bool devices) {
   std::vector<AnyAccess> accesses;
-  for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle].state(), a.mode});
+  for (const AccessSpec& a : task.accesses)
+    accesses.push_back({versa::detail::state_of(handles[a.handle]), a.mode});
   auto body = [&rt, &task, observed](auto... views) {
     Value* values[] = {const_cast<Value*>(views.data())...};
     if (task.fails == Failing::before_updates) throw std::runtime_error("injected failure");

@@ -25,10 +25,6 @@ class HandleState;  // src/data/handle_state.hpp
 struct TaskTypeBase;
 struct ReductionOps;  // versa/reduction.hpp
 
-// How an `add` access runs (decided when its task becomes ready): in place holding the handle's
-// exclusive flag, or renamed into a partial buffer.
-enum class AddRole : std::uint8_t { undecided, in_place, renamed, needs_flag };
-
 // Shape of the data behind a handle, in elements.
 struct Layout {
   std::size_t rows = 0;  // a 1-D array of n elements is n x 1 with ld = n
@@ -46,9 +42,7 @@ struct AccessRecord {
   HandleState* handle = nullptr;
   void* data = nullptr;
   const Layout* layout = nullptr;
-  std::uint64_t required_version = 0;
   AccessMode mode = AccessMode::read;
-  AddRole add_role = AddRole::undecided;
 };
 
 // Calls a task body: `closure` points at the stored callable.
