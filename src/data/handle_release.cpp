@@ -1,7 +1,5 @@
 // Destruction of handles, including the misuse of destroying one that tasks still use.
-#include <chrono>
 #include <stdexcept>
-#include <thread>
 
 #include "base/names.hpp"
 #include "data/handle_state.hpp"
@@ -25,8 +23,7 @@ namespace {
 // the devices first.
 void retire(HandleState* state) {
   if (state->partials() && !state->partials()->empty()) state->owner()->settle(*state);
-  if (state->replicas() && state->replicas()->on_devices())
-    state->owner()->retire_replicas(*state);
+  if (state->replicas() && state->replicas()->on_devices()) state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
   delete state;
 }
@@ -41,21 +38,16 @@ void release_handle(HandleState* state) {
   }
   const std::string handle = quoted_handle(state->name());
   // A view from acquire() may be held by the very thread destroying the handle: waiting would
-  // never end. Give views a moment (another thread may be about to release one), then leave the
-  // state allocated so that the view's release stays safe.
-  const auto grace_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-  while (state->host_views() > 0) {
-    if (std::chrono::steady_clock::now() > grace_end) {
-      state->owner()->report_misuse(
-          handle +
-          " was destroyed while a view from acquire() on it was alive; release the view "
-          "first (the handle's bookkeeping is left allocated)");
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // never end. The state stays allocated so that the view's release stays safe.
+  if (state->host_views() > 0) {
+    state->owner()->report_misuse(handle +
+                                  " was destroyed while a view from acquire() on it was alive; "
+                                  "release the view first (the handle's bookkeeping is left "
+                                  "allocated)");
+    return;
   }
   state->owner()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +
-                                   " of its accesses were pending; waiting for them to finish");
+                                " of its accesses were pending; waiting for them to finish");
   state->owner()->settle(*state);
   retire(state);
 }
