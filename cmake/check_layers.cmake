@@ -2,7 +2,7 @@
 # (cmake -P cmake/check_layers.cmake -DSOURCE_DIR=...), so a wrong include breaks the build.
 #
 # The layers, each allowed to include itself and the ones listed (and the public versa/):
-#   base       the lock, thread-safety annotations, invariant checks, failure records, names,
+#   base       the locks, thread-safety annotations, invariant checks, failure records, names,
 #              the task record and the wait list: includes nothing of ours
 #   data       handles, versions, replicas and coherence, memory nodes, reductions' buffers
 #   cpu        CPU workers, deques, topology

@@ -5,7 +5,7 @@
 namespace versa::detail {
 
 Diagnostics::~Diagnostics() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   for (const std::string& message : held_) std::fprintf(stderr, "versa: %s\n", message.c_str());
 }
 
@@ -14,7 +14,7 @@ void Diagnostics::report(std::string message) {
     hook_(message);
     return;
   }
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   held_.push_back(std::move(message));
 }
 

@@ -6,10 +6,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 
 namespace versa::detail {
@@ -29,7 +29,7 @@ class Diagnostics {
 
  private:
   const Hook hook_;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::vector<std::string> held_ VERSA_GUARDED_BY(mutex_);
 };
 

@@ -7,7 +7,7 @@
 namespace versa::detail {
 
 FailureLog::~FailureLog() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   for (const auto& failure : failures_)
     diagnostics_.report("unreported failure of task '" + failure->task_name +
                         "': " + failure->message);
@@ -15,12 +15,12 @@ FailureLog::~FailureLog() {
 }
 
 void FailureLog::record(std::shared_ptr<const Failure> failure) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   failures_.push_back(std::move(failure));
 }
 
 void FailureLog::record_misuse(std::string message) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   misuses_.push_back(std::move(message));
 }
 
@@ -33,7 +33,7 @@ void FailureLog::rethrow() {
   std::vector<std::shared_ptr<const Failure>> failures;
   std::vector<std::string> misuses;
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     failures.swap(failures_);
     misuses.swap(misuses_);
   }

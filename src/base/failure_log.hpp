@@ -5,12 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/diagnostics.hpp"
 #include "base/failure.hpp"
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 
 namespace versa::detail {
@@ -40,7 +40,7 @@ class FailureLog {
 
  private:
   Diagnostics& diagnostics_;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::vector<std::shared_ptr<const Failure>> failures_ VERSA_GUARDED_BY(mutex_);
   std::vector<std::string> misuses_ VERSA_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> cancelled_{0};

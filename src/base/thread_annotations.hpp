@@ -15,6 +15,9 @@
 #define VERSA_TRY_ACQUIRE(...) VERSA_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define VERSA_SCOPED_CAPABILITY VERSA_THREAD_ANNOTATION(scoped_lockable)
 #define VERSA_RETURN_CAPABILITY(x) VERSA_THREAD_ANNOTATION(lock_returned(x))
+// Turns the analysis off for one function: only where it cannot follow the code, with a comment
+// saying why.
+#define VERSA_NO_THREAD_SAFETY_ANALYSIS VERSA_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 // VERSA_TSAN is 1 when building with ThreadSanitizer (GCC or Clang).
 #if defined(__SANITIZE_THREAD__)

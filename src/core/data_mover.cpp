@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "base/assert.hpp"
+#include "base/mutex.hpp"
 #include "base/names.hpp"
 #include "base/task.hpp"
 #include "core/device_worker.hpp"
@@ -18,26 +18,26 @@ namespace {
 class CopyLatch final : public FillListener {
  public:
   void expect() {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     ++pending_;
   }
   void fill_landed(void*, const std::string& error) override {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     if (!error.empty() && error_.empty()) error_ = error;
     if (--pending_ == 0) landed_.notify_all();
   }
   // Returns the first error, or "".
   std::string wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    landed_.wait(lock, [this] { return pending_ == 0; });
+    MutexLock lock(mutex_);
+    landed_.wait(lock.native(), [this]() VERSA_REQUIRES(mutex_) { return pending_ == 0; });
     return error_;
   }
 
  private:
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable landed_;
-  int pending_ = 0;    // guarded by mutex_
-  std::string error_;  // guarded by mutex_
+  int pending_ VERSA_GUARDED_BY(mutex_) = 0;
+  std::string error_ VERSA_GUARDED_BY(mutex_);
 };
 
 }  // namespace
@@ -91,7 +91,7 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
   std::vector<FillWaiter> waiters;
   std::string error;
   {
-    std::lock_guard<std::mutex> guard(replicas.mutex());
+    MutexLock guard(replicas.mutex());
     Replica& filled = replicas.at(target);
     const HandleState& handle = *filled.handle;
     filled.filling = false;
@@ -127,14 +127,14 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
   // A renamed add has its own partial buffer.
   if (task.progress(index).add_role == AddRole::renamed) return Acquired::ready;
   const FillWaiter waiter{&tasks_, &task};
-  std::lock_guard<std::mutex> guard(replicas->mutex());
+  MutexLock guard(replicas->mutex());
   Replica& local = replicas->at(node);
   auto wait_for = [&](Replica& filling) {
     task.pending_fills().fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
     filling.fill_waiters.push_back(waiter);
     return Acquired::waiting;
   };
-  auto fill_from = [&](Replica& target, Replica& source) {
+  auto fill_from = [&](Replica& target, Replica& source) VERSA_REQUIRES(replicas->mutex()) {
     task.pending_fills().fetch_add(1, std::memory_order_relaxed);
     task.bytes_moved += access.handle->layout()->bytes();
     start_fill(*replicas, target, source, &waiter);
@@ -180,10 +180,10 @@ void DataMover::pin_replicas(Task& task, int node) {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
     if (!replicas || task.progress(i).add_role == AddRole::renamed) continue;
-    std::lock_guard<std::mutex> guard(replicas->mutex());
+    MutexLock guard(replicas->mutex());
     Replica& replica = replicas->at(node);
     ++replica.pins;
-    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    MutexLock memory_guard(memory.mutex());
     memory.touch(&replica);
   }
 }
@@ -197,7 +197,7 @@ void* DataMover::obtain_buffer(Task& task, int node, std::size_t bytes, const Ha
     void* buffer;
     bool refused;
     {
-      std::lock_guard<std::mutex> memory_guard(memory.mutex());
+      MutexLock memory_guard(memory.mutex());
       buffer = memory.take(bytes, refused);
     }
     if (buffer) return buffer;
@@ -256,15 +256,15 @@ DataMover::Reservation DataMover::reserve(Task& task, int node, std::string& why
       continue;
     }
     {
-      std::lock_guard<std::mutex> guard(replicas->mutex());
+      MutexLock guard(replicas->mutex());
       if (replicas->at(node).data) continue;
     }
     void* buffer = obtain(bytes, handle);
     if (!buffer) return result;
-    std::lock_guard<std::mutex> guard(replicas->mutex());
+    MutexLock guard(replicas->mutex());
     Replica& replica = replicas->at(node);
     replica.data = buffer;
-    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    MutexLock memory_guard(memory.mutex());
     memory.make_resident(&replica);
   }
   if (writebacks) {
@@ -279,7 +279,7 @@ void DataMover::unreserve(Task& task, int node) {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     ReplicaSet* replicas = task.accesses[i].handle->replicas();
     if (!replicas || task.progress(i).add_role == AddRole::renamed) continue;
-    std::lock_guard<std::mutex> guard(replicas->mutex());
+    MutexLock guard(replicas->mutex());
     --replicas->at(node).pins;
   }
 }
@@ -296,7 +296,7 @@ void DataMover::release_partials(Task& task, int node) {
 void DataMover::free_partial(int node, void* buffer, std::size_t bytes) {
   NodeMemory& memory = *nodes_[node].memory;
   {
-    std::lock_guard<std::mutex> memory_guard(memory.mutex());
+    MutexLock memory_guard(memory.mutex());
     memory.give(buffer, bytes);
   }
   counters_[node].partial_bytes.fetch_sub(bytes, std::memory_order_relaxed);
@@ -304,7 +304,7 @@ void DataMover::free_partial(int node, void* buffer, std::size_t bytes) {
 
 std::string DataMover::copy_partial_home(int node, void* host, const void* partial,
                                          std::size_t bytes) {
-  std::mutex mutex;
+  Mutex mutex;
   std::condition_variable landed;
   bool done = false;
   OperationResult outcome;
@@ -318,13 +318,13 @@ std::string DataMover::copy_partial_home(int node, void* host, const void* parti
   // The completion comes from the device's own threads, not its worker: waiting here is safe
   // from any thread.
   nodes_[node].device->copy_to_host(copy, [&](OperationResult result) {
-    std::lock_guard<std::mutex> guard(mutex);
+    MutexLock guard(mutex);
     outcome = std::move(result);
     done = true;
     landed.notify_all();
   });
-  std::unique_lock<std::mutex> lock(mutex);
-  landed.wait(lock, [&] { return done; });
+  MutexLock lock(mutex);
+  landed.wait(lock.native(), [&] { return done; });
   if (!outcome.error.empty())
     return "copy of a reduction partial (" + format_bytes(bytes) + ") from " +
            nodes_[node].device->name() + " failed: " + outcome.error;
@@ -338,15 +338,15 @@ std::string DataMover::copy_partial_home(int node, void* host, const void* parti
 // is only try-locked, against the lock order).
 DataMover::Eviction DataMover::evict_one(int node) {
   NodeMemory& memory = *nodes_[node].memory;
-  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  MutexLock memory_guard(memory.mutex());
   bool busy = false;
   for (Replica* candidate = memory.oldest(); candidate; candidate = candidate->lru_next) {
     ReplicaSet& replicas = *candidate->handle->replicas();
-    std::unique_lock<std::mutex> lock(replicas.mutex(), std::try_to_lock);
-    if (!lock.owns_lock()) {
+    if (!replicas.mutex().try_lock()) {
       busy = true;
       continue;
     }
+    MutexLock lock(replicas.mutex(), std::adopt_lock);
     if (candidate->pins != 0 || candidate->filling) continue;
     bool another_copy = false;
     for (int n = 0; n < replicas.nodes(); ++n)
@@ -373,7 +373,7 @@ DataMover::Eviction DataMover::evict_one(int node) {
 std::vector<HandleState*> DataMover::resident_handles(int node, bool owned_only) {
   std::vector<HandleState*> handles;
   NodeMemory& memory = *nodes_[node].memory;
-  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  MutexLock memory_guard(memory.mutex());
   for (Replica* r = memory.oldest(); r; r = r->lru_next) {
     // The state is read without the replica's mutex: only a hint, re-checked under it.
     if (!owned_only || r->state == ReplicaState::owned) handles.push_back(r->handle);
@@ -386,7 +386,7 @@ void DataMover::write_back(std::vector<HandleState*>& handles) {
   const FillWaiter waiter{&latch, nullptr};
   for (HandleState* handle : handles) {
     ReplicaSet& replicas = *handle->replicas();
-    std::lock_guard<std::mutex> guard(replicas.mutex());
+    MutexLock guard(replicas.mutex());
     Replica& host = replicas.at(0);
     if (host.filling) {
       latch.expect();
@@ -409,7 +409,7 @@ void DataMover::write_back_all() {
 
 void DataMover::free_buffer(Replica& replica) {
   NodeMemory& memory = *nodes_[replica.node].memory;
-  std::lock_guard<std::mutex> memory_guard(memory.mutex());
+  MutexLock memory_guard(memory.mutex());
   memory.make_absent(&replica);
   memory.give(replica.data, replica.handle->layout()->bytes());
   replica.data = nullptr;
@@ -420,7 +420,7 @@ void DataMover::retire(HandleState& handle) {
   // Write-backs started by eviction may still be landing: wait for them like a task would.
   CopyLatch landed;
   {
-    std::lock_guard<std::mutex> guard(replicas.mutex());
+    MutexLock guard(replicas.mutex());
     for (int node = 0; node < replicas.nodes(); ++node) {
       Replica& replica = replicas.at(node);
       if (!replica.filling) continue;
@@ -431,7 +431,7 @@ void DataMover::retire(HandleState& handle) {
   landed.wait();
   std::vector<HandleState*> one{&handle};
   write_back(one);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   for (int node = 1; node < replicas.nodes(); ++node) {
     Replica& replica = replicas.at(node);
     if (!replica.data) continue;

@@ -98,9 +98,10 @@ class DataMover {
  private:
   enum class Acquired { ready, waiting };
   Acquired acquire(Task& task, std::uint32_t index, int node);
-  // Starts a copy into `target` from `source` (both of one handle, mutex held) and registers
-  // `waiter`, if any, on the target.
-  void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter);
+  // Starts a copy into `target` from `source` (both of `replicas`) and registers `waiter`, if
+  // any, on the target.
+  void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter)
+      VERSA_REQUIRES(replicas.mutex());
   void fill_done(ReplicaSet& replicas, int target, int source, const OperationResult& result);
   void pin_replicas(Task& task, int node);
   void* obtain_buffer(Task& task, int node, std::size_t bytes, const HandleState& handle,

@@ -32,7 +32,7 @@ DeviceWorker::~DeviceWorker() { stop(); }
 void DeviceWorker::stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -42,7 +42,7 @@ void DeviceWorker::stop() {
 void DeviceWorker::push(Task* task) {
   backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
   queued_tasks_.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   task->stream = static_cast<int>(pushed_++);
   ready_.push_back(task);
   std::push_heap(ready_.begin(), ready_.end(), runs_later);
@@ -52,7 +52,7 @@ void DeviceWorker::push(Task* task) {
 // Notifies under the lock: the message may be the last one before the runtime is destroyed,
 // and the worker must not be able to finish it while this thread still touches wake_.
 void DeviceWorker::post(std::function<void()> message) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   messages_.push_back(std::move(message));
   wake_.notify_one();
 }
@@ -72,7 +72,7 @@ void DeviceWorker::staging_failed(Task* task, std::string error) {
 }
 
 void DeviceWorker::notify_work() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   work_offered_ = true;
   wake_.notify_one();
 }
@@ -93,8 +93,8 @@ void DeviceWorker::loop() {
   std::vector<Task*> starting;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] {
+      MutexLock lock(mutex_);
+      wake_.wait(lock.native(), [&]() VERSA_REQUIRES(mutex_) {
         return !messages_.empty() || work_offered_ || (!ready_.empty() && has_room()) ||
                (stopping_ && idle());
       });
@@ -112,7 +112,7 @@ void DeviceWorker::loop() {
       for (Task* task : retry) start(task);
     }
     {
-      std::lock_guard<std::mutex> guard(mutex_);
+      MutexLock guard(mutex_);
       while (!ready_.empty() && has_room(static_cast<int>(starting.size()))) {
         std::pop_heap(ready_.begin(), ready_.end(), runs_later);
         starting.push_back(ready_.back());
@@ -124,7 +124,7 @@ void DeviceWorker::loop() {
     // Room left and nothing queued here: take work waiting for placement.
     while (has_room()) {
       {
-        std::lock_guard<std::mutex> guard(mutex_);
+        MutexLock guard(mutex_);
         if (!ready_.empty()) break;
       }
       Task* task = host_.pull_for_device(node_);

@@ -9,11 +9,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "device/device.hpp"
 
 namespace versa::detail {
@@ -75,7 +76,7 @@ class DeviceWorker {
   void start(Task* task);
   void ended(Task* task, OperationResult result);
   void leave(const Task* task);
-  bool idle() const;
+  bool idle() const VERSA_REQUIRES(mutex_);
   bool has_room(int starting = 0) const;
 
   const int node_;
@@ -87,13 +88,13 @@ class DeviceWorker {
   // only evict what the running tasks need.
   const std::size_t prefetch_budget_;
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable wake_;
-  std::vector<Task*> ready_;                     // guarded by mutex_; a heap by priority
-  std::uint64_t pushed_ = 0;                     // guarded by mutex_; FIFO among equals
-  std::vector<std::function<void()>> messages_;  // guarded by mutex_
-  bool stopping_ = false;                        // guarded by mutex_
-  bool work_offered_ = false;                    // guarded by mutex_: notify_work() was called
+  std::vector<Task*> ready_ VERSA_GUARDED_BY(mutex_);  // a heap by priority
+  std::uint64_t pushed_ VERSA_GUARDED_BY(mutex_) = 0;  // FIFO among equals
+  std::vector<std::function<void()>> messages_ VERSA_GUARDED_BY(mutex_);
+  bool stopping_ VERSA_GUARDED_BY(mutex_) = false;
+  bool work_offered_ VERSA_GUARDED_BY(mutex_) = false;  // notify_work() was called
   // Owned by the worker thread (read under mutex_ by the wait predicate).
   int in_flight_ = 0;
   std::size_t in_flight_bytes_ = 0;

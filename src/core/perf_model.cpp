@@ -66,7 +66,7 @@ std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind
                                           std::size_t size) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  MutexLock guard(shard.mutex);
   const Curve* curve = find(shard, key, false);
   return curve ? curve->at(size) : std::nullopt;
 }
@@ -74,7 +74,7 @@ std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind
 int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t size) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  MutexLock guard(shard.mutex);
   const Curve* curve = find(shard, key, false);
   if (!curve) return 0;
   if (curve->calibrated_sizes > 0) return calibration_samples;
@@ -85,7 +85,7 @@ int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t 
 bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  MutexLock guard(shard.mutex);
   Curve& curve = *find(shard, key, true);
   if (curve.calibrated_sizes > 0) return false;
   Entry& entry = curve.sizes[size];
@@ -97,7 +97,7 @@ bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::s
 void PerfModel::release_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  MutexLock guard(shard.mutex);
   if (Curve* curve = find(shard, key, false)) {
     const auto entry = curve->sizes.find(size);
     if (entry != curve->sizes.end() && entry->second.exploring > 0) --entry->second.exploring;
@@ -108,7 +108,7 @@ void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t size,
                        bool explored) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  MutexLock guard(shard.mutex);
   Curve& curve = *find(shard, key, true);
   Entry& entry = curve.sizes[size];
   if (explored && entry.exploring > 0) --entry.exploring;
@@ -135,7 +135,7 @@ void PerfModel::load(const std::string& file) {
                                ": expected <type>\\t<device kind>\\t<size> <seconds> <samples>");
     const KeyView key{type, kind};
     Shard& shard = shard_of(key);
-    std::lock_guard<std::mutex> guard(shard.mutex);
+    MutexLock guard(shard.mutex);
     Curve& curve = *find(shard, key, true);
     Entry& entry = curve.sizes[bytes];
     if (entry.calibrated()) --curve.calibrated_sizes;
@@ -151,7 +151,7 @@ void PerfModel::save(const std::string& file) const {
   if (!out) throw std::runtime_error("cannot write the performance model to '" + file + "'");
   out << "# versa performance model: type\tkind\tsize seconds samples\n";
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> guard(shard.mutex);
+    MutexLock guard(shard.mutex);
     for (const auto& [key, curve] : shard.curves)
       for (const auto& [size, entry] : curve.sizes)
         if (entry.count > 0)

@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "device/device.hpp"
 
 namespace versa::detail {
@@ -93,12 +94,12 @@ class PerfModel {
   // workers recording and estimating different task types do not queue behind one mutex.
   static constexpr std::size_t shard_count = 16;
   struct alignas(64) Shard {
-    mutable std::mutex mutex;
-    std::unordered_map<Key, Curve, KeyHash, KeyEqual> curves;  // guarded by mutex
+    mutable Mutex mutex;
+    std::unordered_map<Key, Curve, KeyHash, KeyEqual> curves VERSA_GUARDED_BY(mutex);
   };
   Shard& shard_of(const KeyView& key) { return shards_[KeyHash()(key) % shard_count]; }
-  // The curve of `key` in `shard` (mutex held), created when `create`; null when absent.
-  static Curve* find(Shard& shard, const KeyView& key, bool create);
+  // The curve of `key` in `shard`, created when `create`; null when absent.
+  static Curve* find(Shard& shard, const KeyView& key, bool create) VERSA_REQUIRES(shard.mutex);
   static void add_sample(Curve& curve, Entry& entry, double seconds);
 
   std::array<Shard, shard_count> shards_;

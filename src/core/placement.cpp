@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <mutex>
 
 #include "base/task.hpp"
 #include "core/device_worker.hpp"
@@ -68,7 +67,7 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     if (!replicas || access.mode == AccessMode::write_only) continue;
     int source = -1;
     {
-      std::lock_guard<std::mutex> guard(replicas->mutex());
+      MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(node).state)) continue;
       if (Replica* from = replicas->source_for(node)) source = from->node;
     }
@@ -172,7 +171,7 @@ int PlacementPolicy::choose(Task& task) {
 }
 
 void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes) {
-  std::lock_guard<std::mutex> guard(pool_mutex_);
+  MutexLock guard(pool_mutex_);
   Group* group = nullptr;
   for (Group& g : pool_)
     if (g.type_name == task.type_name && g.bytes == bytes) group = &g;
@@ -193,7 +192,7 @@ Task* PlacementPolicy::pull(int node) {
   constexpr double never = std::numeric_limits<double>::infinity();
   std::vector<double> projected(count);
   for (int n = 0; n < count; ++n) projected[n] = backlog_seconds(n);
-  std::lock_guard<std::mutex> guard(pool_mutex_);
+  MutexLock guard(pool_mutex_);
   auto fastest = [&](const Group& g) {
     return static_cast<int>(std::min_element(g.seconds.begin(), g.seconds.end()) -
                             g.seconds.begin());

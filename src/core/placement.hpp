@@ -15,11 +15,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/task.hpp"
+#include "base/thread_annotations.hpp"
 #include "core/perf_model.hpp"
 #include "device/device.hpp"
 
@@ -92,10 +93,10 @@ class PlacementPolicy {
   std::atomic<std::int64_t> cpu_backlog_ns_{0};
   std::atomic<std::int64_t> cpu_tasks_{0};
 
-  std::mutex pool_mutex_;
-  std::vector<Group> pool_;  // guarded by pool_mutex_
+  Mutex pool_mutex_;
+  std::vector<Group> pool_ VERSA_GUARDED_BY(pool_mutex_);
   std::atomic<int> pooled_count_{0};
-  std::uint64_t pooled_total_ = 0;  // guarded by pool_mutex_: submission order in the pool
+  std::uint64_t pooled_total_ VERSA_GUARDED_BY(pool_mutex_) = 0;  // submission order in the pool
 };
 
 }  // namespace versa::detail

@@ -118,7 +118,7 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
 
 const char* RuntimeCore::intern_name(std::string_view name) {
   if (last_name.runtime == id_ && last_name.name == name) return last_name.name.data();
-  std::lock_guard<std::mutex> guard(names_mutex_);
+  MutexLock guard(names_mutex_);
   const std::string& stored = *names_.emplace(name).first;
   last_name = {id_, stored};
   return stored.c_str();
@@ -126,7 +126,7 @@ const char* RuntimeCore::intern_name(std::string_view name) {
 
 void RuntimeCore::keep_alive(const std::shared_ptr<const TaskTypeBase>& type) {
   if (type->registered_with.load(std::memory_order_acquire) == id_) return;
-  std::lock_guard<std::mutex> guard(types_mutex_);
+  MutexLock guard(types_mutex_);
   if (std::find(types_.begin(), types_.end(), type) == types_.end()) types_.push_back(type);
   type->registered_with.store(id_, std::memory_order_release);
 }

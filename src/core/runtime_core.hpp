@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -14,7 +13,9 @@
 
 #include "base/diagnostics.hpp"
 #include "base/failure_log.hpp"
+#include "base/mutex.hpp"
 #include "base/task.hpp"
+#include "base/thread_annotations.hpp"
 #include "core/device_dispatch.hpp"
 #include "core/scheduler.hpp"
 #include "core/task_pool.hpp"
@@ -77,10 +78,11 @@ class RuntimeCore final : public HandleHost {
   TaskPool task_pool_;
   TraceRecorder trace_;
 
-  std::mutex names_mutex_;
-  std::unordered_set<std::string> names_;  // guarded by names_mutex_; node-based: stable c_str()
-  std::mutex types_mutex_;
-  std::vector<std::shared_ptr<const TaskTypeBase>> types_;  // guarded by types_mutex_
+  Mutex names_mutex_;
+  // Node-based: the strings' c_str() stay put.
+  std::unordered_set<std::string> names_ VERSA_GUARDED_BY(names_mutex_);
+  Mutex types_mutex_;
+  std::vector<std::shared_ptr<const TaskTypeBase>> types_ VERSA_GUARDED_BY(types_mutex_);
 
   Scheduler scheduler_;
   ReductionEngine reductions_;

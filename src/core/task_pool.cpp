@@ -43,7 +43,7 @@ void TaskPool::release(void* slot, int worker) {
 }
 
 void TaskPool::refill(Cache& cache) {
-  std::lock_guard<std::mutex> guard(depot_mutex_);
+  MutexLock guard(depot_mutex_);
   if (!depot_.empty()) {
     std::vector<void*> full = std::move(depot_.back());
     depot_.pop_back();
@@ -61,12 +61,12 @@ void TaskPool::refill(Cache& cache) {
 void TaskPool::spill(Cache& cache) {
   std::vector<void*> full(cache.free.end() - batch, cache.free.end());
   cache.free.resize(cache.free.size() - batch);
-  std::lock_guard<std::mutex> guard(depot_mutex_);
+  MutexLock guard(depot_mutex_);
   depot_.push_back(std::move(full));
 }
 
 std::size_t TaskPool::bytes_reserved() const {
-  std::lock_guard<std::mutex> guard(depot_mutex_);
+  MutexLock guard(depot_mutex_);
   return slabs_.size() * slab_slots * sizeof(Slot);
 }
 

@@ -10,10 +10,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/task.hpp"
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 
@@ -52,9 +53,9 @@ class TaskPool {
   const std::uint64_t id_;            // tags the thread-local caches of non-worker threads
   std::vector<Cache> worker_caches_;  // each owned by its worker thread
 
-  mutable std::mutex depot_mutex_;
-  std::vector<std::vector<void*>> depot_;       // full batches; guarded by depot_mutex_
-  std::vector<std::unique_ptr<Slot[]>> slabs_;  // guarded by depot_mutex_
+  mutable Mutex depot_mutex_;
+  std::vector<std::vector<void*>> depot_ VERSA_GUARDED_BY(depot_mutex_);  // full batches
+  std::vector<std::unique_ptr<Slot[]>> slabs_ VERSA_GUARDED_BY(depot_mutex_);
 };
 
 }  // namespace versa::detail

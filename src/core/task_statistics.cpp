@@ -11,7 +11,7 @@ namespace versa::detail {
 void TaskStatisticsLog::record(int recorder, const char* type, DeviceKind kind, double seconds,
                                std::uint64_t bytes) {
   Table& table = tables_[recorder];
-  std::lock_guard<std::mutex> guard(table.mutex);
+  MutexLock guard(table.mutex);
   Record& r = table.records[{type, kind}];
   ++r.tasks;
   r.seconds += seconds;
@@ -23,7 +23,7 @@ std::vector<TaskStatistics> TaskStatisticsLog::snapshot() const {
   // Types are keyed by name pointer while recording (two types may share a name): merge by name.
   std::map<std::pair<std::string, DeviceKind>, Record> merged;
   for (const Table& table : tables_) {
-    std::lock_guard<std::mutex> guard(table.mutex);
+    MutexLock guard(table.mutex);
     for (const auto& [key, r] : table.records) {
       Record& m = merged[{key.first, key.second}];
       m.tasks += r.tasks;

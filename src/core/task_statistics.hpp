@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 #include "device/device.hpp"
 #include "versa/statistics.hpp"
@@ -39,7 +39,7 @@ class TaskStatisticsLog {
     }
   };
   struct alignas(64) Table {
-    mutable std::mutex mutex;
+    mutable Mutex mutex;
     std::unordered_map<std::pair<const char*, DeviceKind>, Record, KeyHash> records
         VERSA_GUARDED_BY(mutex);
   };

@@ -22,7 +22,7 @@ CompletionPoller::CompletionPoller(int ordinal, std::string device, int streams)
 
 CompletionPoller::~CompletionPoller() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -32,7 +32,7 @@ CompletionPoller::~CompletionPoller() {
 void CompletionPoller::push(int stream, PendingOperation operation) {
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     fifos_[stream].push_back(std::move(operation));
     ++pending_;
     wake = sleeping_;
@@ -50,13 +50,13 @@ void CompletionPoller::run() {
     }
     if (progressed) continue;
 
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (pending_ == 0) {
       // Stop only when drained: the device's destructor relies on every completion having been
       // reported when this thread ends.
       if (stopping_) return;
       sleeping_ = true;
-      while (pending_ == 0 && !stopping_) wake_.wait(lock);
+      while (pending_ == 0 && !stopping_) wake_.wait(lock.native());
       sleeping_ = false;
     } else {
       lock.unlock();
@@ -68,7 +68,7 @@ void CompletionPoller::run() {
 bool CompletionPoller::complete_oldest(int stream) {
   cudaEvent_t end = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     std::deque<PendingOperation>& fifo = fifos_[stream];
     if (fifo.empty()) return false;
     end = fifo.front().end.get();
@@ -80,7 +80,7 @@ bool CompletionPoller::complete_oldest(int stream) {
 
   PendingOperation operation;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     std::deque<PendingOperation>& fifo = fifos_[stream];
     operation = std::move(fifo.front());
     fifo.pop_front();

@@ -7,11 +7,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 #include "cuda/pending_operation.hpp"
 
@@ -44,7 +44,7 @@ class CompletionPoller {
   const std::string device_;
   const int stream_count_;
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable wake_;  // signalled on push and on stop while the thread sleeps
   std::vector<std::deque<PendingOperation>> fifos_ VERSA_GUARDED_BY(mutex_);  // one per stream
   std::size_t pending_ VERSA_GUARDED_BY(mutex_) = 0;  // operations in all FIFOs

@@ -207,7 +207,7 @@ void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind ki
   operation.done = std::move(done);
 
   CurrentDeviceGuard guard(ordinal_);
-  std::lock_guard<std::mutex> lock(target.queue_mutex);
+  MutexLock lock(target.queue_mutex);
   queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
     if (copy.bytes() == 0) return cudaSuccess;
     if (contiguous) {
@@ -226,7 +226,7 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
   operation.done = std::move(done);
 
   CurrentDeviceGuard guard(ordinal_);
-  std::lock_guard<std::mutex> lock(target.queue_mutex);
+  MutexLock lock(target.queue_mutex);
   queue(stream, std::move(operation), [&](cudaStream_t, PendingOperation& queued) {
     if (task.invoke_cuda == nullptr) {
       queued.error = describe(queued.label) + " has no CUDA implementation";

@@ -6,10 +6,10 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "cuda/completion_poller.hpp"
 #include "cuda/event_pool.hpp"
 #include "cuda/stream_context.hpp"
@@ -64,7 +64,10 @@ class CudaDevice final : public Device {
     explicit Stream(int ordinal) : context(ordinal) {}
     // Held while an operation is queued on the stream, its events recorded and it is pushed
     // to the progress thread; this also serialises the implementations that use `context`.
-    std::mutex queue_mutex;
+    Mutex queue_mutex;
+    // Not annotated as guarded by queue_mutex: its stream handle never changes and is read
+    // without the lock (the bandwidth probe); what needs the lock is the implementations' use
+    // of its library handles and workspace, which execute() runs under it.
     StreamContext context;
   };
 

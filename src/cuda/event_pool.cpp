@@ -26,14 +26,14 @@ void PooledEvent::reset() {
 
 EventPool::~EventPool() {
   CurrentDeviceGuard guard(ordinal_);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (cudaEvent_t event : free_) (void)cudaEventDestroy(event);
 }
 
 cudaError_t EventPool::acquire(PooledEvent& event) {
   cudaEvent_t taken = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (!free_.empty()) {
       taken = free_.back();
       free_.pop_back();
@@ -47,7 +47,7 @@ cudaError_t EventPool::acquire(PooledEvent& event) {
 }
 
 void EventPool::release(cudaEvent_t event) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   free_.push_back(event);
 }
 

@@ -5,9 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 
 namespace versa::detail {
@@ -55,7 +55,7 @@ class EventPool {
   void release(cudaEvent_t event);
 
   const int ordinal_;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::vector<cudaEvent_t> free_ VERSA_GUARDED_BY(mutex_);
 };
 

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
+
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 
@@ -25,7 +27,7 @@ class HostPins {
   bool pin(const void* data, std::size_t bytes) {
     const auto begin = reinterpret_cast<std::uintptr_t>(data);
     const std::uintptr_t end = begin + bytes;
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     if (closed_ || !data || bytes == 0) return false;
     auto after = ranges_.upper_bound(begin);
     if (after != ranges_.begin() && std::prev(after)->second > begin) return false;
@@ -37,14 +39,14 @@ class HostPins {
 
   // Unpins the range pinned at `data` (nothing once closed).
   void unpin(const void* data) {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     if (!closed_ && ranges_.erase(reinterpret_cast<std::uintptr_t>(data)) != 0)
       unregister_(const_cast<void*>(data));
   }
 
   // Unpins every range; the device goes away after this.
   void close() {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     for (const auto& [begin, end] : ranges_) unregister_(reinterpret_cast<void*>(begin));
     ranges_.clear();
     closed_ = true;
@@ -53,9 +55,9 @@ class HostPins {
  private:
   const Register register_;
   const Unregister unregister_;
-  std::mutex mutex_;
-  std::map<std::uintptr_t, std::uintptr_t> ranges_;  // begin -> end; guarded by mutex_
-  bool closed_ = false;                              // guarded by mutex_
+  Mutex mutex_;
+  std::map<std::uintptr_t, std::uintptr_t> ranges_ VERSA_GUARDED_BY(mutex_);  // begin -> end
+  bool closed_ VERSA_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace versa::detail

@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <functional>
 #include <map>
-#include <mutex>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 #include "data/replica.hpp"
 
@@ -29,7 +29,7 @@ class NodeMemory {
   NodeMemory& operator=(const NodeMemory&) = delete;
 
   std::size_t capacity() const { return capacity_; }
-  std::mutex& mutex() VERSA_RETURN_CAPABILITY(mutex_) { return mutex_; }
+  Mutex& mutex() VERSA_RETURN_CAPABILITY(mutex_) { return mutex_; }
 
   // A buffer of `bytes`: a cached one of that size, else a new one if the capacity allows
   // (trimming the cache first when needed). Null when the capacity or the device refuses.
@@ -83,7 +83,7 @@ class NodeMemory {
 
  private:
   // Frees cached buffers until `bytes` are released or the cache is empty.
-  void trim(std::size_t bytes) {
+  void trim(std::size_t bytes) VERSA_REQUIRES(mutex_) {
     std::size_t released = 0;
     while (released < bytes && !cache_.empty()) {
       auto largest = std::prev(cache_.end());
@@ -94,14 +94,14 @@ class NodeMemory {
       cache_.erase(largest);
     }
   }
-  void link_back(Replica* r) {
+  void link_back(Replica* r) VERSA_REQUIRES(mutex_) {
     r->lru_next = nullptr;
     r->lru_prev = lru_tail_;
     if (lru_tail_) lru_tail_->lru_next = r;
     lru_tail_ = r;
     if (!lru_head_) lru_head_ = r;
   }
-  void unlink(Replica* r) {
+  void unlink(Replica* r) VERSA_REQUIRES(mutex_) {
     (r->lru_prev ? r->lru_prev->lru_next : lru_head_) = r->lru_next;
     (r->lru_next ? r->lru_next->lru_prev : lru_tail_) = r->lru_prev;
     r->lru_prev = r->lru_next = nullptr;
@@ -111,7 +111,7 @@ class NodeMemory {
   const Allocate allocate_;
   const Deallocate deallocate_;
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::size_t used_ VERSA_GUARDED_BY(mutex_) = 0;
   std::size_t cached_bytes_ VERSA_GUARDED_BY(mutex_) = 0;
   std::multimap<std::size_t, void*> cache_ VERSA_GUARDED_BY(mutex_);  // size -> free buffer

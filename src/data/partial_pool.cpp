@@ -11,7 +11,7 @@ constexpr std::align_val_t partial_alignment{64};
 
 void* PartialPool::take(std::size_t bytes) {
   {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     auto pooled = free_.find(bytes);
     if (pooled != free_.end()) {
       void* buffer = pooled->second;
@@ -25,12 +25,12 @@ void* PartialPool::take(std::size_t bytes) {
 }
 
 void PartialPool::give(void* buffer, std::size_t bytes) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   free_.emplace(bytes, buffer);
 }
 
 void PartialPool::trim() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   for (auto& [bytes, buffer] : free_) {
     ::operator delete(buffer, partial_alignment);
     host_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -39,17 +39,17 @@ void PartialPool::trim() {
 }
 
 void PartialPool::list(HandleState* handle) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   listed_.insert(handle);
 }
 
 void PartialPool::unlist(HandleState* handle) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   listed_.erase(handle);
 }
 
 std::vector<HandleState*> PartialPool::listed() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  MutexLock guard(mutex_);
   return {listed_.begin(), listed_.end()};
 }
 

@@ -6,10 +6,10 @@
 #include <atomic>
 #include <cstddef>
 #include <map>
-#include <mutex>
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 
 namespace versa::detail {
@@ -53,7 +53,7 @@ class PartialPool {
   std::atomic<std::size_t> reserved_{0};
   std::atomic<std::size_t> host_bytes_{0};
   std::atomic<std::size_t> device_bytes_{0};
-  std::mutex mutex_;
+  Mutex mutex_;
   std::multimap<std::size_t, void*> free_ VERSA_GUARDED_BY(mutex_);
   std::unordered_set<HandleState*> listed_ VERSA_GUARDED_BY(mutex_);
 };

@@ -48,7 +48,7 @@ void ReductionEngine::rename_remote_adds(Task* task, int worker) {
     ReplicaSet* replicas = handle.replicas();
     if (!replicas) continue;
     {
-      std::lock_guard<std::mutex> guard(replicas->mutex());
+      MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(task->node).state)) continue;
     }
     if (!partials_.try_reserve(handle.layout()->bytes())) continue;
@@ -166,7 +166,7 @@ int ReductionEngine::flush_node(Task& task) {
   if (!replicas || ops.apply) return 0;  // a separate apply has no device form
   int owner = 0;
   {
-    std::lock_guard<std::mutex> guard(replicas->mutex());
+    MutexLock guard(replicas->mutex());
     for (int node = 1; node < replicas->nodes(); ++node)
       if (replicas->at(node).state == ReplicaState::owned) owner = node;
   }

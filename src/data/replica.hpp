@@ -4,10 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "data/coherence.hpp"
 
 namespace versa::detail {
@@ -28,7 +29,9 @@ struct FillWaiter {
 };
 
 // All fields are guarded by the owning ReplicaSet's mutex, except the links, which belong to
-// the node's memory (NodeMemory) and are guarded by its mutex.
+// the node's memory (NodeMemory) and are guarded by its mutex. A member cannot name another
+// object's lock in an annotation: the analysis checks instead that ReplicaSet::at, which hands
+// a replica out, is called with the set's mutex held.
 struct Replica {
   ReplicaState state = ReplicaState::invalid;
   // A copy into `data` is in flight; `fill_waiters` are resumed when it lands. While a replica
@@ -54,7 +57,7 @@ struct Replica {
 // valid.
 class ReplicaSet {
  public:
-  ReplicaSet(HandleState* handle, void* host_data, int nodes) : replicas_(nodes) {
+  ReplicaSet(HandleState* handle, void* host_data, int nodes) : nodes_(nodes), replicas_(nodes) {
     for (int n = 0; n < nodes; ++n) {
       replicas_[n].handle = handle;
       replicas_[n].node = n;
@@ -63,24 +66,24 @@ class ReplicaSet {
     replicas_[0].state = ReplicaState::owned;
   }
 
-  int nodes() const { return static_cast<int>(replicas_.size()); }
-  Replica& at(int node) { return replicas_[node]; }
-  std::mutex& mutex() { return mutex_; }
+  int nodes() const { return nodes_; }
+  Replica& at(int node) VERSA_REQUIRES(mutex_) { return replicas_[node]; }
+  Mutex& mutex() VERSA_RETURN_CAPABILITY(mutex_) { return mutex_; }
 
-  // Applies `here` to the replica on `node` and `elsewhere` to all others. Caller holds mutex().
-  void apply(int node, CoherenceEvent here, CoherenceEvent elsewhere) {
+  // Applies `here` to the replica on `node` and `elsewhere` to all others.
+  void apply(int node, CoherenceEvent here, CoherenceEvent elsewhere) VERSA_REQUIRES(mutex_) {
     for (int n = 0; n < nodes(); ++n)
       replicas_[n].state = transition(replicas_[n].state, n == node ? here : elsewhere);
     check_invariant();
   }
-  // Applies `event` to the replica on `node` only. Caller holds mutex().
-  void apply_one(int node, CoherenceEvent event) {
+  // Applies `event` to the replica on `node` only.
+  void apply_one(int node, CoherenceEvent event) VERSA_REQUIRES(mutex_) {
     replicas_[node].state = transition(replicas_[node].state, event);
     check_invariant();
   }
 
-  // A replica with a copy in flight into it, or null. Caller holds mutex().
-  Replica* filling() {
+  // A replica with a copy in flight into it, or null.
+  Replica* filling() VERSA_REQUIRES(mutex_) {
     for (Replica& r : replicas_)
       if (r.filling) return &r;
     return nullptr;
@@ -88,15 +91,15 @@ class ReplicaSet {
 
   // Whether any device replica holds a buffer (the handle needs retiring when destroyed).
   bool on_devices() {
-    std::lock_guard<std::mutex> guard(mutex_);
+    MutexLock guard(mutex_);
     for (int n = 1; n < nodes(); ++n)
       if (replicas_[n].data) return true;
     return false;
   }
 
   // A valid replica other than `node` to copy from, not itself filling: the owner if there is
-  // one, the host if valid, else any. Null when none. Caller holds mutex().
-  Replica* source_for(int node) {
+  // one, the host if valid, else any. Null when none.
+  Replica* source_for(int node) VERSA_REQUIRES(mutex_) {
     Replica* best = nullptr;
     for (Replica& r : replicas_) {
       if (r.node == node || !is_valid(r.state) || r.filling) continue;
@@ -108,7 +111,7 @@ class ReplicaSet {
 
  private:
   // MSI: one valid copy at least, an owner alone. Checked after every transition.
-  void check_invariant() const {
+  void check_invariant() const VERSA_REQUIRES(mutex_) {
 #if VERSA_ASSERTS_ON
     int valid = 0;
     int owners = 0;
@@ -122,8 +125,10 @@ class ReplicaSet {
 #endif
   }
 
-  std::mutex mutex_;
-  std::vector<Replica> replicas_;  // guarded by mutex_ (fields as documented in Replica)
+  // The number of replicas is fixed at construction, and read without the mutex.
+  const int nodes_;
+  Mutex mutex_;
+  std::vector<Replica> replicas_ VERSA_GUARDED_BY(mutex_);  // fields as documented in Replica
 };
 
 }  // namespace versa::detail

@@ -70,7 +70,7 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
 EmulatedDevice::~EmulatedDevice() {
   for (auto& stream : streams_) {
     {
-      std::lock_guard<std::mutex> guard(stream->mutex);
+      MutexLock guard(stream->mutex);
       stream->stopping = true;
     }
     stream->ready.notify_one();
@@ -113,7 +113,7 @@ std::string EmulatedDevice::merge_partials(const ReductionOps& ops, void* into, 
 
 void EmulatedDevice::enqueue(int stream, Operation operation) {
   Stream& s = *streams_.at(static_cast<std::size_t>(stream));
-  std::lock_guard<std::mutex> guard(s.mutex);
+  MutexLock guard(s.mutex);
   s.queue.push_back(std::move(operation));
   s.ready.notify_one();
 }
@@ -127,8 +127,10 @@ void EmulatedDevice::serve(Stream& stream) {
   for (;;) {
     Operation operation;
     {
-      std::unique_lock<std::mutex> lock(stream.mutex);
-      stream.ready.wait(lock, [&] { return stream.stopping || !stream.queue.empty(); });
+      MutexLock lock(stream.mutex);
+      stream.ready.wait(lock.native(), [&]() VERSA_REQUIRES(stream.mutex) {
+        return stream.stopping || !stream.queue.empty();
+      });
       if (stream.queue.empty()) return;
       operation = std::move(stream.queue.front());
       stream.queue.pop_front();
@@ -141,11 +143,11 @@ void EmulatedDevice::serve(Stream& stream) {
 OperationResult EmulatedDevice::run(Operation& operation) {
   switch (operation.engine) {
     case Engine::copy_in: {
-      std::lock_guard<std::mutex> engine(copy_in_engine_);
+      MutexLock engine(copy_in_engine_);
       return copy(operation.copy);
     }
     case Engine::copy_out: {
-      std::lock_guard<std::mutex> engine(copy_out_engine_);
+      MutexLock engine(copy_out_engine_);
       return copy(operation.copy);
     }
     case Engine::compute:

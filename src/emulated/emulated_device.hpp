@@ -12,12 +12,13 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "device/device.hpp"
 #include "versa/config.hpp"
 
@@ -56,10 +57,10 @@ class EmulatedDevice final : public Device {
     Completion done;
   };
   struct Stream {
-    std::mutex mutex;
+    Mutex mutex;
     std::condition_variable ready;
-    std::deque<Operation> queue;  // guarded by mutex
-    bool stopping = false;        // guarded by mutex
+    std::deque<Operation> queue VERSA_GUARDED_BY(mutex);
+    bool stopping VERSA_GUARDED_BY(mutex) = false;
     std::thread thread;
   };
 
@@ -75,7 +76,7 @@ class EmulatedDevice final : public Device {
   std::vector<std::unique_ptr<Stream>> streams_;
   // The engines: a copy holds its engine's lock while it runs, a kernel or a merge one of the
   // compute engine's slots.
-  std::mutex copy_in_engine_, copy_out_engine_;
+  Mutex copy_in_engine_, copy_out_engine_;
   std::counting_semaphore<64> compute_slots_;
   // Counters for fault injection.
   std::atomic<std::uint64_t> allocations_{0};

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/assert.hpp"
+#include "base/mutex.hpp"
 #include "data/replica.hpp"
 
 namespace versa::detail {
@@ -118,7 +118,7 @@ TEST(CoherenceDeathTest, EvictingTheLastValidReplicaAbortsWhenChecksAreOn) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 2);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   replicas.apply(1, E::read_here, E::read_elsewhere);  // host and device shared
   replicas.apply_one(1, E::evict);                     // host shared alone
   EXPECT_DEATH(replicas.apply_one(0, E::evict), "last valid replica");
@@ -170,7 +170,7 @@ TEST(CoherenceReplicaSet, StartsWithTheHostOwningTheData) {
 TEST(CoherenceReplicaSet, HostAndDeviceAccessesKeepTheInvariant) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
 
   replicas.apply(host, E::write_here, E::write_elsewhere);
   EXPECT_EQ(states(replicas), (std::vector<ReplicaState>{O, I, I}));
@@ -214,7 +214,7 @@ TEST(CoherenceReplicaSet, HostAndDeviceAccessesKeepTheInvariant) {
 TEST(CoherenceReplicaSet, SourceIsNullWhenOnlyTheNodeItselfIsValid) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   EXPECT_EQ(replicas.source_for(host), nullptr);
   EXPECT_EQ(replicas.source_for(device_a), &replicas.at(host));
 }
@@ -222,7 +222,7 @@ TEST(CoherenceReplicaSet, SourceIsNullWhenOnlyTheNodeItselfIsValid) {
 TEST(CoherenceReplicaSet, SourcePrefersTheOwner) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   replicas.apply(device_b, E::overwrite_here, E::write_elsewhere);
   EXPECT_EQ(replicas.source_for(host), &replicas.at(device_b));
   EXPECT_EQ(replicas.source_for(device_a), &replicas.at(device_b));
@@ -232,7 +232,7 @@ TEST(CoherenceReplicaSet, SourcePrefersTheOwner) {
 TEST(CoherenceReplicaSet, SourcePrefersTheHostAmongSharedCopies) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   replicas.apply(device_a, E::read_here, E::read_elsewhere);
   replicas.apply(device_b, E::read_here, E::read_elsewhere);
   ASSERT_EQ(states(replicas), (std::vector<ReplicaState>{S, S, S}));
@@ -249,7 +249,7 @@ TEST(CoherenceReplicaSet, SourcePrefersTheHostAmongSharedCopies) {
 TEST(CoherenceReplicaSet, SourceSkipsFillingReplicas) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   // device_a owns the data; device_b starts a copy from it (shared, still filling).
   replicas.apply(device_a, E::overwrite_here, E::write_elsewhere);
   replicas.apply(device_b, E::read_here, E::read_elsewhere);
@@ -271,7 +271,7 @@ TEST(CoherenceReplicaSet, SourceSkipsFillingReplicas) {
 TEST(CoherenceReplicaSet, FillingReportsAReplicaWithACopyInFlight) {
   int host_data = 0;
   ReplicaSet replicas(nullptr, &host_data, 3);
-  std::lock_guard<std::mutex> guard(replicas.mutex());
+  MutexLock guard(replicas.mutex());
   EXPECT_EQ(replicas.filling(), nullptr);
   replicas.at(device_b).filling = true;
   EXPECT_EQ(replicas.filling(), &replicas.at(device_b));

@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <vector>
+
+#include "base/mutex.hpp"
 
 namespace versa::detail {
 namespace {
@@ -52,7 +53,7 @@ class NodeMemoryTest : public ::testing::Test {
 
 TEST_F(NodeMemoryTest, TakeWithinCapacityAllocates) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   bool refused = true;
   void* a = memory().take(256, refused);
   ASSERT_NE(a, nullptr);
@@ -71,7 +72,7 @@ TEST_F(NodeMemoryTest, TakeWithinCapacityAllocates) {
 
 TEST_F(NodeMemoryTest, TakeBeyondCapacityIsRefusedWithoutAskingTheDevice) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   bool refused = true;
   EXPECT_EQ(memory().take(2048, refused), nullptr);
   EXPECT_FALSE(refused);  // the capacity refused, not the device
@@ -87,7 +88,7 @@ TEST_F(NodeMemoryTest, TakeBeyondCapacityIsRefusedWithoutAskingTheDevice) {
 
 TEST_F(NodeMemoryTest, GivenBufferIsReusedForTheSameSize) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   bool refused = false;
   void* a = memory().take(256, refused);
   ASSERT_NE(a, nullptr);
@@ -115,7 +116,7 @@ TEST_F(NodeMemoryTest, GivenBufferIsReusedForTheSameSize) {
 
 TEST_F(NodeMemoryTest, TakeBeyondCapacityTrimsTheCacheFirst) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   bool refused = false;
   void* a = memory().take(512, refused);
   void* b = memory().take(256, refused);
@@ -144,7 +145,7 @@ TEST_F(NodeMemoryTest, TakeBeyondCapacityTrimsTheCacheFirst) {
 
 TEST_F(NodeMemoryTest, TrimmingTheWholeCacheIsNotEnoughWhenReplicasHoldTheRest) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   bool refused = false;
   void* held = memory().take(768, refused);  // in use by a replica: cannot be trimmed
   void* cached = memory().take(128, refused);
@@ -158,7 +159,7 @@ TEST_F(NodeMemoryTest, TrimmingTheWholeCacheIsNotEnoughWhenReplicasHoldTheRest) 
 
 TEST_F(NodeMemoryTest, DeviceRefusalIsToldApartFromTheCapacity) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   allocator_.refuse = true;
   bool refused = false;
   EXPECT_EQ(memory().take(64, refused), nullptr);
@@ -176,7 +177,7 @@ TEST_F(NodeMemoryTest, DeviceRefusalIsToldApartFromTheCapacity) {
 TEST_F(NodeMemoryTest, DestructorFreesCachedBuffers) {
   make_memory(4096);
   {
-    std::lock_guard<std::mutex> guard(memory().mutex());
+    MutexLock guard(memory().mutex());
     bool refused = false;
     std::vector<void*> buffers;
     for (std::size_t bytes : {64, 64, 128, 1024}) buffers.push_back(memory().take(bytes, refused));
@@ -213,7 +214,7 @@ std::vector<Replica*> lru_order(NodeMemory& memory) {
 
 TEST_F(NodeMemoryTest, LruListKeepsLeastRecentlyUsedFirst) {
   make_memory(1024);
-  std::lock_guard<std::mutex> guard(memory().mutex());
+  MutexLock guard(memory().mutex());
   Replica a, b, c;
   EXPECT_EQ(memory().oldest(), nullptr);
 
