@@ -1,0 +1,206 @@
+#include "fmm.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "direct_sum.hpp"
+#include "interaction_lists.hpp"
+#include "interpolation.hpp"
+#include "octree.hpp"
+
+namespace fmm {
+
+namespace {
+
+// The operators of one order are built once per process (the M2L matrices take p^6 kernel
+// evaluations each) and then only read.
+const ChebyshevInterpolation& interpolation_of_order(int order) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<const ChebyshevInterpolation>> cache;  // guarded by mutex
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[order];
+  if (!slot) slot = std::make_unique<const ChebyshevInterpolation>(order);
+  return *slot;
+}
+
+void check_input(const Points& points, std::size_t leaf_size) {
+  const std::size_t n = points.size();
+  if (n == 0) throw std::invalid_argument("fmm: no points");
+  if (points.y.size() != n || points.z.size() != n || points.charge.size() != n)
+    throw std::invalid_argument("fmm: x, y, z and charge differ in length");
+  if (leaf_size == 0) throw std::invalid_argument("fmm: leaf_size is 0");
+  const std::vector<double>* arrays[4] = {&points.x, &points.y, &points.z, &points.charge};
+  const char* names[4] = {"x", "y", "z", "charge"};
+  for (int a = 0; a < 4; ++a)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite((*arrays[a])[i]))
+        throw std::invalid_argument(std::string("fmm: ") + names[a] + "[" + std::to_string(i) +
+                                    "] is not finite");
+}
+
+// The five passes over one tree. Expansions are p^3 doubles per cell, cell after cell.
+class Evaluation {
+ public:
+  Evaluation(const Octree& tree, const InteractionLists& lists,
+             const ChebyshevInterpolation& interpolation)
+      : tree_(tree),
+        lists_(lists),
+        chebyshev_(interpolation),
+        nodes_(interpolation.nodes()),
+        multipole_(tree.cells().size() * nodes_, 0.0),
+        local_(tree.cells().size() * nodes_, 0.0),
+        result_(tree.points().size()) {}
+
+  Potentials run() {
+    upward();
+    interact();
+    downward();
+    return std::move(result_);
+  }
+
+ private:
+  double* multipole(std::size_t c) { return &multipole_[c * nodes_]; }
+  double* local(std::size_t c) { return &local_[c * nodes_]; }
+  const Cell& cell(std::size_t c) const { return tree_.cells()[c]; }
+  double half_width(const Cell& c) const { return tree_.width(c.level) / 2; }
+  void center(const Cell& c, double out[3]) const { tree_.center(c, out[0], out[1], out[2]); }
+
+  // P2M at the leaves, then M2M from the deepest level up: cells are stored by level, so in
+  // reverse order every child has been summed before its parent is passed on.
+  void upward() {
+    const Points& p = tree_.points();
+    for (std::size_t c = 0; c < tree_.cells().size(); ++c) {
+      const Cell& leaf = cell(c);
+      if (!leaf.is_leaf()) continue;
+      double origin[3];
+      center(leaf, origin);
+      chebyshev_.p2m(origin, half_width(leaf), &p.x[leaf.begin], &p.y[leaf.begin], &p.z[leaf.begin],
+                     &p.charge[leaf.begin], leaf.count(), multipole(c));
+    }
+    for (std::size_t c = tree_.cells().size(); c-- > 1;) {
+      const Cell& child = cell(c);
+      chebyshev_.m2m(static_cast<unsigned>(child.key & 7), multipole(c),
+                     multipole(static_cast<std::size_t>(child.parent)));
+    }
+  }
+
+  // M2L (V), P2L (X), M2P (W) and P2P (U).
+  void interact() {
+    const Points& p = tree_.points();
+    std::vector<double> nx(nodes_), ny(nodes_), nz(nodes_);
+    for (std::size_t b = 0; b < tree_.cells().size(); ++b) {
+      const Cell& target = cell(b);
+      const double width = tree_.width(target.level);
+      for (std::int32_t a : lists_.v[b]) {
+        const Cell& source = cell(static_cast<std::size_t>(a));
+        chebyshev_.m2l(static_cast<int>(source.x) - static_cast<int>(target.x),
+                       static_cast<int>(source.y) - static_cast<int>(target.y),
+                       static_cast<int>(source.z) - static_cast<int>(target.z), width,
+                       multipole(static_cast<std::size_t>(a)), local(b));
+      }
+      if (!lists_.x[b].empty()) {
+        double origin[3];
+        center(target, origin);
+        chebyshev_.node_positions(origin, half_width(target), nx.data(), ny.data(), nz.data());
+        for (std::int32_t a : lists_.x[b]) {
+          const Cell& source = cell(static_cast<std::size_t>(a));
+          add_potential(nx.data(), ny.data(), nz.data(), nodes_, &p.x[source.begin],
+                        &p.y[source.begin], &p.z[source.begin], &p.charge[source.begin],
+                        source.count(), local(b));
+        }
+      }
+      for (std::int32_t a : lists_.w[b]) {
+        const Cell& source = cell(static_cast<std::size_t>(a));
+        double origin[3];
+        center(source, origin);
+        chebyshev_.node_positions(origin, half_width(source), nx.data(), ny.data(), nz.data());
+        add_potential_and_field(&p.x[target.begin], &p.y[target.begin], &p.z[target.begin],
+                                target.count(), nx.data(), ny.data(), nz.data(),
+                                multipole(static_cast<std::size_t>(a)), nodes_,
+                                &result_.potential[target.begin], &result_.field_x[target.begin],
+                                &result_.field_y[target.begin], &result_.field_z[target.begin]);
+      }
+      for (std::int32_t a : lists_.u[b]) {
+        const Cell& source = cell(static_cast<std::size_t>(a));
+        add_direct_interactions(p, target.begin, target.end, source.begin, source.end, result_);
+      }
+    }
+  }
+
+  // L2L from the root down (parents come before children), then L2P at the leaves.
+  void downward() {
+    const Points& p = tree_.points();
+    for (std::size_t c = 1; c < tree_.cells().size(); ++c) {
+      const Cell& child = cell(c);
+      chebyshev_.l2l(static_cast<unsigned>(child.key & 7),
+                     local(static_cast<std::size_t>(child.parent)), local(c));
+    }
+    for (std::size_t c = 0; c < tree_.cells().size(); ++c) {
+      const Cell& leaf = cell(c);
+      if (!leaf.is_leaf()) continue;
+      double origin[3];
+      center(leaf, origin);
+      const std::size_t i = leaf.begin;
+      chebyshev_.l2p(origin, half_width(leaf), local(c), &p.x[i], &p.y[i], &p.z[i], leaf.count(),
+                     &result_.potential[i], &result_.field_x[i], &result_.field_y[i],
+                     &result_.field_z[i]);
+    }
+  }
+
+  const Octree& tree_;
+  const InteractionLists& lists_;
+  const ChebyshevInterpolation& chebyshev_;
+  std::size_t nodes_;
+  std::vector<double> multipole_, local_;
+  Potentials result_;  // in the tree's (Morton) order
+};
+
+}  // namespace
+
+int order_for_accuracy(double eps) {
+  if (!(eps >= 1e-10 && eps <= 1e-3))
+    throw std::invalid_argument("fmm: eps " + std::to_string(eps) + " is outside [1e-10, 1e-3]");
+  // The smallest order whose measured relative L2 error of the potential on 3000 uniform points
+  // (docs/fmm.md, test FmmMeasure.DISABLED_OrderTable) is at most a quarter of the tolerance:
+  // the error varies by about 2x with the points and the leaf size.
+  struct Entry {
+    double eps;
+    int order;
+  };
+  static constexpr Entry table[] = {{1e-3, 4}, {1e-4, 6},  {1e-5, 7},  {1e-6, 8},
+                                    {1e-7, 9}, {1e-8, 11}, {1e-9, 12}, {1e-10, 13}};
+  int order = table[0].order;
+  for (const Entry& entry : table)
+    if (entry.eps * (1 + 1e-9) >= eps) order = entry.order;
+  return order;
+}
+
+Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf_size) {
+  check_input(points, leaf_size);
+  const ChebyshevInterpolation& interpolation = interpolation_of_order(order);
+  const Octree tree(points, leaf_size);
+  const InteractionLists lists = build_interaction_lists(tree);
+  Potentials sorted = Evaluation(tree, lists, interpolation).run();
+  Potentials result(points.size());
+  const std::vector<std::size_t>& original = tree.original_index();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    result.potential[original[i]] = sorted.potential[i];
+    result.field_x[original[i]] = sorted.field_x[i];
+    result.field_y[original[i]] = sorted.field_y[i];
+    result.field_z[original[i]] = sorted.field_z[i];
+  }
+  return result;
+}
+
+Potentials evaluate(const Points& points, const Options& options) {
+  const int order = order_for_accuracy(options.eps);
+  return evaluate_with_order(points, order, options.leaf_size);
+}
+
+}  // namespace fmm

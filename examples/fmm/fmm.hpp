@@ -1,0 +1,37 @@
+// A 3-D Laplace fast multipole method (kernel 1/r): the potential and its gradient at N charged
+// points in O(N) work, serial. The tree is an adaptive octree (octree.hpp), the far field is
+// handled by Chebyshev interpolation (interpolation.hpp) and the adaptive interaction lists
+// (interaction_lists.hpp); see docs/fmm.md.
+//
+//   fmm::Points points{x, y, z, charge};
+//   fmm::Potentials result = fmm::evaluate(points, {.eps = 1e-6});
+//   // result.potential[i], result.field_x[i], ... in the order of the input
+#pragma once
+
+#include <cstddef>
+
+#include "points.hpp"
+
+namespace fmm {
+
+struct Options {
+  // The relative L2 error of the potential asked for, in [1e-10, 1e-3]; it chooses the
+  // interpolation order (order_for_accuracy). The field's error is about 10 times larger.
+  double eps = 1e-6;
+  // A cell with more points than this is split (down to the 21st level).
+  std::size_t leaf_size = 64;
+};
+
+// The Chebyshev order p whose measured relative L2 error of the potential on uniform points is
+// at most eps. Throws std::invalid_argument when eps is not in [1e-10, 1e-3].
+int order_for_accuracy(double eps);
+
+// The potential and field (gradient of the potential) at every point from all the others. Throws
+// std::invalid_argument naming the problem when there are no points, the four arrays differ in
+// length, a coordinate or charge is not finite, eps is out of range or leaf_size is 0.
+Potentials evaluate(const Points& points, const Options& options = {});
+
+// The same with an explicit order p in [2, 16]; for measuring the accuracy of each order.
+Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf_size);
+
+}  // namespace fmm

@@ -1,0 +1,72 @@
+// The operators of a kernel-independent FMM by Chebyshev interpolation (bbFMM: Fong & Darve,
+// "The black-box fast multipole method", J. Comput. Phys. 228, 2009), for the Laplace kernel
+// 1/r. A cell's expansion is a vector of p^3 values, one per tensor Chebyshev node of the cell:
+// a multipole expansion holds the charges anterpolated onto the nodes, a local expansion the
+// potential of far sources at the nodes, interpolated back to the points.
+//
+// M2L is a dense p^3 x p^3 matrix of kernel values between the nodes of two cells of the same
+// level, which depends only on their offset (316 offsets in [-3, 3]^3 that do not touch) and on
+// the cell width. 1/r is homogeneous of degree -1, so one set for a unit cell serves every level
+// (divided by the width); and the 48 reflections and axis permutations of the cube map the 316
+// offsets onto 16, whose matrices are the only ones stored (p^6 doubles each) -- the others are
+// the same matrix with the node indices permuted. Dense matrix products are what a GPU does well.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace fmm {
+
+class ChebyshevInterpolation {
+ public:
+  // Precomputes the operators of order p (p nodes per dimension), p in [2, 16].
+  explicit ChebyshevInterpolation(int order);
+
+  int order() const { return order_; }
+  std::size_t nodes() const { return node_count_; }  // p^3
+  // The Chebyshev nodes cos((2m + 1) pi / 2p) in [-1, 1], m = 0..p-1.
+  const std::vector<double>& nodes_1d() const { return nodes_1d_; }
+
+  // The p^3 node positions of the cell with this center and half-width, node index
+  // (a p + b) p + c for x node a, y node b, z node c.
+  void node_positions(const double center[3], double half_width, double* x, double* y,
+                      double* z) const;
+
+  // P2M: adds the charges q of the n points (x, y, z) to the multipole expansion of the cell.
+  void p2m(const double center[3], double half_width, const double* x, const double* y,
+           const double* z, const double* q, std::size_t n, double* multipole) const;
+  // M2M: adds a child's multipole to its parent's; octant bits (x << 2 | y << 1 | z) say on
+  // which side of the parent's center the child lies.
+  void m2m(unsigned octant, const double* child, double* parent) const;
+  // M2L: adds to the local expansion of a target cell the field of a source cell of the same
+  // level and width at integer offset (dx, dy, dz) = source - target, max |d| in {2, 3}.
+  void m2l(int dx, int dy, int dz, double width, const double* multipole, double* local) const;
+  // L2L: adds a parent's local expansion to its child's.
+  void l2l(unsigned octant, const double* parent, double* child) const;
+  // L2P: adds the interpolated potential and its gradient at n points.
+  void l2p(const double center[3], double half_width, const double* local, const double* x,
+           const double* y, const double* z, std::size_t n, double* potential, double* gx,
+           double* gy, double* gz) const;
+
+ private:
+  // S_p(xi, x_m) for each node m into s; with derivative, also d/dxi into ds.
+  void basis(double xi, double* s) const;
+  void basis_and_derivative(double xi, double* s, double* ds) const;
+  // out[i] += sum_j A_x[i1 j1] A_y[i2 j2] A_z[i3 j3] in[j], each A a p x p matrix.
+  void apply_tensor(const double* ax, const double* ay, const double* az, const double* in,
+                    double* out) const;
+
+  int order_;
+  std::size_t node_count_;
+  std::vector<double> nodes_1d_;
+  std::vector<double> chebyshev_at_nodes_;  // T_k(x_m), [k p + m]
+  // child_to_parent_[side][n p + m] = S_p(x_m / 2 -+ 1/2, x_n): parent node n, child node m,
+  // side 0 for the lower half; parent_to_child_ is its transpose.
+  std::vector<double> child_to_parent_[2], parent_to_child_[2];
+  // The 16 canonical offsets 0 <= a <= b <= c <= 3, c >= 2, each a p^3 x p^3 matrix for a unit
+  // cell, indexed by canonical_index_[a][b][c].
+  std::vector<std::vector<double>> m2l_unit_;
+  int canonical_index_[4][4][4];
+};
+
+}  // namespace fmm
