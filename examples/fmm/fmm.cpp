@@ -2,9 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,23 +16,11 @@ namespace fmm {
 
 namespace {
 
-// The operators of one order are built once per process (the M2L matrices take p^6 kernel
-// evaluations each) and then only read.
-const ChebyshevInterpolation& interpolation_of_order(int order) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<const ChebyshevInterpolation>> cache;  // guarded by mutex
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[order];
-  if (!slot) slot = std::make_unique<const ChebyshevInterpolation>(order);
-  return *slot;
-}
-
-void check_input(const Points& points, std::size_t leaf_size) {
+void check_input(const Points& points) {
   const std::size_t n = points.size();
   if (n == 0) throw std::invalid_argument("fmm: no points");
   if (points.y.size() != n || points.z.size() != n || points.charge.size() != n)
     throw std::invalid_argument("fmm: x, y, z and charge differ in length");
-  if (leaf_size == 0) throw std::invalid_argument("fmm: leaf_size is 0");
   const std::vector<double>* arrays[4] = {&points.x, &points.y, &points.z, &points.charge};
   const char* names[4] = {"x", "y", "z", "charge"};
   for (int a = 0; a < 4; ++a)
@@ -181,12 +167,22 @@ int order_for_accuracy(double eps) {
   return order;
 }
 
-Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf_size) {
-  check_input(points, leaf_size);
-  const ChebyshevInterpolation& interpolation = interpolation_of_order(order);
-  const Octree tree(points, leaf_size);
+Solver::Solver(int order, std::size_t leaf_size)
+    : leaf_size_(leaf_size != 0 ? leaf_size : throw std::invalid_argument("fmm: leaf_size is 0")),
+      interpolation_(std::make_shared<const ChebyshevInterpolation>(order)) {}
+
+Solver::Solver(const Options& options)
+    : Solver(order_for_accuracy(options.eps), options.leaf_size) {}
+
+Solver Solver::with_order(int order, std::size_t leaf_size) { return Solver(order, leaf_size); }
+
+int Solver::order() const { return interpolation_->order(); }
+
+Potentials Solver::evaluate(const Points& points) const {
+  check_input(points);
+  const Octree tree(points, leaf_size_);
   const InteractionLists lists = build_interaction_lists(tree);
-  Potentials sorted = Evaluation(tree, lists, interpolation).run();
+  Potentials sorted = Evaluation(tree, lists, *interpolation_).run();
   Potentials result(points.size());
   const std::vector<std::size_t>& original = tree.original_index();
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -199,8 +195,11 @@ Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf
 }
 
 Potentials evaluate(const Points& points, const Options& options) {
-  const int order = order_for_accuracy(options.eps);
-  return evaluate_with_order(points, order, options.leaf_size);
+  return Solver(options).evaluate(points);
+}
+
+Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf_size) {
+  return Solver::with_order(order, leaf_size).evaluate(points);
 }
 
 }  // namespace fmm

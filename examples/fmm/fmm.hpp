@@ -6,9 +6,14 @@
 //   fmm::Points points{x, y, z, charge};
 //   fmm::Potentials result = fmm::evaluate(points, {.eps = 1e-6});
 //   // result.potential[i], result.field_x[i], ... in the order of the input
+//
+// Repeated evaluations at one accuracy keep their operators in a Solver:
+//   const fmm::Solver solver({.eps = 1e-6});
+//   for (...) result = solver.evaluate(points);
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "points.hpp"
 
@@ -26,12 +31,35 @@ struct Options {
 // at most eps. Throws std::invalid_argument when eps is not in [1e-10, 1e-3].
 int order_for_accuracy(double eps);
 
-// The potential and field (gradient of the potential) at every point from all the others. Throws
-// std::invalid_argument naming the problem when there are no points, the four arrays differ in
-// length, a coordinate or charge is not finite, eps is out of range or leaf_size is 0.
+class ChebyshevInterpolation;  // interpolation.hpp
+
+// The FMM at one accuracy. Its operators (the M2L matrices take p^6 kernel evaluations each) are
+// built at construction and only read by evaluate, which may be called from several threads.
+class Solver {
+ public:
+  // Throws std::invalid_argument when eps is out of range or leaf_size is 0.
+  explicit Solver(const Options& options = {});
+  // An explicit order p in [2, 16]; for measuring the accuracy of each order.
+  static Solver with_order(int order, std::size_t leaf_size);
+
+  // The potential and field (gradient of the potential) at every point from all the others.
+  // Throws std::invalid_argument naming the problem when there are no points, the four arrays
+  // differ in length, or a coordinate or charge is not finite.
+  Potentials evaluate(const Points& points) const;
+
+  int order() const;
+
+ private:
+  Solver(int order, std::size_t leaf_size);
+
+  std::size_t leaf_size_;  // checked before the operators are built
+  std::shared_ptr<const ChebyshevInterpolation> interpolation_;
+};
+
+// One evaluation: Solver(options).evaluate(points).
 Potentials evaluate(const Points& points, const Options& options = {});
 
-// The same with an explicit order p in [2, 16]; for measuring the accuracy of each order.
+// One evaluation at an explicit order: Solver::with_order(order, leaf_size).evaluate(points).
 Potentials evaluate_with_order(const Points& points, int order, std::size_t leaf_size);
 
 }  // namespace fmm
