@@ -1,5 +1,6 @@
 #include "fmm.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,16 @@ void check_input(const Points& points) {
                                     "] is not finite");
 }
 
+using Clock = std::chrono::steady_clock;
+
+// The seconds since `start`, which then moves on to now.
+double seconds_since(Clock::time_point& start) {
+  const Clock::time_point now = Clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
+
 // The five passes over one tree. Expansions are p^3 doubles per cell, cell after cell.
 class Evaluation {
  public:
@@ -43,10 +54,14 @@ class Evaluation {
         local_(tree.cells().size() * nodes_, 0.0),
         result_(tree.points().size()) {}
 
-  Potentials run() {
+  // Sets the passes' times in `times`, timed from `start`, which ends at the last pass's end.
+  Potentials run(PhaseTimes& times, Clock::time_point& start) {
     upward();
+    times.upward = seconds_since(start);
     interact();
+    times.interactions = seconds_since(start);
     downward();
+    times.downward = seconds_since(start);
     return std::move(result_);
   }
 
@@ -179,10 +194,17 @@ Solver Solver::with_order(int order, std::size_t leaf_size) { return Solver(orde
 int Solver::order() const { return interpolation_->order(); }
 
 Potentials Solver::evaluate(const Points& points) const {
+  PhaseTimes times;
+  return evaluate(points, times);
+}
+
+Potentials Solver::evaluate(const Points& points, PhaseTimes& times) const {
   check_input(points);
+  auto start = Clock::now();
   const Octree tree(points, leaf_size_);
   const InteractionLists lists = build_interaction_lists(tree);
-  Potentials sorted = Evaluation(tree, lists, *interpolation_).run();
+  times.tree = seconds_since(start);
+  Potentials sorted = Evaluation(tree, lists, *interpolation_).run(times, start);
   Potentials result(points.size());
   const std::vector<std::size_t>& original = tree.original_index();
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -191,6 +213,7 @@ Potentials Solver::evaluate(const Points& points) const {
     result.field_y[original[i]] = sorted.field_y[i];
     result.field_z[original[i]] = sorted.field_z[i];
   }
+  times.downward += seconds_since(start);
   return result;
 }
 

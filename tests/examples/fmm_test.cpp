@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "accuracy.hpp"
 #include "base/thread_annotations.hpp"  // VERSA_TSAN
 #include "direct_sum.hpp"
+#include "distributions.hpp"
 #include "interaction_lists.hpp"
 #include "octree.hpp"
 
@@ -25,56 +27,26 @@ namespace {
 using fmm::Points;
 using fmm::Potentials;
 
-// Charges in [-1, 1], so that potentials cancel partly, as in a plasma or a molecule.
-void add_point(Points& p, double x, double y, double z, std::mt19937_64& random) {
-  p.x.push_back(x), p.y.push_back(y), p.z.push_back(z);
-  p.charge.push_back(std::uniform_real_distribution<double>(-1, 1)(random));
-}
-
 Points uniform_points(std::size_t n, unsigned seed = 1) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  Points p;
-  for (std::size_t i = 0; i < n; ++i) add_point(p, u(random), u(random), u(random), random);
-  return p;
+  return fmm::make_points(fmm::Distribution::uniform, n, seed);
 }
 
-// Eight Gaussian blobs with widths from 1e-3 to 3e-2 at random centers: a deep, uneven tree.
 Points blob_points(std::size_t n, unsigned seed = 2) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  const double widths[8] = {1e-3, 2e-3, 4e-3, 6e-3, 1e-2, 1.5e-2, 2e-2, 3e-2};
-  double centers[8][3];
-  for (auto& c : centers) c[0] = u(random), c[1] = u(random), c[2] = u(random);
-  Points p;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t b = i % 8;
-    std::normal_distribution<double> g(0, widths[b]);
-    add_point(p, centers[b][0] + g(random), centers[b][1] + g(random), centers[b][2] + g(random),
-              random);
-  }
-  return p;
+  return fmm::make_points(fmm::Distribution::blobs, n, seed);
 }
 
 Points sphere_points(std::size_t n, unsigned seed = 3) {
-  std::mt19937_64 random(seed);
-  std::normal_distribution<double> g(0, 1);
-  Points p;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = g(random), y = g(random), z = g(random);
-    const double r = std::sqrt(x * x + y * y + z * z);
-    add_point(p, x / r, y / r, z / r, random);
-  }
-  return p;
+  return fmm::make_points(fmm::Distribution::sphere, n, seed);
 }
 
+// Degenerate sets, which the tool does not offer: points on a line, on a plane, all equal.
 Points line_points(std::size_t n, unsigned seed = 4) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> u(0, 1);
   Points p;
   for (std::size_t i = 0; i < n; ++i) {
     const double t = u(random);
-    add_point(p, t, 0.5 * t, 0.25, random);
+    fmm::add_point(p, t, 0.5 * t, 0.25, random);
   }
   return p;
 }
@@ -83,48 +55,21 @@ Points plane_points(std::size_t n, unsigned seed = 5) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> u(0, 1);
   Points p;
-  for (std::size_t i = 0; i < n; ++i) add_point(p, u(random), 0.3, u(random), random);
+  for (std::size_t i = 0; i < n; ++i) fmm::add_point(p, u(random), 0.3, u(random), random);
   return p;
 }
 
 Points equal_points(std::size_t n) {
   std::mt19937_64 random(6);
   Points p;
-  for (std::size_t i = 0; i < n; ++i) add_point(p, 0.1, 0.2, 0.3, random);
+  for (std::size_t i = 0; i < n; ++i) fmm::add_point(p, 0.1, 0.2, 0.3, random);
   return p;
 }
 
-double relative_l2(const std::vector<double>& value, const std::vector<double>& reference) {
-  double error = 0, norm = 0;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    error += (value[i] - reference[i]) * (value[i] - reference[i]);
-    norm += reference[i] * reference[i];
-  }
-  return norm > 0 ? std::sqrt(error / norm) : std::sqrt(error);
-}
-
-// The field's error over all three components.
-double field_relative_l2(const Potentials& value, const Potentials& reference) {
-  double error = 0, norm = 0;
-  const std::vector<double> Potentials::*components[3] = {
-      &Potentials::field_x, &Potentials::field_y, &Potentials::field_z};
-  for (auto component : components)
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      const double d = (value.*component)[i] - (reference.*component)[i];
-      error += d * d;
-      norm += (reference.*component)[i] * (reference.*component)[i];
-    }
-  return norm > 0 ? std::sqrt(error / norm) : std::sqrt(error);
-}
-
-struct Errors {
-  double potential, field;
-};
-
-Errors fmm_errors(const Points& points, double eps, std::size_t leaf_size) {
+fmm::Errors fmm_errors(const Points& points, double eps, std::size_t leaf_size) {
   const Potentials reference = fmm::direct_sum(points);
   const Potentials result = fmm::evaluate(points, {.eps = eps, .leaf_size = leaf_size});
-  return {relative_l2(result.potential, reference.potential), field_relative_l2(result, reference)};
+  return fmm::errors(result, reference);
 }
 
 struct Case {
@@ -154,7 +99,7 @@ TEST_P(FmmAccuracy, MatchesDirectSum) {
   // A small leaf size gives a deep tree, so that every operator takes part even for N = 50; at
   // high order the leaves are bigger, as the p^6 cost of an M2L then outweighs P2P.
   const std::size_t leaf_size = c.n < 100 ? 4 : eps > 1e-4 ? 32 : eps > 1e-7 ? 64 : 128;
-  const Errors errors = fmm_errors(points, eps, leaf_size);
+  const fmm::Errors errors = fmm_errors(points, eps, leaf_size);
   EXPECT_LE(errors.potential, eps) << c.name;
   EXPECT_LE(errors.field, 10 * eps) << c.name;
 }
@@ -333,6 +278,79 @@ TEST(FmmOptions, BadInputIsRejected) {
   expect_invalid_argument_naming([&] { fmm::evaluate(bad); }, "length");
 }
 
+TEST(FmmPointSets, NamesParseAndPrintBack) {
+  for (const fmm::Distribution d :
+       {fmm::Distribution::uniform, fmm::Distribution::blobs, fmm::Distribution::sphere})
+    EXPECT_EQ(fmm::parse_distribution(fmm::to_string(d)), d);
+  expect_invalid_argument_naming([] { fmm::parse_distribution("gaussian"); }, "'gaussian'");
+  expect_invalid_argument_naming([] { fmm::parse_distribution(""); }, "uniform, blobs or sphere");
+  expect_invalid_argument_naming([] { fmm::parse_distribution("Uniform"); }, "'Uniform'");
+}
+
+TEST(FmmPointSets, SameSeedSamePoints) {
+  const Points a = fmm::make_points(fmm::Distribution::blobs, 100, 9);
+  const Points b = fmm::make_points(fmm::Distribution::blobs, 100, 9);
+  const Points c = fmm::make_points(fmm::Distribution::blobs, 100, 10);
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_EQ(a.charge, b.charge);
+  EXPECT_NE(a.x, c.x);
+  const Points s = fmm::make_points(fmm::Distribution::sphere, 100, 9);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    EXPECT_NEAR(s.x[i] * s.x[i] + s.y[i] * s.y[i] + s.z[i] * s.z[i], 1.0, 1e-14);
+}
+
+TEST(FmmAccuracyCheck, SampleTargetsAreOnePerBin) {
+  EXPECT_EQ(fmm::sample_targets(10, 5), (std::vector<std::size_t>{0, 3, 4, 7, 8}));
+  EXPECT_EQ(fmm::sample_targets(3, 100), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(fmm::sample_targets(7, 3), (std::vector<std::size_t>{0, 3, 4}));
+  const std::vector<std::size_t> t = fmm::sample_targets(100000, 1000);
+  ASSERT_EQ(t.size(), 1000u);
+  int per_blob[8] = {};
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    EXPECT_GE(t[k], 100 * k);
+    EXPECT_LT(t[k], 100 * (k + 1));
+    ++per_blob[t[k] % 8];
+  }
+  // Every blob of fmm::Distribution::blobs (point i in blob i % 8) has its share of targets.
+  for (int count : per_blob) EXPECT_GE(count, 100);
+}
+
+// With every point a target, the sampled check is the exact one; with fewer, it is close to it.
+TEST(FmmAccuracyCheck, AllTargetsGiveTheExactError) {
+  const Points points = blob_points(2000);
+  const Potentials result = fmm::evaluate(points, {.eps = 1e-3, .leaf_size = 16});
+  const fmm::Errors exact = fmm::errors(result, fmm::direct_sum(points));
+  const fmm::Errors all = fmm::sampled_errors(points, result, points.size());
+  EXPECT_EQ(all.targets, points.size());
+  EXPECT_DOUBLE_EQ(all.potential, exact.potential);
+  EXPECT_DOUBLE_EQ(all.field, exact.field);
+  EXPECT_EQ(fmm::sampled_errors(points, result, 10 * points.size()).potential, all.potential);
+  const fmm::Errors some = fmm::sampled_errors(points, result, 500);
+  EXPECT_EQ(some.targets, 500u);
+  EXPECT_GT(some.potential, exact.potential / 3);
+  EXPECT_LT(some.potential, exact.potential * 3);
+  EXPECT_GT(some.field, exact.field / 3);
+  EXPECT_LT(some.field, exact.field * 3);
+}
+
+TEST(FmmAccuracyCheck, ExactResultHasNoError) {
+  const Points points = sphere_points(500);
+  const fmm::Errors e = fmm::sampled_errors(points, fmm::direct_sum(points), 100);
+  EXPECT_EQ(e.potential, 0.0);
+  EXPECT_EQ(e.field, 0.0);
+}
+
+TEST(FmmSolver, PhaseTimesAddUp) {
+  const fmm::Solver solver({.eps = 1e-3, .leaf_size = 16});
+  const Points points = uniform_points(2000);
+  fmm::PhaseTimes times;
+  const Potentials timed = solver.evaluate(points, times);
+  EXPECT_EQ(timed.potential, solver.evaluate(points).potential);
+  EXPECT_GT(times.tree, 0.0);
+  EXPECT_GT(times.interactions, 0.0);
+  EXPECT_DOUBLE_EQ(times.total(), times.tree + times.upward + times.interactions + times.downward);
+}
+
 // The measurement behind order_for_accuracy's table and docs/fmm.md: the relative L2 errors of
 // each order on 3000 uniform points (leaf size 64, the default). Slow, so run on demand:
 //   versa_tests --gtest_also_run_disabled_tests --gtest_filter='FmmMeasure*'
@@ -345,8 +363,8 @@ TEST(FmmMeasure, DISABLED_OrderTable) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("order %2d  potential %.2e  field %.2e  time %.2f s\n", order,
-                relative_l2(result.potential, reference.potential),
-                field_relative_l2(result, reference), seconds);
+                fmm::relative_l2_error(result.potential, reference.potential),
+                fmm::field_relative_l2_error(result, reference), seconds);
   }
 }
 

@@ -1,0 +1,75 @@
+#include "accuracy.hpp"
+
+#include <cmath>
+
+#include "direct_sum.hpp"
+
+namespace fmm {
+
+double relative_l2_error(const std::vector<double>& value, const std::vector<double>& reference) {
+  double error = 0, norm = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    error += (value[i] - reference[i]) * (value[i] - reference[i]);
+    norm += reference[i] * reference[i];
+  }
+  return norm > 0 ? std::sqrt(error / norm) : std::sqrt(error);
+}
+
+double field_relative_l2_error(const Potentials& value, const Potentials& reference) {
+  double error = 0, norm = 0;
+  const std::vector<double> Potentials::*components[3] = {
+      &Potentials::field_x, &Potentials::field_y, &Potentials::field_z};
+  for (auto component : components)
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const double d = (value.*component)[i] - (reference.*component)[i];
+      error += d * d;
+      norm += (reference.*component)[i] * (reference.*component)[i];
+    }
+  return norm > 0 ? std::sqrt(error / norm) : std::sqrt(error);
+}
+
+Errors errors(const Potentials& value, const Potentials& reference) {
+  return {relative_l2_error(value.potential, reference.potential),
+          field_relative_l2_error(value, reference), value.size()};
+}
+
+std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples) {
+  if (samples > n) samples = n;
+  std::vector<std::size_t> targets(samples);
+  // Bin k is [k n / samples, (k + 1) n / samples), at least `width` wide. k n < n^2 fits in 64
+  // bits for any N that a direct check can afford.
+  const std::size_t width = samples > 0 ? n / samples : 1;
+  for (std::size_t k = 0; k < samples; ++k) targets[k] = k * n / samples + k % width;
+  return targets;
+}
+
+Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& targets) {
+  const std::size_t m = targets.size();
+  std::vector<double> tx(m), ty(m), tz(m);
+  for (std::size_t k = 0; k < m; ++k) {
+    tx[k] = points.x[targets[k]];
+    ty[k] = points.y[targets[k]];
+    tz[k] = points.z[targets[k]];
+  }
+  Potentials result(m);
+  add_potential_and_field(tx.data(), ty.data(), tz.data(), m, points.x.data(), points.y.data(),
+                          points.z.data(), points.charge.data(), points.size(),
+                          result.potential.data(), result.field_x.data(), result.field_y.data(),
+                          result.field_z.data());
+  return result;
+}
+
+Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
+  const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
+  const Potentials reference = direct_sum_at(points, targets);
+  Potentials value(targets.size());
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    value.potential[k] = result.potential[targets[k]];
+    value.field_x[k] = result.field_x[targets[k]];
+    value.field_y[k] = result.field_y[targets[k]];
+    value.field_z[k] = result.field_z[targets[k]];
+  }
+  return errors(value, reference);
+}
+
+}  // namespace fmm
