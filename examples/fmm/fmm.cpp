@@ -1,8 +1,12 @@
 #include "fmm.hpp"
 
+#include <cblas.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -93,18 +97,11 @@ class Evaluation {
 
   // M2L (V), P2L (X), M2P (W) and P2P (U).
   void interact() {
+    m2l();
     const Points& p = tree_.points();
     std::vector<double> nx(nodes_), ny(nodes_), nz(nodes_);
     for (std::size_t b = 0; b < tree_.cells().size(); ++b) {
       const Cell& target = cell(b);
-      const double width = tree_.width(target.level);
-      for (std::int32_t a : lists_.v[b]) {
-        const Cell& source = cell(static_cast<std::size_t>(a));
-        chebyshev_.m2l(static_cast<int>(source.x) - static_cast<int>(target.x),
-                       static_cast<int>(source.y) - static_cast<int>(target.y),
-                       static_cast<int>(source.z) - static_cast<int>(target.z), width,
-                       multipole(static_cast<std::size_t>(a)), local(b));
-      }
       if (!lists_.x[b].empty()) {
         double origin[3];
         center(target, origin);
@@ -130,6 +127,52 @@ class Evaluation {
       for (std::int32_t a : lists_.u[b]) {
         const Cell& source = cell(static_cast<std::size_t>(a));
         add_direct_interactions(p, target.begin, target.end, source.begin, source.end, result_);
+      }
+    }
+  }
+
+  // M2L (V lists) as matrix products. The pairs of one level and one offset share an operator,
+  // so their multipoles go through it together, a block of columns at a time: the operator (2 MB
+  // at order 8) is read once per block instead of once per pair, and the product is a dgemm.
+  void m2l() {
+    struct Pair {
+      std::size_t target, source;
+    };
+    // (level, offset) -> pairs; offsets are in [-3, 3]^3.
+    std::map<std::pair<unsigned, int>, std::vector<Pair>> batches;
+    for (std::size_t b = 0; b < tree_.cells().size(); ++b) {
+      const Cell& target = cell(b);
+      for (std::int32_t a : lists_.v[b]) {
+        const Cell& source = cell(static_cast<std::size_t>(a));
+        const int dx = static_cast<int>(source.x) - static_cast<int>(target.x);
+        const int dy = static_cast<int>(source.y) - static_cast<int>(target.y);
+        const int dz = static_cast<int>(source.z) - static_cast<int>(target.z);
+        const int offset = ((dx + 3) * 7 + (dy + 3)) * 7 + (dz + 3);
+        batches[{target.level, offset}].push_back({b, static_cast<std::size_t>(a)});
+      }
+    }
+    const std::size_t n = nodes_;
+    const std::size_t block = 64;  // columns: the block and its product stay in cache
+    std::vector<double> in(n * block), out(n * block);
+    for (const auto& [key, pairs] : batches) {
+      const auto [level, offset] = key;
+      const ChebyshevInterpolation::M2LOperator op =
+          chebyshev_.m2l_operator(offset / 49 - 3, offset / 7 % 7 - 3, offset % 7 - 3);
+      const double scale = 1.0 / tree_.width(level);
+      for (std::size_t first = 0; first < pairs.size(); first += block) {
+        const std::size_t columns = std::min(block, pairs.size() - first);
+        for (std::size_t j = 0; j < columns; ++j) {
+          const double* m = multipole(pairs[first + j].source);
+          for (std::size_t k = 0; k < n; ++k) in[op.canonical[k] * columns + j] = m[k];
+        }
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+                    static_cast<int>(columns), static_cast<int>(n), scale, op.matrix,
+                    static_cast<int>(n), in.data(), static_cast<int>(columns), 0.0, out.data(),
+                    static_cast<int>(columns));
+        for (std::size_t j = 0; j < columns; ++j) {
+          double* l = local(pairs[first + j].target);
+          for (std::size_t k = 0; k < n; ++k) l[k] += out[op.canonical[k] * columns + j];
+        }
       }
     }
   }

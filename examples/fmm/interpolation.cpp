@@ -166,8 +166,8 @@ void ChebyshevInterpolation::l2l(unsigned octant, const double* parent, double* 
                parent_to_child_[octant & 1].data(), parent, child);
 }
 
-void ChebyshevInterpolation::m2l(int dx, int dy, int dz, double width, const double* multipole,
-                                 double* local) const {
+ChebyshevInterpolation::M2LOperator ChebyshevInterpolation::m2l_operator(int dx, int dy,
+                                                                         int dz) const {
   // The symmetry of the cube that maps the offset to a canonical one: reflect each axis with a
   // negative offset (node m -> p - 1 - m, as the nodes are symmetric), then sort the axes by
   // offset. It maps the target cell onto itself, so the matrix is the canonical one with node
@@ -188,16 +188,7 @@ void ChebyshevInterpolation::m2l(int dx, int dy, int dz, double width, const dou
           if (offset[d] < 0) index[d] = p - 1 - index[d];
         canonical[(a * p + b) * p + c] = (index[axes[0]] * p + index[axes[1]]) * p + index[axes[2]];
       }
-  std::vector<double> permuted(node_count_);
-  for (std::size_t n = 0; n < node_count_; ++n) permuted[canonical[n]] = multipole[n];
-  const double scale = 1.0 / width;
-  for (std::size_t m = 0; m < node_count_; ++m) {
-    const double* row = &matrix[canonical[m] * node_count_];
-    double sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (std::size_t n = 0; n < node_count_; ++n) sum += row[n] * permuted[n];
-    local[m] += scale * sum;
-  }
+  return {matrix.data(), std::move(canonical)};
 }
 
 void ChebyshevInterpolation::l2p(const double center[3], double half_width, const double* local,

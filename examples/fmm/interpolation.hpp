@@ -38,9 +38,17 @@ class ChebyshevInterpolation {
   // M2M: adds a child's multipole to its parent's; octant bits (x << 2 | y << 1 | z) say on
   // which side of the parent's center the child lies.
   void m2m(unsigned octant, const double* child, double* parent) const;
-  // M2L: adds to the local expansion of a target cell the field of a source cell of the same
-  // level and width at integer offset (dx, dy, dz) = source - target, max |d| in {2, 3}.
-  void m2l(int dx, int dy, int dz, double width, const double* multipole, double* local) const;
+  // M2L adds to the local expansion of a target cell the field of a source cell of the same
+  // level at integer offset (dx, dy, dz) = source - target, max |d| in {2, 3}: the operator's
+  // matrix times the multipole, divided by the cells' width. The operator of an offset for a
+  // unit cell is a canonical matrix (row-major p^3 x p^3) and the node permutation of the
+  // symmetry that maps the offset to the canonical one: local node m takes the matrix's row
+  // canonical[m], multipole node n its column canonical[n].
+  struct M2LOperator {
+    const double* matrix;
+    std::vector<std::size_t> canonical;
+  };
+  M2LOperator m2l_operator(int dx, int dy, int dz) const;
   // L2L: adds a parent's local expansion to its child's.
   void l2l(unsigned octant, const double* parent, double* child) const;
   // L2P: adds the interpolated potential and its gradient at n points.
