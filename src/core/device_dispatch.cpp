@@ -60,8 +60,9 @@ std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_
   } catch (const std::exception& e) {
     errors.push_back(e.what());
   }
+  // Stopped, not destroyed: idle CPU workers still read the device workers' backlogs while
+  // looking for pooled work, until the runtime stops them too. ~DeviceDispatch destroys them.
   for (auto& worker : device_workers_) worker->stop();
-  device_workers_.clear();
   if (host_pins_) host_pins_->close();
   if (!perf_model_file.empty()) {
     try {

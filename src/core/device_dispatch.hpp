@@ -30,7 +30,8 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
                  const std::string& perf_model_file, Scheduler& scheduler,
                  ReductionEngine& reductions, TraceRecorder& trace);
-  // Stops the device workers; shutdown() must have run.
+  // Destroys the device workers. shutdown() must have run, and the CPU workers, which read the
+  // device workers' backlogs while they look for work, must have stopped.
   ~DeviceDispatch();
   DeviceDispatch(const DeviceDispatch&) = delete;
   DeviceDispatch& operator=(const DeviceDispatch&) = delete;

@@ -20,16 +20,17 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::align_val_t buffer_alignment{64};
 
-// One of the compute engine's slots, held while a kernel or a merge runs.
+// A slot of the compute engine, held while a kernel or a merge runs.
+template <class Engine>
 class ComputeSlot {
  public:
-  explicit ComputeSlot(std::counting_semaphore<64>& slots) : slots_(slots) { slots_.acquire(); }
-  ~ComputeSlot() { slots_.release(); }
+  explicit ComputeSlot(Engine& engine) : engine_(engine) { engine_.acquire(); }
+  ~ComputeSlot() { engine_.release(); }
   ComputeSlot(const ComputeSlot&) = delete;
   ComputeSlot& operator=(const ComputeSlot&) = delete;
 
  private:
-  std::counting_semaphore<64>& slots_;
+  Engine& engine_;
 };
 
 // `config`, once every field is known to be in range (else std::invalid_argument naming it).
@@ -53,13 +54,27 @@ const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int in
 }
 }  // namespace
 
+void EmulatedDevice::ComputeEngine::acquire() {
+  MutexLock lock(mutex_);
+  freed_.wait(lock.native(), [&]() VERSA_REQUIRES(mutex_) { return free_ > 0; });
+  --free_;
+}
+
+void EmulatedDevice::ComputeEngine::release() {
+  {
+    MutexLock lock(mutex_);
+    ++free_;
+  }
+  freed_.notify_one();
+}
+
 EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
                                std::size_t memory_limit)
     : config_(validated(config, index)),
       name_("emulated:" + std::to_string(index)),
       capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
                                                                         : config.memory_bytes),
-      compute_slots_(config.concurrent_kernels) {
+      compute_engine_(config.concurrent_kernels) {
   for (int s = 0; s < config.streams + 2; ++s) {
     streams_.push_back(std::make_unique<Stream>());
     Stream& stream = *streams_.back();
@@ -102,7 +117,7 @@ void EmulatedDevice::execute(int stream, Task& task, Completion done) {
 // engine like a kernel.
 std::string EmulatedDevice::merge_partials(const ReductionOps& ops, void* into, const void* from,
                                            std::size_t count) {
-  const ComputeSlot slot(compute_slots_);
+  const ComputeSlot slot(compute_engine_);
   try {
     ops.merge(into, from, count);
   } catch (...) {
@@ -153,7 +168,7 @@ OperationResult EmulatedDevice::run(Operation& operation) {
     case Engine::compute:
       break;
   }
-  const ComputeSlot slot(compute_slots_);
+  const ComputeSlot slot(compute_engine_);
   Task& task = *operation.task;
   OperationResult result;
   const auto start = Clock::now();

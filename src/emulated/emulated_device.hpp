@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
-#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,10 +73,25 @@ class EmulatedDevice final : public Device {
   const std::size_t capacity_;
   // The kernel streams, then the host-to-device and the device-to-host copy streams.
   std::vector<std::unique_ptr<Stream>> streams_;
-  // The engines: a copy holds its engine's lock while it runs, a kernel or a merge one of the
-  // compute engine's slots.
+  // The compute engine: up to `slots` kernels or merges at once. A mutex and a condition rather
+  // than std::counting_semaphore, whose libstdc++ 12 implementation can miss a wake-up and sleep
+  // forever.
+  class ComputeEngine {
+   public:
+    explicit ComputeEngine(int slots) : free_(slots) {}
+    void acquire();
+    void release();
+
+   private:
+    Mutex mutex_;
+    std::condition_variable freed_;
+    int free_ VERSA_GUARDED_BY(mutex_);
+  };
+
+  // The engines: a copy holds its engine's lock while it runs, a kernel or a merge a slot of the
+  // compute engine.
   Mutex copy_in_engine_, copy_out_engine_;
-  std::counting_semaphore<64> compute_slots_;
+  ComputeEngine compute_engine_;
   // Counters for fault injection.
   std::atomic<std::uint64_t> allocations_{0};
   std::atomic<std::uint64_t> copies_{0};
