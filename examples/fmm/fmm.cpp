@@ -1,7 +1,5 @@
 #include "fmm.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -131,50 +129,39 @@ class Evaluation {
     }
   }
 
-  // M2L (V lists) as matrix products. The pairs of one level and one offset share an operator,
-  // so their multipoles go through it together, a block of columns at a time: the operator (2 MB
-  // at order 8) is read once per block instead of once per pair, and the product is a dgemm.
+  // M2L (V lists) on compressed expansions, batched by level and offset: the pairs of one batch
+  // share an operator.
   void m2l() {
-    struct Pair {
-      std::size_t target, source;
+    const std::size_t cells = tree_.cells().size(), rank = chebyshev_.rank();
+    std::vector<double> multipole_compressed(cells * rank), local_compressed(cells * rank, 0.0);
+    for (std::size_t c = 0; c < cells; ++c)
+      chebyshev_.compress(multipole(c), &multipole_compressed[c * rank]);
+    struct Batch {
+      std::vector<const double*> sources;
+      std::vector<double*> targets;
     };
     // (level, offset) -> pairs; offsets are in [-3, 3]^3.
-    std::map<std::pair<unsigned, int>, std::vector<Pair>> batches;
-    for (std::size_t b = 0; b < tree_.cells().size(); ++b) {
+    std::map<std::pair<int, int>, Batch> batches;
+    for (std::size_t b = 0; b < cells; ++b) {
       const Cell& target = cell(b);
       for (std::int32_t a : lists_.v[b]) {
         const Cell& source = cell(static_cast<std::size_t>(a));
-        const int dx = static_cast<int>(source.x) - static_cast<int>(target.x);
-        const int dy = static_cast<int>(source.y) - static_cast<int>(target.y);
-        const int dz = static_cast<int>(source.z) - static_cast<int>(target.z);
-        const int offset = ((dx + 3) * 7 + (dy + 3)) * 7 + (dz + 3);
-        batches[{target.level, offset}].push_back({b, static_cast<std::size_t>(a)});
+        const int offset = ((static_cast<int>(source.x) - static_cast<int>(target.x) + 3) * 7 +
+                            (static_cast<int>(source.y) - static_cast<int>(target.y) + 3)) *
+                               7 +
+                           (static_cast<int>(source.z) - static_cast<int>(target.z) + 3);
+        Batch& batch = batches[{target.level, offset}];
+        batch.sources.push_back(&multipole_compressed[static_cast<std::size_t>(a) * rank]);
+        batch.targets.push_back(&local_compressed[b * rank]);
       }
     }
-    const std::size_t n = nodes_;
-    const std::size_t block = 64;  // columns: the block and its product stay in cache
-    std::vector<double> in(n * block), out(n * block);
-    for (const auto& [key, pairs] : batches) {
+    for (const auto& [key, batch] : batches) {
       const auto [level, offset] = key;
-      const ChebyshevInterpolation::M2LOperator op =
-          chebyshev_.m2l_operator(offset / 49 - 3, offset / 7 % 7 - 3, offset % 7 - 3);
-      const double scale = 1.0 / tree_.width(level);
-      for (std::size_t first = 0; first < pairs.size(); first += block) {
-        const std::size_t columns = std::min(block, pairs.size() - first);
-        for (std::size_t j = 0; j < columns; ++j) {
-          const double* m = multipole(pairs[first + j].source);
-          for (std::size_t k = 0; k < n; ++k) in[op.canonical[k] * columns + j] = m[k];
-        }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-                    static_cast<int>(columns), static_cast<int>(n), scale, op.matrix,
-                    static_cast<int>(n), in.data(), static_cast<int>(columns), 0.0, out.data(),
-                    static_cast<int>(columns));
-        for (std::size_t j = 0; j < columns; ++j) {
-          double* l = local(pairs[first + j].target);
-          for (std::size_t k = 0; k < n; ++k) l[k] += out[op.canonical[k] * columns + j];
-        }
-      }
+      chebyshev_.m2l(offset / 49 - 3, offset / 7 % 7 - 3, offset % 7 - 3, tree_.width(level),
+                     batch.sources.data(), batch.targets.data(), batch.sources.size());
     }
+    for (std::size_t c = 0; c < cells; ++c)
+      chebyshev_.expand(&local_compressed[c * rank], local(c));
   }
 
   // L2L from the root down (parents come before children), then L2P at the leaves.

@@ -1,5 +1,7 @@
 #include "interpolation.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -10,7 +12,9 @@
 namespace fmm {
 
 ChebyshevInterpolation::ChebyshevInterpolation(int order)
-    : order_(order), node_count_(static_cast<std::size_t>(order * order * order)) {
+    : order_(order),
+      node_count_(static_cast<std::size_t>(order * order * order)),
+      rank_(node_count_) {
   if (order < 2 || order > 16)
     throw std::invalid_argument("ChebyshevInterpolation: order " + std::to_string(order) +
                                 " is outside [2, 16]");
@@ -164,6 +168,37 @@ void ChebyshevInterpolation::m2m(unsigned octant, const double* child, double* p
 void ChebyshevInterpolation::l2l(unsigned octant, const double* parent, double* child) const {
   apply_tensor(parent_to_child_[octant >> 2 & 1].data(), parent_to_child_[octant >> 1 & 1].data(),
                parent_to_child_[octant & 1].data(), parent, child);
+}
+
+void ChebyshevInterpolation::compress(const double* multipole, double* compressed) const {
+  std::copy(multipole, multipole + node_count_, compressed);
+}
+
+void ChebyshevInterpolation::expand(const double* compressed, double* local) const {
+  for (std::size_t k = 0; k < node_count_; ++k) local[k] += compressed[k];
+}
+
+void ChebyshevInterpolation::m2l(int dx, int dy, int dz, double width, const double* const* sources,
+                                 double* const* targets, std::size_t count) const {
+  const M2LOperator op = m2l_operator(dx, dy, dz);
+  const std::size_t n = node_count_;
+  const std::size_t block = 64;  // columns: the block and its product stay in cache
+  std::vector<double> in(n * std::min(block, count)), out(in.size());
+  for (std::size_t first = 0; first < count; first += block) {
+    const std::size_t columns = std::min(block, count - first);
+    for (std::size_t j = 0; j < columns; ++j) {
+      const double* m = sources[first + j];
+      for (std::size_t k = 0; k < n; ++k) in[op.canonical[k] * columns + j] = m[k];
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+                static_cast<int>(columns), static_cast<int>(n), 1.0 / width, op.matrix,
+                static_cast<int>(n), in.data(), static_cast<int>(columns), 0.0, out.data(),
+                static_cast<int>(columns));
+    for (std::size_t j = 0; j < columns; ++j) {
+      double* l = targets[first + j];
+      for (std::size_t k = 0; k < n; ++k) l[k] += out[op.canonical[k] * columns + j];
+    }
+  }
 }
 
 ChebyshevInterpolation::M2LOperator ChebyshevInterpolation::m2l_operator(int dx, int dy,

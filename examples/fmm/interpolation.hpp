@@ -38,17 +38,22 @@ class ChebyshevInterpolation {
   // M2M: adds a child's multipole to its parent's; octant bits (x << 2 | y << 1 | z) say on
   // which side of the parent's center the child lies.
   void m2m(unsigned octant, const double* child, double* parent) const;
-  // M2L adds to the local expansion of a target cell the field of a source cell of the same
-  // level at integer offset (dx, dy, dz) = source - target, max |d| in {2, 3}: the operator's
-  // matrix times the multipole, divided by the cells' width. The operator of an offset for a
-  // unit cell is a canonical matrix (row-major p^3 x p^3) and the node permutation of the
-  // symmetry that maps the offset to the canonical one: local node m takes the matrix's row
-  // canonical[m], multipole node n its column canonical[n].
-  struct M2LOperator {
-    const double* matrix;
-    std::vector<std::size_t> canonical;
-  };
-  M2LOperator m2l_operator(int dx, int dy, int dz) const;
+  // M2L acts on compressed expansions of rank() values per cell (rank() <= p^3): each cell's
+  // multipole is compressed once after the upward pass, every M2L product maps compressed
+  // vectors to compressed vectors, and each cell's compressed local is expanded once before the
+  // downward pass. Compressed vectors are the unit of M2L data: what an M2L task reads and writes.
+  std::size_t rank() const { return rank_; }
+  // compressed (rank() values) = the compression of a complete multipole (p^3 values).
+  void compress(const double* multipole, double* compressed) const;
+  // local (p^3 values) += the expansion of a compressed local (rank() values).
+  void expand(const double* compressed, double* local) const;
+  // The M2L of `count` pairs of same-level cells of width `width` at one integer offset
+  // (dx, dy, dz) = source - target, max |d| in {2, 3}: targets[j] += M2L(sources[j]), compressed
+  // vectors. The pairs go through the operator in blocks of columns (a matrix product), so the
+  // operator is read once per block rather than once per pair. A target may appear more than
+  // once.
+  void m2l(int dx, int dy, int dz, double width, const double* const* sources,
+           double* const* targets, std::size_t count) const;
   // L2L: adds a parent's local expansion to its child's.
   void l2l(unsigned octant, const double* parent, double* child) const;
   // L2P: adds the interpolated potential and its gradient at n points.
@@ -64,8 +69,18 @@ class ChebyshevInterpolation {
   void apply_tensor(const double* ax, const double* ay, const double* az, const double* in,
                     double* out) const;
 
+  // The operator of an offset for a unit cell: a canonical matrix (row-major p^3 x p^3) and the
+  // node permutation of the symmetry that maps the offset to the canonical one: local node m
+  // takes the matrix's row canonical[m], multipole node n its column canonical[n].
+  struct M2LOperator {
+    const double* matrix;
+    std::vector<std::size_t> canonical;
+  };
+  M2LOperator m2l_operator(int dx, int dy, int dz) const;
+
   int order_;
   std::size_t node_count_;
+  std::size_t rank_;
   std::vector<double> nodes_1d_;
   std::vector<double> chebyshev_at_nodes_;  // T_k(x_m), [k p + m]
   // child_to_parent_[side][n p + m] = S_p(x_m / 2 -+ 1/2, x_n): parent node n, child node m,
