@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "group_tree.hpp"
 #include "points.hpp"
 
 namespace fmm {
@@ -25,20 +26,25 @@ struct Options {
   double eps = 1e-6;
   // A cell with more points than this is split (down to the 21st level).
   std::size_t leaf_size = 64;
+  // Cells per cell group and leaves per particle group of the task program (group_tree.hpp).
+  std::size_t group_size = 512;
 };
 
 // The Chebyshev order p whose measured relative L2 error of the potential on uniform points is
 // at most eps. Throws std::invalid_argument when eps is not in [1e-10, 1e-3].
 int order_for_accuracy(double eps);
 
-// The seconds that one evaluation spent in each of its passes.
+// The seconds that one evaluation spent in each of its passes. Run as tasks, the passes
+// overlap: each figure is then the kernel time of the pass's tasks summed over the workers.
 struct PhaseTimes {
-  double tree = 0;          // the octree and the interaction lists
-  double upward = 0;        // P2M and M2M
-  double interactions = 0;  // M2L, P2L, M2P and P2P
-  double downward = 0;      // L2L, L2P and the reordering into the input's order
+  double tree = 0;      // the octree, the interaction lists and the groups
+  double upward = 0;    // P2M, M2M and compression
+  double m2l = 0;       // the far field: M2L, P2L and M2P
+  double p2p = 0;       // the near field
+  double downward = 0;  // expansion, L2L, L2P and the reordering into the input's order
 
-  double total() const { return tree + upward + interactions + downward; }
+  double total() const { return tree + upward + m2l + p2p + downward; }
+  void add(Pass pass, double seconds);
 };
 
 class ChebyshevInterpolation;  // interpolation.hpp
@@ -47,7 +53,7 @@ class ChebyshevInterpolation;  // interpolation.hpp
 // built at construction and only read by evaluate, which may be called from several threads.
 class Solver {
  public:
-  // Throws std::invalid_argument when eps is out of range or leaf_size is 0.
+  // Throws std::invalid_argument when eps is out of range, leaf_size or group_size is 0.
   explicit Solver(const Options& options = {});
   // An explicit order p in [2, 16]; for measuring the accuracy of each order.
   static Solver with_order(int order, std::size_t leaf_size);
@@ -60,13 +66,20 @@ class Solver {
   Potentials evaluate(const Points& points, PhaseTimes& times) const;
 
   int order() const;
+  std::size_t leaf_size() const { return leaf_size_; }
+  std::size_t group_size() const { return group_size_; }
+  const ChebyshevInterpolation& operators() const { return *interpolation_; }
 
  private:
-  Solver(int order, std::size_t leaf_size);
+  Solver(int order, std::size_t leaf_size, std::size_t group_size);
 
-  std::size_t leaf_size_;  // checked before the operators are built
+  std::size_t leaf_size_, group_size_;  // checked before the operators are built
   std::shared_ptr<const ChebyshevInterpolation> interpolation_;
 };
+
+// Throws std::invalid_argument naming the problem when there are no points, the four arrays
+// differ in length, or a coordinate or charge is not finite.
+void check_points(const Points& points);
 
 // One evaluation: Solver(options).evaluate(points).
 Potentials evaluate(const Points& points, const Options& options = {});

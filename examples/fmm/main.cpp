@@ -1,6 +1,7 @@
-// Command-line tool: the serial FMM of fmm.hpp on N points of a chosen distribution, reporting
-// the time per evaluation and of each pass and, with --check, the relative error of the potential
-// and the field against the direct sum at sampled targets.
+// Command-line tool: the FMM as a task program on Versa (task_program.hpp), or run in order in
+// one thread (--sequential), on N points of a chosen distribution, reporting the time per
+// evaluation and of each pass and, with --check, the relative error of the potential and the
+// field against the direct sum at sampled targets.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,12 +11,14 @@
 #include <numbers>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accuracy.hpp"
 #include "command_line.hpp"
 #include "distributions.hpp"
 #include "fmm.hpp"
+#include "task_program.hpp"
 
 namespace {
 
@@ -24,6 +27,13 @@ struct Options {
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
   long leaf = 64;
+  long group = static_cast<long>(fmm::default_group_size);
+  example::Devices devices;
+  long device_memory_mib = 0;
+  int workers = 0;
+  fmm::Placements place{};
+  bool sequential = false;
+  std::string trace;
   int steps = 1;
   int repeat = 1;
   bool check = false;
@@ -66,6 +76,27 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("L")
       ->transform(example::positive<long>())
       ->capture_default_str();
+  app.add_option("--group", o.group, "most cells per cell group and leaves per particle group")
+      ->type_name("G")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  example::add_devices_option(app, o.devices);
+  app.add_option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
+      ->type_name("M")
+      ->transform(example::positive<long>());
+  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
+      ->type_name("W")
+      ->transform(example::positive<int>());
+  example::add_parsed_option(
+      app, "--place", o.place, [](const std::string& text) { return fmm::parse_placements(text); },
+      "where each kernel's tasks run, e.g. p2p=gpu,m2l=auto (rules: auto,\n"
+      "cpu, gpu, prefer-gpu; kernels: p2m m2m compress m2l p2l m2p p2p expand\n"
+      "l2l l2p; default auto)")
+      ->type_name("K=R,...");
+  app.add_flag("--sequential", o.sequential,
+               "run the tasks in order in one thread instead of on the runtime");
+  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all evaluations) to FILE")
+      ->type_name("FILE");
   app.add_option("--steps", o.steps,
                  "evaluate K times with one solver, moving the points a little in between")
       ->type_name("K")
@@ -82,6 +113,20 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--seed", o.seed, "seed of the point generator")
       ->type_name("S")
       ->capture_default_str();
+  app.callback([&o] {
+    if (o.device_memory_mib > 0 && !o.devices.accelerators())
+      throw CLI::ValidationError(
+          "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
+    for (int k = 0; k < fmm::kernel_count; ++k)
+      if (o.place[static_cast<std::size_t>(k)] == versa::Placement::gpu_only &&
+          !o.devices.accelerators())
+        throw CLI::ValidationError("--place", std::string(fmm::to_string(fmm::Kernel(k))) +
+                                                  "=gpu, but --devices " + o.devices.list +
+                                                  " has no GPU or emulated device");
+    if (o.sequential && (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty()))
+      throw CLI::ValidationError("--sequential",
+                                 "runs in one thread: no --devices, --workers or --trace");
+  });
 }
 
 // One step of a smooth, deterministic flow: each coordinate moves by at most 1e-3 as a sine of
@@ -106,36 +151,83 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+// The kernels as the report names them, with their task types' names.
+std::vector<example::Kernel> report_kernels() {
+  std::vector<example::Kernel> kernels;
+  for (int k = 0; k < fmm::kernel_count; ++k) {
+    const char* name = fmm::to_string(static_cast<fmm::Kernel>(k));
+    kernels.push_back({name, name});
+  }
+  return kernels;
+}
+
 int run(const Options& o) {
   const auto n = static_cast<std::size_t>(o.n);
+  fmm::use_one_blas_thread();
   auto start = std::chrono::steady_clock::now();
-  const fmm::Solver solver({.eps = o.eps, .leaf_size = static_cast<std::size_t>(o.leaf)});
+  const fmm::Solver solver({.eps = o.eps,
+                            .leaf_size = static_cast<std::size_t>(o.leaf),
+                            .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = seconds_since(start);
+  std::optional<versa::Runtime> rt;
+  std::optional<fmm::TaskProgram> program;
+  if (!o.sequential) {
+    versa::Config config = example::runtime_config(o.devices, o.workers, o.trace);
+    config.task_statistics = true;
+    config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
+    // One runtime for every evaluation: its performance model calibrates on the first.
+    rt.emplace(config);
+    example::announce(*rt, o.devices);
+    program.emplace(*rt, solver, o.place);
+  }
   fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
   fmm::Potentials result;
-  std::vector<double> seconds, tree, upward, interactions, downward;
+  std::vector<double> seconds, tree, upward, m2l, p2p, downward;
+  std::vector<versa::DeviceStatistics> devices;
+  std::vector<versa::TaskStatistics> tasks;  // the last evaluation's
   for (int step = 0; step < o.steps; ++step) {
     if (step > 0) move_points(points);
     for (int rep = 0; rep < o.repeat; ++rep) {
       fmm::PhaseTimes times;
+      const auto devices_before = rt ? rt->statistics() : devices;
+      const auto tasks_before = rt ? rt->task_statistics() : tasks;
       start = std::chrono::steady_clock::now();
-      result = solver.evaluate(points, times);
+      result = program ? program->evaluate(points, times) : solver.evaluate(points, times);
       seconds.push_back(seconds_since(start));
+      if (rt) {
+        devices = example::statistics_since(*rt, devices_before);
+        tasks = example::task_statistics_since(*rt, tasks_before);
+      }
       tree.push_back(times.tree);
       upward.push_back(times.upward);
-      interactions.push_back(times.interactions);
+      m2l.push_back(times.m2l);
+      p2p.push_back(times.p2p);
       downward.push_back(times.downward);
     }
   }
   const double time = median(seconds);
   const char* dist = fmm::to_string(o.distribution);
-  std::printf("points      %zu %s (seed %llu), leaf size %ld\n", n, dist,
-              static_cast<unsigned long long>(o.seed), o.leaf);
+  std::printf("points      %zu %s (seed %llu), leaf size %ld, group size %ld\n", n, dist,
+              static_cast<unsigned long long>(o.seed), o.leaf, o.group);
+  if (rt) {
+    example::print_devices(rt->cpu_workers(), devices);
+    std::printf("\n");
+  } else {
+    std::printf("devices     one thread, tasks in order (--sequential)\n");
+  }
   std::printf("order       %d for eps %g (solver set up in %.3f s)\n", solver.order(), o.eps,
               setup_seconds);
   std::printf("time        %.4f s per evaluation (median of %zu)\n", time, seconds.size());
-  std::printf("phases      tree %.4f, upward %.4f, interactions %.4f, downward %.4f s (medians)\n",
-              median(tree), median(upward), median(interactions), median(downward));
+  std::printf(
+      "phases      tree %.4f, upward %.4f, m2l %.4f, p2p %.4f, downward %.4f s (medians%s)\n",
+      median(tree), median(upward), median(m2l), median(p2p), median(downward),
+      rt ? "; kernel time summed over the workers" : "");
+  if (rt) {
+    std::printf("tasks       last evaluation:\n");
+    const std::vector<example::Kernel> kernels = report_kernels();
+    example::print_tasks_per_kind(tasks, kernels);
+    example::print_kernel_times(tasks, kernels, rt->cpu_workers(), seconds.back());
+  }
   std::printf("performance %.3g points/s\n", static_cast<double>(n) / time);
   int status = 0;
   fmm::Errors errors;
@@ -154,17 +246,27 @@ int run(const Options& o) {
   }
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", o.eps);
-  const std::string param = "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text;
-  std::printf(
-      "RESULT bench=fmm system=versa param=%s,devices=cpu metric=seconds value=%.6g unit=s\n",
-      param.c_str(), time);
+  const std::string used = rt ? example::devices_used(devices, '+') : "sequential";
+  const std::string param =
+      "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used;
+  std::printf("RESULT bench=fmm system=versa param=%s metric=seconds value=%.6g unit=s\n",
+              param.c_str(), time);
+  const std::pair<const char*, double> phases[] = {{"tree", median(tree)},
+                                                   {"upward", median(upward)},
+                                                   {"m2l", median(m2l)},
+                                                   {"downward", median(downward)},
+                                                   {"p2p", median(p2p)}};
+  for (const auto& [phase, value] : phases)
+    std::printf(
+        "RESULT bench=fmm system=versa param=%s metric=phase_seconds_%s value=%.6g unit=s\n",
+        param.c_str(), phase, value);
   if (o.check) {
     std::printf(
-        "RESULT bench=fmm system=versa param=%s,devices=cpu metric=rel_error_potential "
+        "RESULT bench=fmm system=versa param=%s metric=rel_error_potential "
         "value=%.6g unit=1\n",
         param.c_str(), errors.potential);
     std::printf(
-        "RESULT bench=fmm system=versa param=%s,devices=cpu metric=rel_error_field value=%.6g "
+        "RESULT bench=fmm system=versa param=%s metric=rel_error_field value=%.6g "
         "unit=1\n",
         param.c_str(), errors.field);
   }
@@ -176,7 +278,8 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   CLI::App app{
       "Computes the Laplace potential and field at N charged points with the fast multipole\n"
-      "method (serial), and reports the time per evaluation and, with --check, its error.",
+      "method, as tasks on Versa, and reports the time per evaluation and, with --check, its "
+      "error.",
       "fmm"};
   Options options;
   add_options(app, options);

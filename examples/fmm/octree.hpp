@@ -55,6 +55,7 @@ class Octree {
 
   // Geometry: the root cube is [origin, origin + width]^3.
   double width(int level) const;
+  double origin(int axis) const { return origin_[axis]; }
   void center(const Cell& cell, double& cx, double& cy, double& cz) const;
 
  private:

@@ -1,0 +1,274 @@
+#include "group_kernels.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "direct_sum.hpp"
+
+namespace fmm {
+
+KernelContext KernelContext::of(const Octree& tree, const ChebyshevInterpolation& operators) {
+  KernelContext context;
+  context.interpolation = &operators;
+  for (int axis = 0; axis < 3; ++axis) context.origin[axis] = tree.origin(axis);
+  context.width = tree.width(0);
+  return context;
+}
+
+double KernelContext::cell_width(int level) const { return std::ldexp(width, -level); }
+
+void KernelContext::center(int level, std::int32_t x, std::int32_t y, std::int32_t z,
+                           double out[3]) const {
+  const double w = cell_width(level);
+  out[0] = origin[0] + (x + 0.5) * w;
+  out[1] = origin[1] + (y + 0.5) * w;
+  out[2] = origin[2] + (z + 0.5) * w;
+}
+
+namespace {
+
+// A particle group's arrays, split into their four parts.
+struct PointArrays {
+  const double *x, *y, *z, *charge;
+  explicit PointArrays(ConstArray points) {
+    const std::size_t n = points.size() / 4;
+    x = points.data();
+    y = x + n;
+    z = y + n;
+    charge = z + n;
+  }
+};
+
+struct ResultArrays {
+  double *potential, *gx, *gy, *gz;
+  explicit ResultArrays(Array results) {
+    const std::size_t n = results.size() / 4;
+    potential = results.data();
+    gx = potential + n;
+    gy = gx + n;
+    gz = gy + n;
+  }
+};
+
+// The entries of a work list: entry(e)[k] is value k of entry e.
+class Entries {
+ public:
+  Entries(WorkList work, int stride)
+      : level_(work.empty() ? 0 : work[0]),
+        data_(work.empty() ? nullptr : work.data() + 1),
+        count_(work.empty() ? 0 : (work.size() - 1) / static_cast<std::size_t>(stride)),
+        stride_(static_cast<std::size_t>(stride)) {}
+  int level() const { return level_; }
+  std::size_t size() const { return count_; }
+  const std::int32_t* operator[](std::size_t e) const { return data_ + e * stride_; }
+
+ private:
+  int level_;
+  const std::int32_t* data_;
+  std::size_t count_, stride_;
+};
+
+std::size_t index(std::int32_t value) { return static_cast<std::size_t>(value); }
+
+// Both groups' points receive the other's potential and field: one square root per pair. With
+// `triangle`, the two ranges are one leaf and each pair inside it is taken once.
+void add_mutual(const PointArrays& a, std::size_t a_first, std::size_t a_count,
+                const PointArrays& b, std::size_t b_first, std::size_t b_count,
+                const ResultArrays& ra, const ResultArrays& rb, bool triangle) {
+  const double* __restrict bx = b.x + b_first;
+  const double* __restrict by = b.y + b_first;
+  const double* __restrict bz = b.z + b_first;
+  const double* __restrict bq = b.charge + b_first;
+  double* __restrict bp = rb.potential + b_first;
+  double* __restrict bgx = rb.gx + b_first;
+  double* __restrict bgy = rb.gy + b_first;
+  double* __restrict bgz = rb.gz + b_first;
+  for (std::size_t i = 0; i < a_count; ++i) {
+    const std::size_t t = a_first + i;
+    const double x = a.x[t], y = a.y[t], z = a.z[t], q = a.charge[t];
+    double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
+    // The zero-distance test is a select, not a branch, so the loop still vectorises.
+#pragma omp simd reduction(+ : sum, sum_x, sum_y, sum_z)
+    for (std::size_t s = triangle ? i + 1 : 0; s < b_count; ++s) {
+      const double dx = x - bx[s], dy = y - by[s], dz = z - bz[s];
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      const double inverse_r = r2 > 0 ? 1.0 / std::sqrt(r2) : 0.0;
+      const double inverse_r3 = inverse_r * inverse_r * inverse_r;
+      sum += bq[s] * inverse_r;
+      sum_x -= bq[s] * inverse_r3 * dx;
+      sum_y -= bq[s] * inverse_r3 * dy;
+      sum_z -= bq[s] * inverse_r3 * dz;
+      bp[s] += q * inverse_r;
+      bgx[s] += q * inverse_r3 * dx;
+      bgy[s] += q * inverse_r3 * dy;
+      bgz[s] += q * inverse_r3 * dz;
+    }
+    ra.potential[t] += sum;
+    ra.gx[t] += sum_x;
+    ra.gy[t] += sum_y;
+    ra.gz[t] += sum_z;
+  }
+}
+
+}  // namespace
+
+void p2m(const KernelContext& context, WorkList work, ConstArray points, Array multipoles) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::p2m));
+  const PointArrays p(points);
+  const double half_width = context.cell_width(entries.level()) / 2;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    double center[3];
+    context.center(entries.level(), entry[1], entry[2], entry[3], center);
+    const std::size_t i = index(entry[4]);
+    chebyshev.p2m(center, half_width, p.x + i, p.y + i, p.z + i, p.charge + i, index(entry[5]),
+                  multipoles.data() + index(entry[0]) * chebyshev.nodes());
+  }
+}
+
+void m2m(const KernelContext& context, WorkList work, ConstArray child_multipoles,
+         Array parent_multipoles) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::m2m));
+  const std::size_t nodes = chebyshev.nodes();
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    chebyshev.m2m(static_cast<unsigned>(entry[2]),
+                  child_multipoles.data() + index(entry[0]) * nodes,
+                  parent_multipoles.data() + index(entry[1]) * nodes);
+  }
+}
+
+void compress(const KernelContext& context, ConstArray multipoles, Array compressed) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const std::size_t cells = multipoles.size() / chebyshev.nodes();
+  for (std::size_t c = 0; c < cells; ++c)
+    chebyshev.compress(multipoles.data() + c * chebyshev.nodes(),
+                       compressed.data() + c * chebyshev.rank());
+}
+
+void m2l(const KernelContext& context, WorkList work, ConstArray source_compressed,
+         Array target_compressed) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::m2l));
+  const std::size_t rank = chebyshev.rank();
+  const double width = context.cell_width(entries.level());
+  std::vector<const double*> sources;
+  std::vector<double*> targets;
+  // The entries are sorted by offset: each run of one offset is one batched product.
+  for (std::size_t first = 0; first < entries.size();) {
+    const std::int32_t offset = entries[first][0];
+    sources.clear();
+    targets.clear();
+    std::size_t e = first;
+    for (; e < entries.size() && entries[e][0] == offset; ++e) {
+      targets.push_back(target_compressed.data() + index(entries[e][1]) * rank);
+      sources.push_back(source_compressed.data() + index(entries[e][2]) * rank);
+    }
+    chebyshev.m2l(offset / 49 - 3, offset / 7 % 7 - 3, offset % 7 - 3, width, sources.data(),
+                  targets.data(), sources.size());
+    first = e;
+  }
+}
+
+void p2l(const KernelContext& context, WorkList work, ConstArray points, Array locals) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::p2l));
+  const PointArrays p(points);
+  const std::size_t nodes = chebyshev.nodes();
+  std::vector<double> nx(nodes), ny(nodes), nz(nodes);
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    double center[3];
+    context.center(entries.level(), entry[1], entry[2], entry[3], center);
+    chebyshev.node_positions(center, context.cell_width(entries.level()) / 2, nx.data(), ny.data(),
+                             nz.data());
+    const std::size_t i = index(entry[4]);
+    add_potential(nx.data(), ny.data(), nz.data(), nodes, p.x + i, p.y + i, p.z + i, p.charge + i,
+                  index(entry[5]), locals.data() + index(entry[0]) * nodes);
+  }
+}
+
+void m2p(const KernelContext& context, WorkList work, ConstArray multipoles, ConstArray points,
+         Array results) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::m2p));
+  const PointArrays p(points);
+  const ResultArrays r(results);
+  const std::size_t nodes = chebyshev.nodes();
+  std::vector<double> nx(nodes), ny(nodes), nz(nodes);
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    double center[3];
+    context.center(entries.level(), entry[1], entry[2], entry[3], center);
+    chebyshev.node_positions(center, context.cell_width(entries.level()) / 2, nx.data(), ny.data(),
+                             nz.data());
+    const std::size_t i = index(entry[4]);
+    add_potential_and_field(p.x + i, p.y + i, p.z + i, index(entry[5]), nx.data(), ny.data(),
+                            nz.data(), multipoles.data() + index(entry[0]) * nodes, nodes,
+                            r.potential + i, r.gx + i, r.gy + i, r.gz + i);
+  }
+}
+
+void p2p_inner(WorkList work, ConstArray points, Array results) {
+  const Entries entries(work, stride(Kernel::p2p_inner));
+  const PointArrays p(points);
+  const ResultArrays r(results);
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    add_mutual(p, index(entry[0]), index(entry[1]), p, index(entry[2]), index(entry[3]), r, r,
+               entry[0] == entry[2]);
+  }
+}
+
+void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array results_a,
+              Array results_b) {
+  const Entries entries(work, stride(Kernel::p2p_pair));
+  const PointArrays a(points_a), b(points_b);
+  const ResultArrays ra(results_a), rb(results_b);
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    add_mutual(a, index(entry[0]), index(entry[1]), b, index(entry[2]), index(entry[3]), ra, rb,
+               false);
+  }
+}
+
+void expand(const KernelContext& context, ConstArray compressed, Array locals) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const std::size_t cells = locals.size() / chebyshev.nodes();
+  for (std::size_t c = 0; c < cells; ++c)
+    chebyshev.expand(compressed.data() + c * chebyshev.rank(),
+                     locals.data() + c * chebyshev.nodes());
+}
+
+void l2l(const KernelContext& context, WorkList work, ConstArray parent_locals,
+         Array child_locals) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::l2l));
+  const std::size_t nodes = chebyshev.nodes();
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    chebyshev.l2l(static_cast<unsigned>(entry[2]), parent_locals.data() + index(entry[0]) * nodes,
+                  child_locals.data() + index(entry[1]) * nodes);
+  }
+}
+
+void l2p(const KernelContext& context, WorkList work, ConstArray locals, ConstArray points,
+         Array results) {
+  const ChebyshevInterpolation& chebyshev = *context.interpolation;
+  const Entries entries(work, stride(Kernel::l2p));
+  const PointArrays p(points);
+  const ResultArrays r(results);
+  const double half_width = context.cell_width(entries.level()) / 2;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    double center[3];
+    context.center(entries.level(), entry[1], entry[2], entry[3], center);
+    const std::size_t i = index(entry[4]);
+    chebyshev.l2p(center, half_width, locals.data() + index(entry[0]) * chebyshev.nodes(), p.x + i,
+                  p.y + i, p.z + i, index(entry[5]), r.potential + i, r.gx + i, r.gy + i, r.gz + i);
+  }
+}
+
+}  // namespace fmm

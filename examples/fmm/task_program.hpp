@@ -1,0 +1,63 @@
+// The FMM on Versa: each task of the group tree (group_tree.hpp) submitted as a Versa task on
+// the handles of its groups' arrays. Multipoles and locals accumulate with `commute` (each
+// contribution runs alone on its group, in any order); the results of P2P, M2P and L2P with
+// `add` (reductions), so a P2P on a device and an L2P on a CPU each fill their own partial
+// results where they run, merged once, instead of the results bouncing between memories. The
+// far field's passes run at a higher priority than the near field, which fills the gaps; each
+// task tells the cost model its size (interactions or points), so automatic placement learns
+// where each kernel runs fastest.
+//
+//   versa::Runtime rt;
+//   const fmm::Solver solver({.eps = 1e-6});
+//   fmm::TaskProgram program(rt, solver);
+//   fmm::Potentials result = program.evaluate(points);
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "fmm.hpp"
+#include "group_tree.hpp"
+#include "versa/versa.hpp"
+
+namespace fmm {
+
+// The kernels call sequential BLAS (M2L's products); call this first when BLAS is threaded, as
+// OpenBLAS is by default, so that the workers do not oversubscribe the cores.
+void use_one_blas_thread();
+
+// Where the tasks of each kernel may run, indexed by Kernel; automatic by default.
+using Placements = std::array<versa::Placement, kernel_count>;
+
+// Parses "p2p=gpu,m2l=auto": kernel names (to_string(Kernel), or p2p for both P2P kernels) and
+// rules auto, cpu, gpu or prefer-gpu, applied in order on top of `placements`. Throws
+// std::invalid_argument naming a bad kernel or rule.
+Placements parse_placements(const std::string& text, Placements placements = {});
+
+class TaskProgram {
+ public:
+  // Builds the task types; `solver` gives the operators and the leaf and group sizes, and must
+  // outlive this object.
+  TaskProgram(versa::Runtime& runtime, const Solver& solver, const Placements& placements = {});
+  ~TaskProgram();
+  TaskProgram(const TaskProgram&) = delete;
+  TaskProgram& operator=(const TaskProgram&) = delete;
+
+  // The potential and field at every point from all the others, as Solver::evaluate computes
+  // them, by tasks on the runtime; waits for them. The phase times are the kernel times of each
+  // pass's tasks summed over the workers when the runtime collects task statistics
+  // (Config::task_statistics), else 0; tree is the wall time of building the tree and the
+  // groups. Throws like Solver::evaluate on bad points, and versa::TaskFailure when a task fails.
+  Potentials evaluate(const Points& points);
+  Potentials evaluate(const Points& points, PhaseTimes& times);
+
+ private:
+  struct TaskTypes;  // task_program.cpp: their types are those of the implementations' lambdas
+
+  versa::Runtime& runtime_;
+  const Solver& solver_;
+  std::unique_ptr<TaskTypes> types_;
+};
+
+}  // namespace fmm
