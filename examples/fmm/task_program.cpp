@@ -11,6 +11,7 @@
 
 #include "group_data.hpp"
 #include "group_kernels.hpp"
+#include "group_kernels_cuda.hpp"
 #include "interaction_lists.hpp"
 #include "octree.hpp"
 
@@ -70,8 +71,9 @@ using Out = Span<double>;
 
 // The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
 // addresses, so the call is inlined into the task's invoker; the emulated device runs the same
-// bodies. The context is the current evaluation's (TaskProgram::evaluate sets it before it
-// submits and waits for the tasks before it changes).
+// bodies. P2P also runs on GPUs (group_kernels_cuda.hpp); Versa drops CUDA bodies in a build
+// without the CUDA backend. The context is the current evaluation's (TaskProgram::evaluate sets it
+// before it submits and waits for the tasks before it changes).
 auto p2m_type(const KernelContext* c) {
   return versa::task_type("p2m").cpu(
       [c](Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); });
@@ -99,14 +101,22 @@ auto m2p_type(const KernelContext* c) {
   });
 }
 auto p2p_inner_type() {
-  return versa::task_type("p2p_inner").cpu([](Work w, In points, Out results) {
-    p2p_inner(in(w), in(points), out(results));
-  });
+  return versa::task_type("p2p_inner")
+      .cpu([](Work w, In points, Out results) { p2p_inner(in(w), in(points), out(results)); })
+      .cuda([](versa::CudaContext& gpu, Work w, In points, Out results) {
+        cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+                  points.size() / 4, results.data(), results.data(), true);
+      });
 }
 auto p2p_pair_type() {
-  return versa::task_type("p2p_pair").cpu([](Work w, In a, In b, Out ra, Out rb) {
-    p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
-  });
+  return versa::task_type("p2p_pair")
+      .cpu([](Work w, In a, In b, Out ra, Out rb) {
+        p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
+      })
+      .cuda([](versa::CudaContext& gpu, Work w, In a, In b, Out ra, Out rb) {
+        cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4,
+                  ra.data(), rb.data(), false);
+      });
 }
 auto expand_type(const KernelContext* c) {
   return versa::task_type("expand").cpu(

@@ -552,3 +552,21 @@ TEST(FmmPlacements, ParseKernelsAndRules) {
     }
   }
 }
+
+// The CUDA P2P kernel, on CPU + a real GPU: skips without a GPU.
+TEST(FmmOnGpu, P2POnTheGpuEqualsTheSequentialRun) {
+  versa::Config config = versa::testing::workers(2);
+  config.gpus = 1;
+  {
+    versa::Runtime probe{config};
+    if (probe.device_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
+  }
+  for (const Points& points : {blob_points(3000), equal_points(300)}) {
+    const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
+    versa::Runtime rt(config);
+    fmm::TaskProgram program(rt, solver, fmm::parse_placements("p2p=gpu"));
+    const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
+    EXPECT_LE(d.potential, 1e-12);
+    EXPECT_LE(d.field, 1e-12);
+  }
+}
