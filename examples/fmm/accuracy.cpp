@@ -43,25 +43,29 @@ std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples) {
   return targets;
 }
 
-Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& targets) {
-  const std::size_t m = targets.size();
-  std::vector<double> tx(m), ty(m), tz(m);
-  for (std::size_t k = 0; k < m; ++k) {
-    tx[k] = points.x[targets[k]];
-    ty[k] = points.y[targets[k]];
-    tz[k] = points.z[targets[k]];
-  }
-  Potentials result(m);
-  add_potential_and_field(tx.data(), ty.data(), tz.data(), m, points.x.data(), points.y.data(),
-                          points.z.data(), points.charge.data(), points.size(),
-                          result.potential.data(), result.field_x.data(), result.field_y.data(),
-                          result.field_z.data());
+Potentials direct_sum_at(const Points& sources, const Points& targets) {
+  Potentials result(targets.size());
+  add_potential_and_field(targets.x.data(), targets.y.data(), targets.z.data(), targets.size(),
+                          sources.x.data(), sources.y.data(), sources.z.data(),
+                          sources.charge.data(), sources.size(), result.potential.data(),
+                          result.field_x.data(), result.field_y.data(), result.field_z.data());
   return result;
 }
 
-Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
-  const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
-  const Potentials reference = direct_sum_at(points, targets);
+Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& targets) {
+  Points at;
+  for (std::size_t k : targets) {
+    at.x.push_back(points.x[k]);
+    at.y.push_back(points.y[k]);
+    at.z.push_back(points.z[k]);
+  }
+  return direct_sum_at(points, at);
+}
+
+namespace {
+
+// The entries `targets` of `result`.
+Potentials results_at(const Potentials& result, const std::vector<std::size_t>& targets) {
   Potentials value(targets.size());
   for (std::size_t k = 0; k < targets.size(); ++k) {
     value.potential[k] = result.potential[targets[k]];
@@ -69,7 +73,26 @@ Errors sampled_errors(const Points& points, const Potentials& result, std::size_
     value.field_y[k] = result.field_y[targets[k]];
     value.field_z[k] = result.field_z[targets[k]];
   }
-  return errors(value, reference);
+  return value;
+}
+
+}  // namespace
+
+Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
+  const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
+  return errors(results_at(result, targets), direct_sum_at(points, targets));
+}
+
+Errors sampled_errors(const Points& sources, const Points& targets, const Potentials& result,
+                      std::size_t samples) {
+  const std::vector<std::size_t> sampled = sample_targets(targets.size(), samples);
+  Points at;
+  for (std::size_t k : sampled) {
+    at.x.push_back(targets.x[k]);
+    at.y.push_back(targets.y[k]);
+    at.z.push_back(targets.z[k]);
+  }
+  return errors(results_at(result, sampled), direct_sum_at(sources, at));
 }
 
 }  // namespace fmm

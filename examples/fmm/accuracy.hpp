@@ -39,9 +39,16 @@ std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples);
 // the order of `targets`; pairs at zero distance are left out, as in direct_sum.
 Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& targets);
 
-// The errors of `result` (an evaluation at every point of `points`) at sample_targets(n, samples)
+// The potential and field at each of the `targets` from all the `sources`, exactly (up to
+// rounding); pairs at zero distance are left out.
+Potentials direct_sum_at(const Points& sources, const Points& targets);
+
+// The errors of `result` (an evaluation of `points`) at sample_targets(n, samples)
 // against direct_sum_at those targets: O(samples N) work. With samples >= N it equals
 // errors(result, direct_sum(points)).
 Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples);
+// The same for `result`, an evaluation of `sources` at every one of `targets`.
+Errors sampled_errors(const Points& sources, const Points& targets, const Potentials& result,
+                      std::size_t samples);
 
 }  // namespace fmm

@@ -121,6 +121,33 @@ Potentials Solver::evaluate(const Points& points, PhaseTimes& times) const {
   return result;
 }
 
+Potentials Solver::evaluate(const Points& sources, const Points& targets, PhaseTimes& times) const {
+  return results_at_targets(evaluate(sources_and_targets(sources, targets), times), targets.size());
+}
+
+Points sources_and_targets(const Points& sources, const Points& targets) {
+  check_points(sources);
+  check_points(targets);
+  Points all = sources;
+  all.x.insert(all.x.end(), targets.x.begin(), targets.x.end());
+  all.y.insert(all.y.end(), targets.y.begin(), targets.y.end());
+  all.z.insert(all.z.end(), targets.z.begin(), targets.z.end());
+  all.charge.resize(all.x.size(), 0.0);
+  return all;
+}
+
+Potentials results_at_targets(const Potentials& all, std::size_t targets) {
+  Potentials out(targets);
+  const std::size_t first = all.size() - targets;
+  for (std::size_t i = 0; i < targets; ++i) {
+    out.potential[i] = all.potential[first + i];
+    out.field_x[i] = all.field_x[first + i];
+    out.field_y[i] = all.field_y[first + i];
+    out.field_z[i] = all.field_z[first + i];
+  }
+  return out;
+}
+
 Potentials evaluate(const Points& points, const Options& options) {
   return Solver(options).evaluate(points);
 }

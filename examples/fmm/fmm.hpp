@@ -64,6 +64,10 @@ class Solver {
   Potentials evaluate(const Points& points) const;
   // The same, also reporting the time of each pass in `times` (a few clock reads).
   Potentials evaluate(const Points& points, PhaseTimes& times) const;
+  // The potential and field of the charged `sources` at the `targets` (whose charges are
+  // ignored), in the order of the targets; a target at the position of a source gets nothing
+  // from it. Evaluated as one set with the targets' charges set to 0.
+  Potentials evaluate(const Points& sources, const Points& targets, PhaseTimes& times) const;
 
   int order() const;
   std::size_t leaf_size() const { return leaf_size_; }
@@ -80,6 +84,12 @@ class Solver {
 // Throws std::invalid_argument naming the problem when there are no points, the four arrays
 // differ in length, or a coordinate or charge is not finite.
 void check_points(const Points& points);
+
+// The sources followed by the targets with their charges 0: one point set whose evaluation
+// gives the targets' results in its tail (results_at_targets). Throws like check_points.
+Points sources_and_targets(const Points& sources, const Points& targets);
+// The last `targets` results of `all`.
+Potentials results_at_targets(const Potentials& all, std::size_t targets);
 
 // One evaluation: Solver(options).evaluate(points).
 Potentials evaluate(const Points& points, const Options& options = {});

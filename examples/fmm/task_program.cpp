@@ -233,6 +233,10 @@ Potentials TaskProgram::evaluate(const Points& points) {
   return evaluate(points, times);
 }
 
+Potentials TaskProgram::evaluate(const Points& sources, const Points& targets, PhaseTimes& times) {
+  return results_at_targets(evaluate(sources_and_targets(sources, targets), times), targets.size());
+}
+
 Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   check_points(points);
   const auto start = std::chrono::steady_clock::now();

@@ -51,6 +51,8 @@ class TaskProgram {
   // groups. Throws like Solver::evaluate on bad points, and versa::TaskFailure when a task fails.
   Potentials evaluate(const Points& points);
   Potentials evaluate(const Points& points, PhaseTimes& times);
+  // At separate targets, as Solver::evaluate(sources, targets, times).
+  Potentials evaluate(const Points& sources, const Points& targets, PhaseTimes& times);
 
  private:
   struct TaskTypes;  // task_program.cpp: their types are those of the implementations' lambdas

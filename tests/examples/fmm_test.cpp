@@ -570,3 +570,28 @@ TEST(FmmOnGpu, P2POnTheGpuEqualsTheSequentialRun) {
     EXPECT_LE(d.field, 1e-12);
   }
 }
+
+TEST(FmmTargets, SeparateTargetsMatchTheDirectSum) {
+  const Points sources = blob_points(2000);
+  Points targets = uniform_points(400, 11);
+  // A target on a source gets nothing from that source.
+  targets.x[5] = sources.x[9];
+  targets.y[5] = sources.y[9];
+  targets.z[5] = sources.z[9];
+  const fmm::Solver solver({.eps = 1e-6, .leaf_size = 40, .group_size = 8});
+  fmm::PhaseTimes times;
+  const Potentials result = solver.evaluate(sources, targets, times);
+  ASSERT_EQ(result.size(), targets.size());
+  const fmm::Errors e = fmm::errors(result, fmm::direct_sum_at(sources, targets));
+  EXPECT_LE(e.potential, 1e-6);
+  EXPECT_LE(e.field, 1e-5);
+  EXPECT_DOUBLE_EQ(fmm::sampled_errors(sources, targets, result, 400).potential, e.potential);
+  versa::Runtime rt(versa::testing::with_emulated(versa::testing::workers(2), 1));
+  fmm::TaskProgram program(rt, solver);
+  const fmm::Errors d = difference(program.evaluate(sources, targets, times), result);
+  EXPECT_LE(d.potential, 1e-12);
+  EXPECT_LE(d.field, 1e-12);
+  targets.z[7] = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(solver.evaluate(sources, targets, times), std::invalid_argument);
+  EXPECT_THROW(program.evaluate(sources, Points{}, times), std::invalid_argument);
+}
