@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "group_data.hpp"
@@ -82,11 +83,28 @@ int order_for_accuracy(double eps) {
   return order;
 }
 
+namespace {
+std::size_t positive(std::size_t value, const char* name) {
+  if (value == 0) throw std::invalid_argument(std::string("fmm: ") + name + " is 0");
+  return value;
+}
+}  // namespace
+
+// The members are initialised in order: the sizes are checked before the operators are built.
 Solver::Solver(int order, std::size_t leaf_size, std::size_t group_size)
-    : leaf_size_(leaf_size != 0 ? leaf_size : throw std::invalid_argument("fmm: leaf_size is 0")),
-      group_size_(group_size != 0 ? group_size
-                                  : throw std::invalid_argument("fmm: group_size is 0")),
+    : leaf_size_(positive(leaf_size, "leaf_size")),
+      group_size_(positive(group_size, "group_size")),
       interpolation_(std::make_shared<const ChebyshevInterpolation>(order)) {}
+
+Solver::Solver(std::shared_ptr<const ChebyshevInterpolation> operators, std::size_t leaf_size,
+               std::size_t group_size)
+    : leaf_size_(positive(leaf_size, "leaf_size")),
+      group_size_(positive(group_size, "group_size")),
+      interpolation_(std::move(operators)) {}
+
+Solver Solver::with_leaf_size(std::size_t leaf_size) const {
+  return Solver(interpolation_, leaf_size, group_size_);
+}
 
 Solver::Solver(const Options& options)
     : Solver(order_for_accuracy(options.eps), options.leaf_size, options.group_size) {}

@@ -70,14 +70,19 @@ class Solver {
   Potentials evaluate(const Points& sources, const Points& targets, PhaseTimes& times) const;
 
   int order() const;
+  // This solver with another leaf size, sharing the operators. Throws std::invalid_argument
+  // when leaf_size is 0.
+  Solver with_leaf_size(std::size_t leaf_size) const;
   std::size_t leaf_size() const { return leaf_size_; }
   std::size_t group_size() const { return group_size_; }
   const ChebyshevInterpolation& operators() const { return *interpolation_; }
 
  private:
   Solver(int order, std::size_t leaf_size, std::size_t group_size);
+  Solver(std::shared_ptr<const ChebyshevInterpolation> operators, std::size_t leaf_size,
+         std::size_t group_size);
 
-  std::size_t leaf_size_, group_size_;  // checked before the operators are built
+  std::size_t leaf_size_, group_size_;
   std::shared_ptr<const ChebyshevInterpolation> interpolation_;
 };
 

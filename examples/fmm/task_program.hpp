@@ -37,8 +37,8 @@ Placements parse_placements(const std::string& text, Placements placements = {})
 
 class TaskProgram {
  public:
-  // Builds the task types; `solver` gives the operators and the leaf and group sizes, and must
-  // outlive this object.
+  // Builds the task types; `solver` gives the operators (shared, not copied) and the leaf and
+  // group sizes.
   TaskProgram(versa::Runtime& runtime, const Solver& solver, const Placements& placements = {});
   ~TaskProgram();
   TaskProgram(const TaskProgram&) = delete;
@@ -54,11 +54,15 @@ class TaskProgram {
   // At separate targets, as Solver::evaluate(sources, targets, times).
   Potentials evaluate(const Points& sources, const Points& targets, PhaseTimes& times);
 
+  // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
+  void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }
+  const Solver& solver() const { return solver_; }
+
  private:
   struct TaskTypes;  // task_program.cpp: their types are those of the implementations' lambdas
 
   versa::Runtime& runtime_;
-  const Solver& solver_;
+  Solver solver_;
   std::unique_ptr<TaskTypes> types_;
 };
 

@@ -24,6 +24,7 @@
 #include "distributions.hpp"
 #include "group_tree.hpp"
 #include "interaction_lists.hpp"
+#include "leaf_tuner.hpp"
 #include "octree.hpp"
 #include "support/config.hpp"
 #include "task_program.hpp"
@@ -594,4 +595,36 @@ TEST(FmmTargets, SeparateTargetsMatchTheDirectSum) {
   targets.z[7] = std::numeric_limits<double>::infinity();
   EXPECT_THROW(solver.evaluate(sources, targets, times), std::invalid_argument);
   EXPECT_THROW(program.evaluate(sources, Points{}, times), std::invalid_argument);
+}
+
+// A time that is a parabola in the log of the leaf size, least at 200.
+double modelled_seconds(std::size_t leaf) {
+  const double x = std::log(static_cast<double>(leaf) / 200.0);
+  return 1.0 + x * x;
+}
+
+TEST(FmmLeafTuner, SettlesNearTheFastestLeafSize) {
+  for (std::size_t initial : {std::size_t{16}, std::size_t{64}, std::size_t{2000}}) {
+    fmm::LeafTuner tuner(initial);
+    int evaluations = 0;
+    for (; !tuner.settled() && evaluations < 100; ++evaluations)
+      tuner.record(modelled_seconds(tuner.leaf_size()));
+    EXPECT_TRUE(tuner.settled()) << "from " << initial;
+    EXPECT_LT(evaluations, 30) << "from " << initial;
+    EXPECT_EQ(tuner.leaf_size(), tuner.best_leaf_size());
+    EXPECT_NEAR(std::log(static_cast<double>(tuner.best_leaf_size()) / 200.0), 0.0, 0.15)
+        << "from " << initial << " settled on " << tuner.best_leaf_size();
+  }
+  EXPECT_THROW(fmm::LeafTuner(0), std::invalid_argument);
+}
+
+TEST(FmmLeafTuner, AnotherLeafSizeKeepsTheOperatorsAndTheResult) {
+  const Points points = blob_points(1500);
+  const fmm::Solver solver({.eps = 1e-6, .leaf_size = 30, .group_size = 8});
+  const fmm::Solver other = solver.with_leaf_size(90);
+  EXPECT_EQ(&other.operators(), &solver.operators());
+  EXPECT_EQ(other.leaf_size(), 90u);
+  const fmm::Errors e = fmm::errors(other.evaluate(points), fmm::direct_sum(points));
+  EXPECT_LE(e.potential, 1e-6);
+  EXPECT_THROW(solver.with_leaf_size(0), std::invalid_argument);
 }
