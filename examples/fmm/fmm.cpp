@@ -134,8 +134,7 @@ class Evaluation {
   void m2l() {
     const std::size_t cells = tree_.cells().size(), rank = chebyshev_.rank();
     std::vector<double> multipole_compressed(cells * rank), local_compressed(cells * rank, 0.0);
-    for (std::size_t c = 0; c < cells; ++c)
-      chebyshev_.compress(multipole(c), &multipole_compressed[c * rank]);
+    chebyshev_.compress(multipole(0), multipole_compressed.data(), cells);
     struct Batch {
       std::vector<const double*> sources;
       std::vector<double*> targets;
@@ -160,8 +159,7 @@ class Evaluation {
       chebyshev_.m2l(offset / 49 - 3, offset / 7 % 7 - 3, offset % 7 - 3, tree_.width(level),
                      batch.sources.data(), batch.targets.data(), batch.sources.size());
     }
-    for (std::size_t c = 0; c < cells; ++c)
-      chebyshev_.expand(&local_compressed[c * rank], local(c));
+    chebyshev_.expand(local_compressed.data(), local(0), cells);
   }
 
   // L2L from the root down (parents come before children), then L2P at the leaves.
