@@ -2,21 +2,27 @@
 
 #include <cmath>
 
+#include "vector_clones.hpp"
+
 namespace fmm {
 
-void add_potential_and_field(const double* tx, const double* ty, const double* tz, std::size_t nt,
-                             const double* sx, const double* sy, const double* sz,
-                             const double* weight, std::size_t ns, double* potential, double* gx,
-                             double* gy, double* gz) {
+FMM_VECTOR_CLONES void add_potential_and_field(const double* tx, const double* ty, const double* tz,
+                                               std::size_t nt, const double* sx, const double* sy,
+                                               const double* sz, const double* weight,
+                                               std::size_t ns, double* potential, double* gx,
+                                               double* gy, double* gz) {
   for (std::size_t t = 0; t < nt; ++t) {
     const double x = tx[t], y = ty[t], z = tz[t];
     double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
-    // The zero-distance test is a select, not a branch, so the loop still vectorises.
+    // A zero distance is masked arithmetically (the division runs on 1 and its result is
+    // multiplied by 0): GCC if-converts neither a branch around the division nor a select
+    // between its result and 0, and would not vectorise the loop.
 #pragma omp simd reduction(+ : sum, sum_x, sum_y, sum_z)
     for (std::size_t s = 0; s < ns; ++s) {
       const double dx = x - sx[s], dy = y - sy[s], dz = z - sz[s];
       const double r2 = dx * dx + dy * dy + dz * dz;
-      const double inverse_r = r2 > 0 ? 1.0 / std::sqrt(r2) : 0.0;
+      const double mask = r2 > 0 ? 1.0 : 0.0;
+      const double inverse_r = mask / std::sqrt(r2 + (1.0 - mask));
       const double q_over_r = weight[s] * inverse_r;
       const double q_over_r3 = q_over_r * inverse_r * inverse_r;
       sum += q_over_r;
@@ -31,9 +37,10 @@ void add_potential_and_field(const double* tx, const double* ty, const double* t
   }
 }
 
-void add_potential(const double* tx, const double* ty, const double* tz, std::size_t nt,
-                   const double* sx, const double* sy, const double* sz, const double* weight,
-                   std::size_t ns, double* potential) {
+FMM_VECTOR_CLONES void add_potential(const double* tx, const double* ty, const double* tz,
+                                     std::size_t nt, const double* sx, const double* sy,
+                                     const double* sz, const double* weight, std::size_t ns,
+                                     double* potential) {
   for (std::size_t t = 0; t < nt; ++t) {
     const double x = tx[t], y = ty[t], z = tz[t];
     double sum = 0;
@@ -41,7 +48,8 @@ void add_potential(const double* tx, const double* ty, const double* tz, std::si
     for (std::size_t s = 0; s < ns; ++s) {
       const double dx = x - sx[s], dy = y - sy[s], dz = z - sz[s];
       const double r2 = dx * dx + dy * dy + dz * dz;
-      sum += r2 > 0 ? weight[s] / std::sqrt(r2) : 0.0;
+      const double mask = r2 > 0 ? 1.0 : 0.0;  // as in add_potential_and_field
+      sum += mask * weight[s] / std::sqrt(r2 + (1.0 - mask));
     }
     potential[t] += sum;
   }

@@ -30,8 +30,9 @@ struct Options {
   std::size_t group_size = 512;
 };
 
-// The Chebyshev order p whose measured relative L2 error of the potential on uniform points is
-// at most eps. Throws std::invalid_argument when eps is not in [1e-10, 1e-3].
+// The Chebyshev order p whose measured relative L2 error of the potential is at most eps (eps
+// rounded down to a decade; see docs/fmm.md). Throws std::invalid_argument when eps is not in
+// [1e-10, 1e-3].
 int order_for_accuracy(double eps);
 
 // The seconds that one evaluation spent in each of its passes. Run as tasks, the passes

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "direct_sum.hpp"
+#include "vector_clones.hpp"
 
 namespace fmm {
 
@@ -72,9 +73,9 @@ std::size_t index(std::int32_t value) { return static_cast<std::size_t>(value); 
 
 // Both groups' points receive the other's potential and field: one square root per pair. With
 // `triangle`, the two ranges are one leaf and each pair inside it is taken once.
-void add_mutual(const PointArrays& a, std::size_t a_first, std::size_t a_count,
-                const PointArrays& b, std::size_t b_first, std::size_t b_count,
-                const ResultArrays& ra, const ResultArrays& rb, bool triangle) {
+FMM_VECTOR_CLONES void add_mutual(const PointArrays& a, std::size_t a_first, std::size_t a_count,
+                                  const PointArrays& b, std::size_t b_first, std::size_t b_count,
+                                  const ResultArrays& ra, const ResultArrays& rb, bool triangle) {
   const double* __restrict bx = b.x + b_first;
   const double* __restrict by = b.y + b_first;
   const double* __restrict bz = b.z + b_first;
@@ -87,12 +88,14 @@ void add_mutual(const PointArrays& a, std::size_t a_first, std::size_t a_count,
     const std::size_t t = a_first + i;
     const double x = a.x[t], y = a.y[t], z = a.z[t], q = a.charge[t];
     double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
-    // The zero-distance test is a select, not a branch, so the loop still vectorises.
+    // A zero distance is masked arithmetically, as in add_potential_and_field, so that the loop
+    // vectorises.
 #pragma omp simd reduction(+ : sum, sum_x, sum_y, sum_z)
     for (std::size_t s = triangle ? i + 1 : 0; s < b_count; ++s) {
       const double dx = x - bx[s], dy = y - by[s], dz = z - bz[s];
       const double r2 = dx * dx + dy * dy + dz * dz;
-      const double inverse_r = r2 > 0 ? 1.0 / std::sqrt(r2) : 0.0;
+      const double mask = r2 > 0 ? 1.0 : 0.0;
+      const double inverse_r = mask / std::sqrt(r2 + (1.0 - mask));
       const double inverse_r3 = inverse_r * inverse_r * inverse_r;
       sum += bq[s] * inverse_r;
       sum_x -= bq[s] * inverse_r3 * dx;
@@ -142,10 +145,7 @@ void m2m(const KernelContext& context, WorkList work, ConstArray child_multipole
 
 void compress(const KernelContext& context, ConstArray multipoles, Array compressed) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const std::size_t cells = multipoles.size() / chebyshev.nodes();
-  for (std::size_t c = 0; c < cells; ++c)
-    chebyshev.compress(multipoles.data() + c * chebyshev.nodes(),
-                       compressed.data() + c * chebyshev.rank());
+  chebyshev.compress(multipoles.data(), compressed.data(), multipoles.size() / chebyshev.nodes());
 }
 
 void m2l(const KernelContext& context, WorkList work, ConstArray source_compressed,
@@ -236,10 +236,7 @@ void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array res
 
 void expand(const KernelContext& context, ConstArray compressed, Array locals) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const std::size_t cells = locals.size() / chebyshev.nodes();
-  for (std::size_t c = 0; c < cells; ++c)
-    chebyshev.expand(compressed.data() + c * chebyshev.rank(),
-                     locals.data() + c * chebyshev.nodes());
+  chebyshev.expand(compressed.data(), locals.data(), locals.size() / chebyshev.nodes());
 }
 
 void l2l(const KernelContext& context, WorkList work, ConstArray parent_locals,

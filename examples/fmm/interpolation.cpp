@@ -1,7 +1,5 @@
 #include "interpolation.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -12,9 +10,7 @@
 namespace fmm {
 
 ChebyshevInterpolation::ChebyshevInterpolation(int order)
-    : order_(order),
-      node_count_(static_cast<std::size_t>(order * order * order)),
-      rank_(node_count_) {
+    : order_(order), node_count_(static_cast<std::size_t>(order * order * order)) {
   if (order < 2 || order > 16)
     throw std::invalid_argument("ChebyshevInterpolation: order " + std::to_string(order) +
                                 " is outside [2, 16]");
@@ -45,23 +41,12 @@ ChebyshevInterpolation::ChebyshevInterpolation(int order)
       }
     }
   }
-  // Unit cells: the target centered at the origin, the source at (a, b, c).
-  std::vector<double> tx(node_count_), ty(node_count_), tz(node_count_);
-  const double origin[3] = {0, 0, 0};
-  node_positions(origin, 0.5, tx.data(), ty.data(), tz.data());
-  for (int a = 0; a <= 3; ++a)
-    for (int b = a; b <= 3; ++b)
-      for (int c = std::max(b, 2); c <= 3; ++c) {
-        canonical_index_[a][b][c] = static_cast<int>(m2l_unit_.size());
-        std::vector<double> matrix(node_count_ * node_count_);
-        for (std::size_t m = 0; m < node_count_; ++m)
-          for (std::size_t n = 0; n < node_count_; ++n) {
-            const double dx = tx[m] - (tx[n] + a), dy = ty[m] - (ty[n] + b),
-                         dz = tz[m] - (tz[n] + c);
-            matrix[m * node_count_ + n] = 1.0 / std::sqrt(dx * dx + dy * dy + dz * dz);
-          }
-        m2l_unit_.push_back(std::move(matrix));
-      }
+  m2l_ = std::make_unique<const CompressedM2L>(nodes_1d_, compression_threshold(order));
+}
+
+double ChebyshevInterpolation::compression_threshold(int order) {
+  if (order >= 10) return 0;
+  return std::pow(10.0, -order);
 }
 
 void ChebyshevInterpolation::basis(double xi, double* s) const {
@@ -171,59 +156,26 @@ void ChebyshevInterpolation::l2l(unsigned octant, const double* parent, double* 
 }
 
 void ChebyshevInterpolation::compress(const double* multipole, double* compressed) const {
-  std::copy(multipole, multipole + node_count_, compressed);
+  m2l_->compress(multipole, compressed, 1);
 }
 
 void ChebyshevInterpolation::expand(const double* compressed, double* local) const {
-  for (std::size_t k = 0; k < node_count_; ++k) local[k] += compressed[k];
+  m2l_->expand(compressed, local, 1);
+}
+
+void ChebyshevInterpolation::compress(const double* multipoles, double* compressed,
+                                      std::size_t count) const {
+  m2l_->compress(multipoles, compressed, count);
+}
+
+void ChebyshevInterpolation::expand(const double* compressed, double* locals,
+                                    std::size_t count) const {
+  m2l_->expand(compressed, locals, count);
 }
 
 void ChebyshevInterpolation::m2l(int dx, int dy, int dz, double width, const double* const* sources,
                                  double* const* targets, std::size_t count) const {
-  const M2LOperator op = m2l_operator(dx, dy, dz);
-  const std::size_t n = node_count_;
-  const std::size_t block = 64;  // columns: the block and its product stay in cache
-  std::vector<double> in(n * std::min(block, count)), out(in.size());
-  for (std::size_t first = 0; first < count; first += block) {
-    const std::size_t columns = std::min(block, count - first);
-    for (std::size_t j = 0; j < columns; ++j) {
-      const double* m = sources[first + j];
-      for (std::size_t k = 0; k < n; ++k) in[op.canonical[k] * columns + j] = m[k];
-    }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-                static_cast<int>(columns), static_cast<int>(n), 1.0 / width, op.matrix,
-                static_cast<int>(n), in.data(), static_cast<int>(columns), 0.0, out.data(),
-                static_cast<int>(columns));
-    for (std::size_t j = 0; j < columns; ++j) {
-      double* l = targets[first + j];
-      for (std::size_t k = 0; k < n; ++k) l[k] += out[op.canonical[k] * columns + j];
-    }
-  }
-}
-
-ChebyshevInterpolation::M2LOperator ChebyshevInterpolation::m2l_operator(int dx, int dy,
-                                                                         int dz) const {
-  // The symmetry of the cube that maps the offset to a canonical one: reflect each axis with a
-  // negative offset (node m -> p - 1 - m, as the nodes are symmetric), then sort the axes by
-  // offset. It maps the target cell onto itself, so the matrix is the canonical one with node
-  // indices mapped the same way on both sides.
-  const int offset[3] = {dx, dy, dz};
-  int axes[3] = {0, 1, 2};
-  std::sort(axes, axes + 3,
-            [&](int i, int j) { return std::abs(offset[i]) < std::abs(offset[j]); });
-  const std::vector<double>& matrix = m2l_unit_[static_cast<std::size_t>(canonical_index_[std::abs(
-      offset[axes[0]])][std::abs(offset[axes[1]])][std::abs(offset[axes[2]])])];
-  const std::size_t p = static_cast<std::size_t>(order_);
-  std::vector<std::size_t> canonical(node_count_);
-  for (std::size_t a = 0; a < p; ++a)
-    for (std::size_t b = 0; b < p; ++b)
-      for (std::size_t c = 0; c < p; ++c) {
-        std::size_t index[3] = {a, b, c};
-        for (int d = 0; d < 3; ++d)
-          if (offset[d] < 0) index[d] = p - 1 - index[d];
-        canonical[(a * p + b) * p + c] = (index[axes[0]] * p + index[axes[1]]) * p + index[axes[2]];
-      }
-  return {matrix.data(), std::move(canonical)};
+  m2l_->m2l(dx, dy, dz, width, sources, targets, count);
 }
 
 void ChebyshevInterpolation::l2p(const double center[3], double half_width, const double* local,

@@ -4,16 +4,19 @@
 // a multipole expansion holds the charges anterpolated onto the nodes, a local expansion the
 // potential of far sources at the nodes, interpolated back to the points.
 //
-// M2L is a dense p^3 x p^3 matrix of kernel values between the nodes of two cells of the same
-// level, which depends only on their offset (316 offsets in [-3, 3]^3 that do not touch) and on
-// the cell width. 1/r is homogeneous of degree -1, so one set for a unit cell serves every level
-// (divided by the width); and the 48 reflections and axis permutations of the cube map the 316
-// offsets onto 16, whose matrices are the only ones stored (p^6 doubles each) -- the others are
-// the same matrix with the node indices permuted. Dense matrix products are what a GPU does well.
+// M2L is a p^3 x p^3 matrix of kernel values between the nodes of two cells of the same level,
+// which depends only on their offset (316 offsets in [-3, 3]^3 that do not touch) and on the cell
+// width. 1/r is homogeneous of degree -1, so one set for a unit cell serves every level (divided
+// by the width). The matrices are compressed by SVD onto one basis of rank r < p^3
+// (m2l_compression.hpp), so that each M2L is an r x r product between compressed expansions.
+// Dense matrix products are what a GPU does well.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
+
+#include "m2l_compression.hpp"
 
 namespace fmm {
 
@@ -42,11 +45,19 @@ class ChebyshevInterpolation {
   // multipole is compressed once after the upward pass, every M2L product maps compressed
   // vectors to compressed vectors, and each cell's compressed local is expanded once before the
   // downward pass. Compressed vectors are the unit of M2L data: what an M2L task reads and writes.
-  std::size_t rank() const { return rank_; }
+  std::size_t rank() const { return m2l_->rank(); }
   // compressed (rank() values) = the compression of a complete multipole (p^3 values).
   void compress(const double* multipole, double* compressed) const;
   // local (p^3 values) += the expansion of a compressed local (rank() values).
   void expand(const double* compressed, double* local) const;
+  // The same for `count` consecutive cells' expansions, as one matrix product.
+  void compress(const double* multipoles, double* compressed, std::size_t count) const;
+  void expand(const double* compressed, double* locals, std::size_t count) const;
+  // The relative singular value threshold of the M2L compression at order p: 10^-p, which adds
+  // at most about 15% to the interpolation error (the compression's own error is about 4 times
+  // the threshold); 0 (no compression) from p = 10 on, where the singular values needed lie
+  // below what the Gram matrix of the operators resolves (about 1e-8 of the largest).
+  static double compression_threshold(int order);
   // The M2L of `count` pairs of same-level cells of width `width` at one integer offset
   // (dx, dy, dz) = source - target, max |d| in {2, 3}: targets[j] += M2L(sources[j]), compressed
   // vectors. The pairs go through the operator in blocks of columns (a matrix product), so the
@@ -69,27 +80,14 @@ class ChebyshevInterpolation {
   void apply_tensor(const double* ax, const double* ay, const double* az, const double* in,
                     double* out) const;
 
-  // The operator of an offset for a unit cell: a canonical matrix (row-major p^3 x p^3) and the
-  // node permutation of the symmetry that maps the offset to the canonical one: local node m
-  // takes the matrix's row canonical[m], multipole node n its column canonical[n].
-  struct M2LOperator {
-    const double* matrix;
-    std::vector<std::size_t> canonical;
-  };
-  M2LOperator m2l_operator(int dx, int dy, int dz) const;
-
   int order_;
   std::size_t node_count_;
-  std::size_t rank_;
   std::vector<double> nodes_1d_;
   std::vector<double> chebyshev_at_nodes_;  // T_k(x_m), [k p + m]
   // child_to_parent_[side][n p + m] = S_p(x_m / 2 -+ 1/2, x_n): parent node n, child node m,
   // side 0 for the lower half; parent_to_child_ is its transpose.
   std::vector<double> child_to_parent_[2], parent_to_child_[2];
-  // The 16 canonical offsets 0 <= a <= b <= c <= 3, c >= 2, each a p^3 x p^3 matrix for a unit
-  // cell, indexed by canonical_index_[a][b][c].
-  std::vector<std::vector<double>> m2l_unit_;
-  int canonical_index_[4][4][4];
+  std::unique_ptr<const CompressedM2L> m2l_;
 };
 
 }  // namespace fmm

@@ -1,0 +1,75 @@
+// The M2L operators of the Chebyshev FMM compressed by SVD, as bbFMM does (Fong & Darve, "The
+// black-box fast multipole method", J. Comput. Phys. 228, 2009, section 3.3; also ScalFMM's
+// Chebyshev kernel).
+//
+// K_d (p^3 x p^3) is the matrix of 1/r between the nodes of a unit target cell and those of the
+// unit source cell at offset d, for the 316 offsets of the V list. With W the diagonal of the
+// Chebyshev weights prod_k (1 - x_k^2)^(1/4) (so that W^2 is the tensor Chebyshev quadrature
+// weight, and the SVD approximates the continuous operator in L2 rather than the node values),
+// the weighted operators W K_d W share one orthonormal basis U (p^3 x r): the dominant
+// eigenvectors of sum_d (W K_d W)(W K_d W)^T. Since K_{-d} = K_d^T, the same U spans both their
+// columns and their rows, so that
+//   K_d ~= V C_d V^T,  V = W^-1 U (p^3 x r),  C_d = U^T W K_d W U (r x r).
+// A multipole M is compressed once to V^T M, each M2L is an r x r product, and a compressed
+// local L_c is expanded once by V L_c. The Gram sum is built from the 16 canonical offsets (the
+// others are the same matrices with the nodes permuted by a symmetry of the cube), and so is
+// each C_d: the symmetry's node permutation P maps U onto U Q up to the truncation error, with
+// Q = U^T P^T U, so C_d = Q^T C_canonical Q.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace fmm {
+
+class CompressedM2L {
+ public:
+  // Builds the operators of order p from the Chebyshev nodes of [-1, 1] (nodes_1d, p values),
+  // keeping the singular values above `threshold` times the largest, threshold in [0, 1). With
+  // threshold 0 nothing is compressed: rank() is p^3, compress and expand copy, and each M2L
+  // goes through its canonical p^3 x p^3 operator with the nodes permuted.
+  CompressedM2L(const std::vector<double>& nodes_1d, double threshold);
+
+  std::size_t rank() const { return rank_; }
+  // The singular values of the stacked weighted operators [W K_d W]_d, largest first (p^3).
+  const std::vector<double>& singular_values() const { return singular_values_; }
+
+  // compressed[j] = V^T multipoles[j] for `count` consecutive expansions (p^3 values in,
+  // rank() values out each): one matrix product.
+  void compress(const double* multipoles, double* compressed, std::size_t count) const;
+  // locals[j] += V compressed[j] for `count` consecutive expansions.
+  void expand(const double* compressed, double* locals, std::size_t count) const;
+  // targets[j] += C_d sources[j] / width for the offset d = (dx, dy, dz), compressed vectors.
+  void m2l(int dx, int dy, int dz, double width, const double* const* sources,
+           double* const* targets, std::size_t count) const;
+
+ private:
+  // The canonical offset of d (0 <= a <= b <= c <= 3, c >= 2) and the node permutation of the
+  // cube symmetry that maps d onto it: K_d[m][n] = K_canonical[permutation[m]][permutation[n]].
+  struct Symmetry {
+    int canonical;
+    std::vector<std::size_t> permutation;
+  };
+  Symmetry symmetry(int dx, int dy, int dz) const;
+  // The weighted operator W K W of the canonical offset (a, b, c), row-major p^3 x p^3.
+  std::vector<double> weighted_operator(int a, int b, int c) const;
+  // The M2L of the uncompressed operators (threshold 0).
+  void uncompressed_m2l(int dx, int dy, int dz, double width, const double* const* sources,
+                        double* const* targets, std::size_t count) const;
+  // The basis U from the Gram sum, and rank_ from the threshold.
+  std::vector<double> basis_from_gram(double threshold);
+
+  static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
+
+  std::size_t p_, nodes_, rank_ = 0;
+  std::vector<double> nodes_1d_;
+  std::vector<double> weights_;  // the diagonal of W, p^3
+  std::vector<double> singular_values_;
+  std::vector<double> expansion_;  // V = W^-1 U, row-major p^3 x rank
+  // C_d for each offset, row-major rank x rank, at offset_index(d); empty for the near offsets.
+  std::vector<std::vector<double>> operators_;
+  // Without compression: the unweighted K of the 16 canonical offsets, row-major p^3 x p^3.
+  std::vector<std::vector<double>> canonical_;
+};
+
+}  // namespace fmm
