@@ -126,7 +126,7 @@ Potentials Solver::evaluate(const Points& points, PhaseTimes& times) const {
   check_points(points);
   auto start = Clock::now();
   const Octree tree(points, leaf_size_);
-  const InteractionLists lists = build_interaction_lists(tree);
+  const InteractionLists lists = build_interaction_lists(tree, interpolation_->nodes());
   const GroupTree groups(tree, lists, group_size_);
   GroupData data(tree, groups, *interpolation_);
   times = {};

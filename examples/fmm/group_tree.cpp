@@ -213,6 +213,31 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
         pair.add(gb, ga, {tb, nb, ta, na}, interactions);
     }
   }
+  // W cells with few points: the leaf's points and the cell's, which may lie in several
+  // particle groups, once per group.
+  for (std::size_t b : leaves) {
+    const std::size_t gb = group_of_leaf[b];
+    const auto [tb, nb] = points_of(b);
+    for (std::int32_t index : lists.w_direct[b]) {
+      const Cell& a = cells[static_cast<std::size_t>(index)];
+      auto group = std::upper_bound(
+          particle_groups_.begin(), particle_groups_.end(), a.begin,
+          [](std::size_t point, const ParticleGroup& g) { return point < g.first_point; });
+      for (--group; group != particle_groups_.end() && group->first_point < a.end; ++group) {
+        const std::size_t first = std::max(a.begin, group->first_point);
+        const std::size_t last = std::min(a.end, group->first_point + group->point_count);
+        const auto ga = static_cast<std::size_t>(group - particle_groups_.begin());
+        const std::int32_t ta = to_int(first - group->first_point), na = to_int(last - first);
+        const double interactions = static_cast<double>(nb) * static_cast<double>(na);
+        if (ga == gb)
+          inner.add(gb, gb, {tb, nb, ta, na}, interactions);
+        else if (gb < ga)
+          pair.add(gb, ga, {tb, nb, ta, na}, interactions);
+        else
+          pair.add(ga, gb, {ta, na, tb, nb}, interactions);
+      }
+    }
+  }
   inner.move_to(tasks_);
   pair.move_to(tasks_);
 

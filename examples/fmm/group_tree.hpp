@@ -69,8 +69,9 @@ Pass pass_of(Kernel kernel);
 //   m2m: child cell, parent cell, octant     l2l: parent cell, child cell, octant
 //   m2l: offset, target cell, source cell (sorted by offset)
 //   p2p_inner, p2p_pair: target first point, target count, source first point, source count;
-//     each pair once: a leaf with itself (inner only: target == source) or two distinct leaves,
-//     both of which receive the other's field
+//     each pair once: a leaf with itself (inner only: target == source), two distinct leaves, or
+//     a leaf and the part in this group of a W cell with few points (w_direct); both ranges
+//     receive the other's field
 //   compress, expand: none (the whole group)
 int stride(Kernel kernel);
 

@@ -1,6 +1,8 @@
 #include "interaction_lists.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 
 namespace fmm {
 
@@ -40,11 +42,12 @@ void collect_near_descendants(const Octree& tree, std::int32_t leaf, std::int32_
 
 }  // namespace
 
-InteractionLists build_interaction_lists(const Octree& tree) {
+InteractionLists build_interaction_lists(const Octree& tree, std::size_t direct_limit) {
   const std::vector<Cell>& cells = tree.cells();
   const std::size_t count = cells.size();
   InteractionLists lists;
   lists.u.resize(count), lists.v.resize(count), lists.w.resize(count), lists.x.resize(count);
+  lists.w_direct.resize(count);
   for (std::size_t b = 0; b < count; ++b) {
     const std::int32_t self = static_cast<std::int32_t>(b);
     const Cell& cell = cells[b];
@@ -70,9 +73,16 @@ InteractionLists build_interaction_lists(const Octree& tree) {
       });
     }
   }
-  for (std::size_t b = 0; b < count; ++b)
-    for (std::int32_t a : lists.w[b])
+  for (std::size_t b = 0; b < count; ++b) {
+    std::vector<std::int32_t>& w = lists.w[b];
+    const auto few_points = [&](std::int32_t a) {
+      return cells[static_cast<std::size_t>(a)].count() <= direct_limit;
+    };
+    std::copy_if(w.begin(), w.end(), std::back_inserter(lists.w_direct[b]), few_points);
+    w.erase(std::remove_if(w.begin(), w.end(), few_points), w.end());
+    for (std::int32_t a : w)
       lists.x[static_cast<std::size_t>(a)].push_back(static_cast<std::int32_t>(b));
+  }
   return lists;
 }
 

@@ -242,7 +242,7 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   const auto start = std::chrono::steady_clock::now();
   const ChebyshevInterpolation& operators = solver_.operators();
   const Octree tree(points, solver_.leaf_size());
-  const InteractionLists lists = build_interaction_lists(tree);
+  const InteractionLists lists = build_interaction_lists(tree, operators.nodes());
   const GroupTree groups(tree, lists, solver_.group_size());
   GroupData data(tree, groups, operators);
   std::vector<std::vector<std::int32_t>> work_lists;

@@ -628,3 +628,40 @@ TEST(FmmLeafTuner, AnotherLeafSizeKeepsTheOperatorsAndTheResult) {
   EXPECT_LE(e.potential, 1e-6);
   EXPECT_THROW(solver.with_leaf_size(0), std::invalid_argument);
 }
+
+// The W cells with few points go to P2P: every pair of points is still taken exactly once.
+TEST(FmmGroupTree, SmallWCellsInteractDirectly) {
+  for (const Points& points : {blob_points(3000), uniform_points(3000)}) {
+    const fmm::Octree tree(points, 20);
+    const fmm::InteractionLists all_far = fmm::build_interaction_lists(tree);
+    const fmm::InteractionLists lists = fmm::build_interaction_lists(tree, 40);
+    std::size_t direct = 0, far = 0, before = 0;
+    double expected = 0;
+    for (std::size_t b = 0; b < tree.cells().size(); ++b) {
+      const fmm::Cell& leaf = tree.cells()[b];
+      before += all_far.w[b].size();
+      far += lists.w[b].size();
+      for (std::int32_t a : lists.w_direct[b]) {
+        EXPECT_LE(tree.cells()[static_cast<std::size_t>(a)].count(), 40u);
+        expected +=
+            static_cast<double>(leaf.count() * tree.cells()[static_cast<std::size_t>(a)].count());
+        ++direct;
+      }
+    }
+    EXPECT_TRUE(before == 0 || direct > 0) << before << " W cells, none direct";
+    EXPECT_EQ(direct + far, before);
+    EXPECT_EQ(total(lists.x), far);
+    for (std::size_t group_size : {std::size_t{1}, std::size_t{5}}) {
+      const fmm::GroupTree groups(tree, lists, group_size), without(tree, all_far, group_size);
+      double p2p = 0, p2p_without = 0;
+      for (const fmm::GroupTask& task : groups.tasks())
+        if (task.kernel == fmm::Kernel::p2p_inner || task.kernel == fmm::Kernel::p2p_pair)
+          p2p += task.interactions;
+      for (const fmm::GroupTask& task : without.tasks())
+        if (task.kernel == fmm::Kernel::p2p_inner || task.kernel == fmm::Kernel::p2p_pair)
+          p2p_without += task.interactions;
+      EXPECT_DOUBLE_EQ(p2p - p2p_without, expected) << "group size " << group_size;
+      EXPECT_EQ(entries_of(groups, fmm::Kernel::m2p), far);
+    }
+  }
+}
