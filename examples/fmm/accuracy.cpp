@@ -59,9 +59,7 @@ Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& t
   return result;
 }
 
-Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
-  const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
-  const Potentials reference = direct_sum_at(points, targets);
+Potentials at_targets(const Potentials& result, const std::vector<std::size_t>& targets) {
   Potentials value(targets.size());
   for (std::size_t k = 0; k < targets.size(); ++k) {
     value.potential[k] = result.potential[targets[k]];
@@ -69,7 +67,12 @@ Errors sampled_errors(const Points& points, const Potentials& result, std::size_
     value.field_y[k] = result.field_y[targets[k]];
     value.field_z[k] = result.field_z[targets[k]];
   }
-  return errors(value, reference);
+  return value;
+}
+
+Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
+  const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
+  return errors(at_targets(result, targets), direct_sum_at(points, targets));
 }
 
 }  // namespace fmm

@@ -39,6 +39,9 @@ std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples);
 // the order of `targets`; pairs at zero distance are left out, as in direct_sum.
 Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& targets);
 
+// The entries of `result` at `targets`, in that order. Precondition: every target < result.size().
+Potentials at_targets(const Potentials& result, const std::vector<std::size_t>& targets);
+
 // The errors of `result` (an evaluation at every point of `points`) at sample_targets(n, samples)
 // against direct_sum_at those targets: O(samples N) work. With samples >= N it equals
 // errors(result, direct_sum(points)).
