@@ -168,7 +168,7 @@ def run_one(system, case, eps, args, runs):
     run = Run(system.name, case.dist, case.n, eps)
     runs.append(run)
     if system.missing:
-        run.note = "skipped: " + system.missing
+        run.note = "left out: " + system.missing
         return
     if not system.writes_points and not case.points.exists():
         run.note = "skipped: no points file (no Versa run passed its check)"
@@ -210,7 +210,12 @@ def print_table(case, runs):
     print(f"\n{case.dist}, N = {case.n}")
     print(f"{'system':8} {'eps':>6} {'reps':>4} {'seconds':>10} {'err pot':>9} {'err field':>9} "
           f"{'<= eps':>6}  phases (s) / note")
+    left_out = set()
     for r in runs:
+        if r.note.startswith("left out: "):
+            if r.system in left_out:
+                continue  # said once for the whole system
+            left_out.add(r.system)
         ok = None if r.error_potential is None else ("yes" if r.error_potential <= r.eps else "NO")
         print(f"{r.system:8} {r.eps:6.0e} {r.reps or '-':>4} {fmt(r.seconds, '10.4f')} "
               f"{fmt(r.error_potential, '9.2e')} {fmt(r.error_field, '9.2e')} {ok or '-':>6}  "
