@@ -62,10 +62,7 @@ Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& t
   return direct_sum_at(points, at);
 }
 
-namespace {
-
-// The entries `targets` of `result`.
-Potentials results_at(const Potentials& result, const std::vector<std::size_t>& targets) {
+Potentials at_targets(const Potentials& result, const std::vector<std::size_t>& targets) {
   Potentials value(targets.size());
   for (std::size_t k = 0; k < targets.size(); ++k) {
     value.potential[k] = result.potential[targets[k]];
@@ -76,11 +73,9 @@ Potentials results_at(const Potentials& result, const std::vector<std::size_t>& 
   return value;
 }
 
-}  // namespace
-
 Errors sampled_errors(const Points& points, const Potentials& result, std::size_t samples) {
   const std::vector<std::size_t> targets = sample_targets(points.size(), samples);
-  return errors(results_at(result, targets), direct_sum_at(points, targets));
+  return errors(at_targets(result, targets), direct_sum_at(points, targets));
 }
 
 Errors sampled_errors(const Points& sources, const Points& targets, const Potentials& result,
@@ -92,7 +87,7 @@ Errors sampled_errors(const Points& sources, const Points& targets, const Potent
     at.y.push_back(targets.y[k]);
     at.z.push_back(targets.z[k]);
   }
-  return errors(results_at(result, sampled), direct_sum_at(sources, at));
+  return errors(at_targets(result, sampled), direct_sum_at(sources, at));
 }
 
 }  // namespace fmm

@@ -43,6 +43,9 @@ Potentials direct_sum_at(const Points& points, const std::vector<std::size_t>& t
 // rounding); pairs at zero distance are left out.
 Potentials direct_sum_at(const Points& sources, const Points& targets);
 
+// The entries of `result` at `targets`, in that order. Precondition: every target < result.size().
+Potentials at_targets(const Potentials& result, const std::vector<std::size_t>& targets);
+
 // The errors of `result` (an evaluation of `points`) at sample_targets(n, samples)
 // against direct_sum_at those targets: O(samples N) work. With samples >= N it equals
 // errors(result, direct_sum(points)).

@@ -18,6 +18,7 @@
 #include "command_line.hpp"
 #include "distributions.hpp"
 #include "fmm.hpp"
+#include "point_files.hpp"
 #include "task_program.hpp"
 
 namespace {
@@ -38,6 +39,8 @@ struct Options {
   int repeat = 1;
   bool check = false;
   std::uint64_t seed = 1;
+  std::string save_points;     // where to write the points evaluated last, if anywhere
+  std::string save_reference;  // where to write the check's targets and direct sum, if anywhere
 };
 
 // Up to this N, --check compares every point; above, this many sampled targets.
@@ -56,6 +59,20 @@ CLI::Validator eps_range() {
         return {};
       },
       "");
+}
+
+// The files a peer FMM reads to evaluate the same points against the same reference
+// (point_files.hpp; bench/fmm uses them).
+void add_file_options(CLI::App& app, Options& o) {
+  app.add_option("--save-points", o.save_points,
+                 "write the points of the last step to FILE (point_files.hpp), once the\n"
+                 "run and its check, if any, have passed")
+      ->type_name("FILE");
+  app.add_option("--save-reference", o.save_reference,
+                 "write the check's targets and its direct sum there to FILE, once the\n"
+                 "check has passed")
+      ->type_name("FILE")
+      ->needs("--check");
 }
 
 void add_options(CLI::App& app, Options& o) {
@@ -113,6 +130,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--seed", o.seed, "seed of the point generator")
       ->type_name("S")
       ->capture_default_str();
+  add_file_options(app, o);
   app.callback([&o] {
     if (o.device_memory_mib > 0 && !o.devices.accelerators())
       throw CLI::ValidationError(
@@ -231,9 +249,13 @@ int run(const Options& o) {
   std::printf("performance %.3g points/s\n", static_cast<double>(n) / time);
   int status = 0;
   fmm::Errors errors;
+  std::vector<std::size_t> targets;
+  fmm::Potentials reference;
   if (o.check) {
     start = std::chrono::steady_clock::now();
-    errors = fmm::sampled_errors(points, result, n <= exact_check_limit ? n : check_samples);
+    targets = fmm::sample_targets(n, n <= exact_check_limit ? n : check_samples);
+    reference = fmm::direct_sum_at(points, targets);
+    errors = fmm::errors(fmm::at_targets(result, targets), reference);
     const double check_seconds = seconds_since(start);
     // Written so that a NaN fails.
     const bool pass = errors.potential <= o.eps && errors.field <= 10 * o.eps;
@@ -270,6 +292,10 @@ int run(const Options& o) {
         "unit=1\n",
         param.c_str(), errors.field);
   }
+  // Only after a passing check, so that a peer is never measured against a failed run's files.
+  if (status == 0 && !o.save_points.empty()) fmm::save_points(o.save_points, points);
+  if (status == 0 && !o.save_reference.empty())
+    fmm::save_reference(o.save_reference, n, targets, reference);
   return status;
 }
 

@@ -5,12 +5,17 @@
 #include "fmm.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <numbers>
 #include <random>
@@ -26,6 +31,7 @@
 #include "interaction_lists.hpp"
 #include "leaf_tuner.hpp"
 #include "octree.hpp"
+#include "point_files.hpp"
 #include "support/config.hpp"
 #include "task_program.hpp"
 
@@ -345,6 +351,51 @@ TEST(FmmAccuracyCheck, ExactResultHasNoError) {
   const fmm::Errors e = fmm::sampled_errors(points, fmm::direct_sum(points), 100);
   EXPECT_EQ(e.potential, 0.0);
   EXPECT_EQ(e.field, 0.0);
+}
+
+// The files a peer reads back (point_files.hpp): header, then the arrays, byte for byte.
+TEST(FmmPointFiles, HoldTheHeaderAndTheArrays) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("versa-fmm-files-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const Points points = uniform_points(5);
+  const std::vector<std::size_t> targets = {1, 4};
+  const Potentials reference = fmm::direct_sum_at(points, targets);
+  fmm::save_points((folder / "p").string(), points);
+  fmm::save_reference((folder / "r").string(), points.size(), targets, reference);
+  const auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto u64 = [](const std::vector<char>& bytes, std::size_t at) {
+    std::uint64_t value;
+    std::memcpy(&value, bytes.data() + at, sizeof value);
+    return value;
+  };
+  const auto f64 = [](const std::vector<char>& bytes, std::size_t at) {
+    double value;
+    std::memcpy(&value, bytes.data() + at, sizeof value);
+    return value;
+  };
+  const std::vector<char> p = read(folder / "p");
+  ASSERT_EQ(p.size(), 16 + 4 * 5 * 8u);
+  EXPECT_EQ(std::string(p.data(), 8), "VFMMPTS1");
+  EXPECT_EQ(u64(p, 8), 5u);
+  EXPECT_EQ(f64(p, 16 + 8 * 2), points.x[2]);
+  EXPECT_EQ(f64(p, 16 + 8 * (5 + 3)), points.y[3]);
+  EXPECT_EQ(f64(p, 16 + 8 * (15 + 4)), points.charge[4]);
+  const std::vector<char> r = read(folder / "r");
+  ASSERT_EQ(r.size(), 24 + 2 * 8 + 4 * 2 * 8u);
+  EXPECT_EQ(std::string(r.data(), 8), "VFMMREF1");
+  EXPECT_EQ(u64(r, 8), 5u);
+  EXPECT_EQ(u64(r, 16), 2u);
+  EXPECT_EQ(u64(r, 32), 4u);
+  EXPECT_EQ(f64(r, 40 + 8), reference.potential[1]);
+  EXPECT_EQ(f64(r, 40 + 8 * 6), reference.field_z[0]);
+  // Nothing but the two files: the temporary names are gone.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder), {}), 2);
+  std::filesystem::remove_all(folder);
+  EXPECT_THROW(fmm::save_points((folder / "missing" / "p").string(), points), std::runtime_error);
 }
 
 TEST(FmmSolver, PhaseTimesAddUp) {
