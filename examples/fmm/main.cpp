@@ -18,6 +18,7 @@
 #include "command_line.hpp"
 #include "distributions.hpp"
 #include "fmm.hpp"
+#include "leaf_tuner.hpp"
 #include "point_files.hpp"
 #include "task_program.hpp"
 
@@ -25,6 +26,7 @@ namespace {
 
 struct Options {
   long n = 100000;
+  long targets = 0;  // separate targets; 0: the field at the sources
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
   long leaf = 64;
@@ -34,6 +36,7 @@ struct Options {
   int workers = 0;
   fmm::Placements place{};
   bool sequential = false;
+  bool tune_leaf = false;
   std::string trace;
   int steps = 1;
   int repeat = 1;
@@ -81,6 +84,11 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("N")
       ->transform(example::positive<long>())
       ->capture_default_str();
+  app.add_option("--targets", o.targets,
+                 "evaluate at M separate targets of the same distribution (another seed)\n"
+                 "instead of at the sources")
+      ->type_name("M")
+      ->transform(example::positive<long>());
   example::add_parsed_option(app, "--dist", o.distribution, fmm::parse_distribution,
                              "point distribution: uniform (default; the unit cube), blobs (8\n"
                              "Gaussian blobs of widths 1e-3 to 3e-2) or sphere (its surface)")
@@ -112,6 +120,9 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("K=R,...");
   app.add_flag("--sequential", o.sequential,
                "run the tasks in order in one thread instead of on the runtime");
+  app.add_flag("--tune-leaf", o.tune_leaf,
+               "tune the leaf size over the steps towards the fastest (fmm::LeafTuner),\n"
+               "starting from --leaf");
   app.add_option("--trace", o.trace, "write a Chrome trace of the run (all evaluations) to FILE")
       ->type_name("FILE");
   app.add_option("--steps", o.steps,
@@ -141,6 +152,8 @@ void add_options(CLI::App& app, Options& o) {
         throw CLI::ValidationError("--place", std::string(fmm::to_string(fmm::Kernel(k))) +
                                                   "=gpu, but --devices " + o.devices.list +
                                                   " has no GPU or emulated device");
+    if (o.targets > 0 && (!o.save_points.empty() || !o.save_reference.empty()))
+      throw CLI::ValidationError("--targets", "the point files hold sources only: no --save-*");
     if (o.sequential && (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty()))
       throw CLI::ValidationError("--sequential",
                                  "runs in one thread: no --devices, --workers or --trace");
@@ -183,9 +196,9 @@ int run(const Options& o) {
   const auto n = static_cast<std::size_t>(o.n);
   fmm::use_one_blas_thread();
   auto start = std::chrono::steady_clock::now();
-  const fmm::Solver solver({.eps = o.eps,
-                            .leaf_size = static_cast<std::size_t>(o.leaf),
-                            .group_size = static_cast<std::size_t>(o.group)});
+  fmm::Solver solver({.eps = o.eps,
+                      .leaf_size = static_cast<std::size_t>(o.leaf),
+                      .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = seconds_since(start);
   std::optional<versa::Runtime> rt;
   std::optional<fmm::TaskProgram> program;
@@ -199,19 +212,36 @@ int run(const Options& o) {
     program.emplace(*rt, solver, o.place);
   }
   fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
+  std::optional<fmm::Points> targets;
+  if (o.targets > 0)
+    targets = fmm::make_points(o.distribution, static_cast<std::size_t>(o.targets), o.seed + 1);
+  auto evaluate = [&](fmm::PhaseTimes& times) {
+    if (targets)
+      return program ? program->evaluate(points, *targets, times)
+                     : solver.evaluate(points, *targets, times);
+    return program ? program->evaluate(points, times) : solver.evaluate(points, times);
+  };
+  fmm::LeafTuner tuner(static_cast<std::size_t>(o.leaf));
+  std::vector<std::size_t> leaf_sizes;  // per step, when tuned
   fmm::Potentials result;
   std::vector<double> seconds, tree, upward, m2l, p2p, downward;
   std::vector<versa::DeviceStatistics> devices;
   std::vector<versa::TaskStatistics> tasks;  // the last evaluation's
   for (int step = 0; step < o.steps; ++step) {
     if (step > 0) move_points(points);
+    if (o.tune_leaf) {
+      leaf_sizes.push_back(tuner.leaf_size());
+      solver = solver.with_leaf_size(tuner.leaf_size());
+      if (program) program->set_leaf_size(tuner.leaf_size());
+    }
+    std::vector<double> step_seconds;
     for (int rep = 0; rep < o.repeat; ++rep) {
       fmm::PhaseTimes times;
       const auto devices_before = rt ? rt->statistics() : devices;
       const auto tasks_before = rt ? rt->task_statistics() : tasks;
       start = std::chrono::steady_clock::now();
-      result = program ? program->evaluate(points, times) : solver.evaluate(points, times);
-      seconds.push_back(seconds_since(start));
+      result = evaluate(times);
+      step_seconds.push_back(seconds_since(start));
       if (rt) {
         devices = example::statistics_since(*rt, devices_before);
         tasks = example::task_statistics_since(*rt, tasks_before);
@@ -222,11 +252,22 @@ int run(const Options& o) {
       p2p.push_back(times.p2p);
       downward.push_back(times.downward);
     }
+    if (o.tune_leaf) tuner.record(median(step_seconds));
+    seconds.insert(seconds.end(), step_seconds.begin(), step_seconds.end());
   }
   const double time = median(seconds);
   const char* dist = fmm::to_string(o.distribution);
   std::printf("points      %zu %s (seed %llu), leaf size %ld, group size %ld\n", n, dist,
               static_cast<unsigned long long>(o.seed), o.leaf, o.group);
+  if (targets)
+    std::printf("targets     %zu %s (seed %llu)\n", targets->size(), dist,
+                static_cast<unsigned long long>(o.seed + 1));
+  if (o.tune_leaf) {
+    std::printf("leaf sizes ");
+    for (std::size_t leaf : leaf_sizes) std::printf(" %zu", leaf);
+    std::printf(" (tuned per step); fastest %zu at %.4f s\n", tuner.best_leaf_size(),
+                tuner.best_seconds());
+  }
   if (rt) {
     example::print_devices(rt->cpu_workers(), devices);
     std::printf("\n");
@@ -249,28 +290,35 @@ int run(const Options& o) {
   std::printf("performance %.3g points/s\n", static_cast<double>(n) / time);
   int status = 0;
   fmm::Errors errors;
-  std::vector<std::size_t> targets;
+  std::vector<std::size_t> checked;  // the sources the check compared, without --targets
   fmm::Potentials reference;
   if (o.check) {
     start = std::chrono::steady_clock::now();
-    targets = fmm::sample_targets(n, n <= exact_check_limit ? n : check_samples);
-    reference = fmm::direct_sum_at(points, targets);
-    errors = fmm::errors(fmm::at_targets(result, targets), reference);
+    const std::size_t m = targets ? targets->size() : n;
+    if (targets) {
+      errors =
+          fmm::sampled_errors(points, *targets, result, m <= exact_check_limit ? m : check_samples);
+    } else {
+      checked = fmm::sample_targets(n, n <= exact_check_limit ? n : check_samples);
+      reference = fmm::direct_sum_at(points, checked);
+      errors = fmm::errors(fmm::at_targets(result, checked), reference);
+    }
     const double check_seconds = seconds_since(start);
     // Written so that a NaN fails.
     const bool pass = errors.potential <= o.eps && errors.field <= 10 * o.eps;
     std::printf(
-        "check       relative L2 error at %zu of %zu points (%s, last step): potential %.3g, "
+        "check       relative L2 error at %zu of %zu %s (%s, last step): potential %.3g, "
         "field %.3g: %s (%.2f s)\n",
-        errors.targets, n, errors.targets == n ? "all" : "sampled", errors.potential, errors.field,
-        pass ? "PASS" : "FAIL", check_seconds);
+        errors.targets, m, targets ? "targets" : "points", errors.targets == m ? "all" : "sampled",
+        errors.potential, errors.field, pass ? "PASS" : "FAIL", check_seconds);
     if (!pass) status = 1;
   }
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", o.eps);
   const std::string used = rt ? example::devices_used(devices, '+') : "sequential";
-  const std::string param =
-      "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used;
+  const std::string param = "n=" + std::to_string(n) +
+                            (targets ? ",targets=" + std::to_string(targets->size()) : "") +
+                            ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used;
   std::printf("RESULT bench=fmm system=versa param=%s metric=seconds value=%.6g unit=s\n",
               param.c_str(), time);
   const std::pair<const char*, double> phases[] = {{"tree", median(tree)},
@@ -295,7 +343,7 @@ int run(const Options& o) {
   // Only after a passing check, so that a peer is never measured against a failed run's files.
   if (status == 0 && !o.save_points.empty()) fmm::save_points(o.save_points, points);
   if (status == 0 && !o.save_reference.empty())
-    fmm::save_reference(o.save_reference, n, targets, reference);
+    fmm::save_reference(o.save_reference, n, checked, reference);
   return status;
 }
 
