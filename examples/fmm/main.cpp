@@ -116,7 +116,7 @@ void add_options(CLI::App& app, Options& o) {
       app, "--place", o.place, [](const std::string& text) { return fmm::parse_placements(text); },
       "where each kernel's tasks run, e.g. p2p=gpu,m2l=auto (rules: auto,\n"
       "cpu, gpu, prefer-gpu; kernels: p2m m2m compress m2l p2l m2p p2p expand\n"
-      "l2l l2p; default auto)")
+      "l2l l2p, or all; default auto)")
       ->type_name("K=R,...");
   app.add_flag("--sequential", o.sequential,
                "run the tasks in order in one thread instead of on the runtime");

@@ -43,7 +43,7 @@ Placements parse_placements(const std::string& text, Placements placements) {
     for (int k = 0; k < kernel_count; ++k) {
       const auto which = static_cast<Kernel>(k);
       const bool p2p = which == Kernel::p2p_inner || which == Kernel::p2p_pair;
-      if (kernel == to_string(which) || (kernel == "p2p" && p2p)) {
+      if (kernel == to_string(which) || (kernel == "p2p" && p2p) || kernel == "all") {
         placements[static_cast<std::size_t>(k)] = found->second;
         known = true;
       }
@@ -52,7 +52,7 @@ Placements parse_placements(const std::string& text, Placements placements) {
       throw std::invalid_argument(
           "unknown kernel '" + kernel +
           "' (kernels: p2m, m2m, compress, m2l, p2l, m2p, p2p, p2p_inner, p2p_pair, expand, "
-          "l2l, l2p)");
+          "l2l, l2p, all)");
   }
   return placements;
 }

@@ -30,7 +30,8 @@ void use_one_blas_thread();
 // Where the tasks of each kernel may run, indexed by Kernel; automatic by default.
 using Placements = std::array<versa::Placement, kernel_count>;
 
-// Parses "p2p=gpu,m2l=auto": kernel names (to_string(Kernel), or p2p for both P2P kernels) and
+// Parses "p2p=gpu,m2l=auto": kernel names (to_string(Kernel), p2p for both P2P kernels, all for
+// every kernel) and
 // rules auto, cpu, gpu or prefer-gpu, applied in order on top of `placements`. Throws
 // std::invalid_argument naming a bad kernel or rule.
 Placements parse_placements(const std::string& text, Placements placements = {});

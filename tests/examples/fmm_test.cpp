@@ -591,6 +591,9 @@ TEST(FmmPlacements, ParseKernelsAndRules) {
   EXPECT_EQ(p[static_cast<int>(fmm::Kernel::m2l)], versa::Placement::automatic);
   EXPECT_EQ(p[static_cast<int>(fmm::Kernel::l2p)], versa::Placement::prefer_gpu);
   EXPECT_EQ(p[static_cast<int>(fmm::Kernel::p2m)], versa::Placement::automatic);
+  const fmm::Placements q = fmm::parse_placements("all=cpu,p2p=auto");
+  EXPECT_EQ(q[static_cast<int>(fmm::Kernel::l2l)], versa::Placement::cpu_only);
+  EXPECT_EQ(q[static_cast<int>(fmm::Kernel::p2p_pair)], versa::Placement::automatic);
   const std::pair<const char*, const char*> bad[] = {{"p2q=gpu", "kernel 'p2q'"},
                                                      {"p2p=fast", "rule 'fast'"},
                                                      {"p2p", "'p2p' is not KERNEL=RULE"},
