@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +57,18 @@ CLI::Validator eps_range() {
       "");
 }
 
+bench::ResultsAccess parse_results(const std::string& text) {
+  if (text == "redux") return bench::ResultsAccess::redux;
+  if (text == "commute") return bench::ResultsAccess::commute;
+  throw std::invalid_argument("expects redux or commute, not '" + text + "'");
+}
+
+bench::ModelKind parse_model(const std::string& text) {
+  if (text == "history") return bench::ModelKind::history;
+  if (text == "regression") return bench::ModelKind::regression;
+  throw std::invalid_argument("expects history or regression, not '" + text + "'");
+}
+
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
   app.add_option("--n", o.n, "number of points")
@@ -85,18 +97,14 @@ void add_options(CLI::App& app, Options& o) {
                  "StarPU scheduling policy: lws, dmda, dmdas, heteroprio, eager, prio, ...")
       ->type_name("S")
       ->capture_default_str();
-  app.add_option("--results", o.starpu.results,
-                 "how results accumulate: redux (STARPU_REDUX) or commute (STARPU_RW|COMMUTE)")
-      ->type_name("R")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, bench::ResultsAccess>{
-          {"redux", bench::ResultsAccess::redux}, {"commute", bench::ResultsAccess::commute}}))
-      ->capture_default_str();
-  app.add_option("--model", o.starpu.model,
-                 "performance model of the dm* policies: history or regression")
-      ->type_name("M")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, bench::ModelKind>{
-          {"history", bench::ModelKind::history}, {"regression", bench::ModelKind::regression}}))
-      ->capture_default_str();
+  example::add_parsed_option(app, "--results", o.starpu.results, parse_results,
+                             "how results accumulate: commute (default; STARPU_RW|COMMUTE) or\n"
+                             "redux (STARPU_REDUX)")
+      ->type_name("R");
+  example::add_parsed_option(app, "--model", o.starpu.model, parse_model,
+                             "performance model of the dm* policies: history (default) or\n"
+                             "regression")
+      ->type_name("M");
   app.add_option("--warmup", o.warmup, "evaluations before the timed ones (models calibrate)")
       ->type_name("K")
       ->check(CLI::NonNegativeNumber)
