@@ -1,0 +1,415 @@
+#include "fmm/starpu_fmm.hpp"
+
+#include <starpu.h>
+#include <starpu_heteroprio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "common/starpu_support.hpp"
+#include "group_data.hpp"
+#include "group_kernels.hpp"
+#include "interaction_lists.hpp"
+#include "octree.hpp"
+
+namespace bench {
+namespace {
+
+using fmm::Kernel;
+
+// ---- Task arguments and kernel clocks
+
+// The kernel time and task count of each kernel, summed over the workers. Relaxed atomics: the
+// workers only add, and the totals are read after starpu_task_wait_for_all, which orders every
+// task's end before its return.
+struct KernelClocks {
+  std::array<std::atomic<std::int64_t>, fmm::kernel_count> nanoseconds{}, tasks{};
+};
+
+// A task's cl_arg, not copied by StarPU (STARPU_CL_ARGS_NFREE): it lives in the evaluation's
+// vector of them until every task has run.
+struct TaskArg {
+  const fmm::KernelContext* context;
+  KernelClocks* clocks;
+  Kernel kernel;
+  double interactions;  // GroupTask::interactions: what the performance models are indexed by
+};
+
+template <class T>
+std::span<T> vector_of(void* buffer) {
+  const auto* v = static_cast<const starpu_vector_interface*>(buffer);
+  return {reinterpret_cast<T*>(v->ptr), v->nx};
+}
+
+using WorkList = std::span<const std::int32_t>;
+using In = std::span<const double>;
+using Out = std::span<double>;
+
+WorkList work(void* buffer) { return vector_of<const std::int32_t>(buffer); }
+In in(void* buffer) { return vector_of<const double>(buffer); }
+Out out(void* buffer) { return vector_of<double>(buffer); }
+
+// Runs `kernel` on the task's context and adds its duration to the task's kernel.
+template <class Body>
+void timed(void* cl_arg, Body body) {
+  const auto& arg = *static_cast<const TaskArg*>(cl_arg);
+  const auto start = std::chrono::steady_clock::now();
+  body(*arg.context);
+  const auto k = static_cast<std::size_t>(arg.kernel);
+  arg.clocks->nanoseconds[k].fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count(),
+      std::memory_order_relaxed);
+  arg.clocks->tasks[k].fetch_add(1, std::memory_order_relaxed);
+}
+
+// ---- Codelet bodies: the kernels of group_kernels.hpp on the task's buffers, in the order
+// StarpuFmm::evaluate passes them (the work list first where there is one).
+
+void p2m_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::p2m(c, work(b[0]), in(b[1]), out(b[2])); });
+}
+void m2m_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::m2m(c, work(b[0]), in(b[1]), out(b[2])); });
+}
+void compress_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::compress(c, in(b[0]), out(b[1])); });
+}
+void m2l_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[1]), out(b[2])); });
+}
+void p2l_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::p2l(c, work(b[0]), in(b[1]), out(b[2])); });
+}
+void m2p_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::m2p(c, work(b[0]), in(b[1]), in(b[2]), out(b[3])); });
+}
+void p2p_inner_body(void* b[], void* arg) {
+  timed(arg, [&](const auto&) { fmm::p2p_inner(work(b[0]), in(b[1]), out(b[2])); });
+}
+void p2p_pair_body(void* b[], void* arg) {
+  timed(arg,
+        [&](const auto&) { fmm::p2p_pair(work(b[0]), in(b[1]), in(b[2]), out(b[3]), out(b[4])); });
+}
+void expand_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::expand(c, in(b[0]), out(b[1])); });
+}
+void l2l_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::l2l(c, work(b[0]), in(b[1]), out(b[2])); });
+}
+void l2p_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::l2p(c, work(b[0]), in(b[1]), in(b[2]), out(b[3])); });
+}
+
+// STARPU_REDUX's methods on results: a worker's copy starts at zero; copies merge by adding.
+void zero_body(void* b[], void*) {
+  for (double& x : out(b[0])) x = 0;
+}
+void sum_body(void* b[], void*) {
+  const Out into = out(b[0]);
+  const In from = in(b[1]);
+  for (std::size_t i = 0; i < into.size(); ++i) into[i] += from[i];
+}
+
+// ---- Priorities, as task_program.cpp's priority_of: the far field is the critical path, its
+// passes go first among ready tasks; the near field fills the gaps.
+
+int priority_of(Kernel kernel) {
+  switch (fmm::pass_of(kernel)) {
+    case fmm::Pass::upward:
+      return 3;
+    case fmm::Pass::far_field:
+      return kernel == Kernel::m2l ? 2 : 1;
+    case fmm::Pass::downward:
+      return 2;
+    case fmm::Pass::near_field:
+      return 0;
+  }
+  return 0;
+}
+constexpr unsigned priority_levels = 4;
+
+// heteroprio takes a task's priority as its bucket, and a CPU worker visits the buckets in the
+// order of its mapping: 3 (upward) first, 0 (near field) last, as the other policies order
+// priorities.
+void heteroprio_buckets(unsigned context) {
+  starpu_heteroprio_set_nb_prios(context, STARPU_CPU_IDX, priority_levels);
+  for (unsigned i = 0; i < priority_levels; ++i) {
+    starpu_heteroprio_set_mapping(context, STARPU_CPU_IDX, i, priority_levels - 1 - i);
+    starpu_heteroprio_set_faster_arch(context, STARPU_CPU_IDX, i);
+  }
+}
+
+// ---- Performance models
+
+// The footprint of a history-based model: the work estimate in steps of 2^(1/8) (9%), so that
+// tasks of about the same size share a history (StarPU's default footprint hashes the sizes of
+// the data, which here are the whole groups' arrays and the work list: nearly every task would
+// get a history of its own, none calibrated).
+uint32_t interactions_footprint(starpu_task* task) {
+  const auto& arg = *static_cast<const TaskArg*>(task->cl_arg);
+  const auto step =
+      static_cast<uint32_t>(std::lround(8 * std::log2(std::max(1.0, arg.interactions))));
+  return starpu_hash_crc32c_be(step, 0);
+}
+
+// The size a regression model fits its time to.
+size_t interactions_size(starpu_task* task, unsigned /*nimpl*/) {
+  return static_cast<size_t>(static_cast<const TaskArg*>(task->cl_arg)->interactions);
+}
+
+// StarPU resets a model's state when it shuts down, so one zero-initialised object per model
+// and kind serves every StarPU of the process. The symbols name the kind, as their calibration
+// files differ.
+struct Models {
+  std::array<starpu_perfmodel, fmm::kernel_count> history{}, regression{};
+  std::array<std::string, fmm::kernel_count> history_symbols, regression_symbols;
+
+  Models() {
+    for (int k = 0; k < fmm::kernel_count; ++k) {
+      const std::string name = fmm::to_string(static_cast<Kernel>(k));
+      history_symbols[k] = "versa_bench_fmm_history_" + name;
+      regression_symbols[k] = "versa_bench_fmm_regression_" + name;
+      history[k].type = STARPU_HISTORY_BASED;
+      history[k].symbol = history_symbols[k].c_str();
+      history[k].footprint = interactions_footprint;
+      regression[k].type = STARPU_NL_REGRESSION_BASED;
+      regression[k].symbol = regression_symbols[k].c_str();
+      regression[k].size_base = interactions_size;
+    }
+  }
+};
+
+Models& models() {
+  static Models instance;
+  return instance;
+}
+
+// Whether a policy reads codelet models: the deque-model family (dm, dmda, dmdas, ...) and the
+// HEFT variants. Elsewhere a model would only add timing and calibration bookkeeping.
+bool reads_models(const std::string& scheduler) {
+  return scheduler.rfind("dm", 0) == 0 || scheduler.find("heft") != std::string::npos;
+}
+
+constexpr auto commute = static_cast<starpu_data_access_mode>(STARPU_RW | STARPU_COMMUTE);
+
+}  // namespace
+
+// ---- Session: StarPU's lifetime and the codelets
+
+struct StarpuFmm::Session {
+  Session(const StarpuFmmConfig& config)
+      : results(config.results == ResultsAccess::redux ? STARPU_REDUX : commute) {
+    const int n = config.workers > 0
+                      ? config.workers
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    start_starpu(config.scheduler.c_str(), n,
+                 config.scheduler == "heteroprio" ? heteroprio_buckets : nullptr);
+    workers = static_cast<int>(starpu_cpu_worker_get_count());
+    min_priority = starpu_sched_get_min_priority();
+    max_priority = starpu_sched_get_max_priority();
+    Models& m = models();
+    const bool with_models = reads_models(config.scheduler);
+    const auto cl = [&](Kernel k, starpu_cpu_func_t body,
+                        std::initializer_list<starpu_data_access_mode> modes) {
+      const auto i = static_cast<std::size_t>(k);
+      starpu_perfmodel* model = !with_models                         ? nullptr
+                                : config.model == ModelKind::history ? &m.history[i]
+                                                                     : &m.regression[i];
+      codelets[i] = make_codelet(body, static_cast<int>(modes.size()), modes, model);
+      codelets[i].name = fmm::to_string(k);
+    };
+    cl(Kernel::p2m, p2m_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::m2m, m2m_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::compress, compress_body, {STARPU_R, STARPU_W});
+    cl(Kernel::m2l, m2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::p2l, p2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::m2p, m2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    cl(Kernel::p2p_inner, p2p_inner_body, {STARPU_R, STARPU_R, results});
+    cl(Kernel::p2p_pair, p2p_pair_body, {STARPU_R, STARPU_R, STARPU_R, results, results});
+    cl(Kernel::expand, expand_body, {STARPU_R, commute});
+    cl(Kernel::l2l, l2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::l2p, l2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW.
+    zero = make_codelet(zero_body, 1, {STARPU_W}, nullptr);
+    sum = make_codelet(sum_body, 2, {STARPU_RW, STARPU_R}, nullptr);
+  }
+
+  ~Session() {
+    starpu_task_wait_for_all();  // only matters when an evaluation bailed out with tasks in flight
+    starpu_shutdown();
+  }
+
+  int priority(Kernel kernel) const {
+    return std::clamp(priority_of(kernel), min_priority, max_priority);
+  }
+
+  starpu_data_access_mode results;  // STARPU_REDUX or commute
+  int workers = 0, min_priority = 0, max_priority = 0;
+  std::array<starpu_codelet, fmm::kernel_count> codelets{};
+  starpu_codelet zero{}, sum{};
+  KernelClocks clocks;
+};
+
+StarpuFmm::StarpuFmm(const fmm::Solver& solver, const StarpuFmmConfig& config)
+    : solver_(solver), session_(std::make_unique<Session>(config)) {}
+
+StarpuFmm::~StarpuFmm() = default;
+
+int StarpuFmm::workers() const { return session_->workers; }
+
+namespace {
+
+// One evaluation's registered group arrays and work lists, unregistered on destruction, which
+// for a STARPU_REDUX result also merges the workers' copies into it.
+struct Registration {
+  std::vector<starpu_data_handle_t> points, results, multipoles, compressed_multipoles,
+      compressed_locals, locals, work;
+
+  static starpu_data_handle_t vector(const void* data, std::size_t count, std::size_t size) {
+    starpu_data_handle_t handle = nullptr;
+    // Registered in place; the read-only ones (points, work lists) are only read.
+    starpu_vector_data_register(&handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(data),
+                                static_cast<uint32_t>(count), size);
+    return handle;
+  }
+  static starpu_data_handle_t doubles(std::span<double> array) {
+    return vector(array.data(), array.size(), sizeof(double));
+  }
+
+  Registration(const fmm::GroupTree& groups, fmm::GroupData& data, bool redux, starpu_codelet* sum,
+               starpu_codelet* zero) {
+    for (std::size_t g = 0; g < groups.particle_groups().size(); ++g) {
+      points.push_back(doubles(data.points(g)));
+      results.push_back(doubles(data.results(g)));
+      if (redux) starpu_data_set_reduction_methods(results.back(), sum, zero);
+    }
+    for (std::size_t g = 0; g < groups.cell_groups().size(); ++g) {
+      multipoles.push_back(doubles(data.multipoles(g)));
+      compressed_multipoles.push_back(doubles(data.compressed_multipoles(g)));
+      compressed_locals.push_back(doubles(data.compressed_locals(g)));
+      locals.push_back(doubles(data.locals(g)));
+    }
+    for (const fmm::GroupTask& task : groups.tasks())
+      work.push_back(task.work.empty()
+                         ? nullptr
+                         : vector(task.work.data(), task.work.size(), sizeof(std::int32_t)));
+  }
+
+  ~Registration() {
+    for (auto* list : {&points, &results, &multipoles, &compressed_multipoles, &compressed_locals,
+                       &locals, &work})
+      for (starpu_data_handle_t handle : *list)
+        if (handle != nullptr) starpu_data_unregister(handle);
+  }
+
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+};
+
+}  // namespace
+
+fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times) {
+  fmm::check_points(points);
+  const auto start = std::chrono::steady_clock::now();
+  const fmm::ChebyshevInterpolation& operators = solver_.operators();
+  const fmm::Octree tree(points, solver_.leaf_size());
+  const fmm::InteractionLists lists = fmm::build_interaction_lists(tree);
+  const fmm::GroupTree groups(tree, lists, solver_.group_size());
+  fmm::GroupData data(tree, groups, operators);
+  const fmm::KernelContext context = fmm::KernelContext::of(tree, operators);
+  const double tree_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  Session& s = *session_;
+  for (int k = 0; k < fmm::kernel_count; ++k) {
+    s.clocks.nanoseconds[k].store(0, std::memory_order_relaxed);
+    s.clocks.tasks[k].store(0, std::memory_order_relaxed);
+  }
+  const std::vector<fmm::GroupTask>& tasks = groups.tasks();
+  std::vector<TaskArg> args;  // outlives the tasks: they are waited for before it goes
+  args.reserve(tasks.size());
+  {
+    Registration h(groups, data, s.results == STARPU_REDUX, &s.sum, &s.zero);
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      const fmm::GroupTask& task = tasks[t];
+      const std::size_t src = task.source, dst = task.target;
+      args.push_back({&context, &s.clocks, task.kernel, task.interactions});
+      starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
+      const int priority = s.priority(task.kernel);
+      void* arg = &args.back();
+      const auto r = s.results;
+      int ret = 0;
+      // The buffers in the codelet's order: the work list first where there is one.
+#define VERSA_INSERT(...)                                                                   \
+  starpu_task_insert(cl, __VA_ARGS__, STARPU_PRIORITY, priority, STARPU_CL_ARGS_NFREE, arg, \
+                     sizeof(TaskArg), 0)
+      switch (task.kernel) {
+        case Kernel::p2m:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], commute,
+                             h.multipoles[dst]);
+          break;
+        case Kernel::m2m:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.multipoles[src], commute,
+                             h.multipoles[dst]);
+          break;
+        case Kernel::compress:
+          ret = VERSA_INSERT(STARPU_R, h.multipoles[src], STARPU_W, h.compressed_multipoles[src]);
+          break;
+        case Kernel::m2l:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.compressed_multipoles[src], commute,
+                             h.compressed_locals[dst]);
+          break;
+        case Kernel::p2l:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], commute, h.locals[dst]);
+          break;
+        case Kernel::m2p:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.multipoles[src], STARPU_R,
+                             h.points[dst], r, h.results[dst]);
+          break;
+        case Kernel::p2p_inner:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], r, h.results[src]);
+          break;
+        case Kernel::p2p_pair:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], STARPU_R, h.points[dst],
+                             r, h.results[src], r, h.results[dst]);
+          break;
+        case Kernel::expand:
+          ret = VERSA_INSERT(STARPU_R, h.compressed_locals[src], commute, h.locals[src]);
+          break;
+        case Kernel::l2l:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.locals[src], commute, h.locals[dst]);
+          break;
+        case Kernel::l2p:
+          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.locals[src], STARPU_R, h.points[dst],
+                             r, h.results[dst]);
+          break;
+      }
+#undef VERSA_INSERT
+      if (ret != 0) {
+        starpu_task_wait_for_all();  // the tasks already submitted use `args` and `h`
+        check(ret, "starpu_task_insert");
+      }
+    }
+    check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
+  }  // unregistration: merges the reductions' copies into the results
+
+  times = {};
+  times.tree = tree_seconds;
+  for (int k = 0; k < fmm::kernel_count; ++k) {
+    const double seconds = 1e-9 * static_cast<double>(s.clocks.nanoseconds[k].load());
+    times.add(fmm::pass_of(static_cast<Kernel>(k)), seconds);
+    last_tasks_[static_cast<std::size_t>(k)] = {static_cast<long>(s.clocks.tasks[k].load()),
+                                                seconds};
+  }
+  return data.results_in_input_order(tree);
+}
+
+}  // namespace bench
