@@ -97,14 +97,14 @@ def fmm3d_command(python):
 def make_systems(args):
     build = Path(args.build)
     versa_tool = build / "examples" / "fmm" / "fmm"
-    # The same FMM on StarPU: a tool with the options and output of examples/fmm/main.cpp that
-    # prints system=starpu, built as the target fmm-starpu. Left out while it does not exist.
-    starpu_tool = build / "examples" / "fmm" / "fmm-starpu"
+    # The same FMM on StarPU (bench/fmm/starpu_main.cpp): the options and output of the fmm
+    # tool, with system=starpu. Left out where StarPU is not installed.
+    starpu_tool = build / "bench" / "versa-bench-fmm-starpu"
     systems = [
         System("versa", VERSA_EPS, versa_like(versa_tool), writes_points=True,
                missing="" if versa_tool.exists() else f"{versa_tool} not built"),
         System("starpu", VERSA_EPS, versa_like(starpu_tool),
-               missing="" if starpu_tool.exists() else f"{starpu_tool} not built yet"),
+               missing="" if starpu_tool.exists() else f"{starpu_tool} not built (no StarPU)"),
         # FMM3D picks its tree depth from eps, so its time need not grow as eps shrinks.
         System("fmm3d", FMM3D_EPS, fmm3d_command(args.fmm3d_python), monotone=False,
                missing="" if args.fmm3d_python else
