@@ -118,22 +118,9 @@ void sum_body(void* b[], void*) {
   for (std::size_t i = 0; i < into.size(); ++i) into[i] += from[i];
 }
 
-// ---- Priorities, as task_program.cpp's priority_of: the far field is the critical path, its
-// passes go first among ready tasks; the near field fills the gaps.
+// ---- Priorities: fmm::priority_of, as the task program's.
 
-int priority_of(Kernel kernel) {
-  switch (fmm::pass_of(kernel)) {
-    case fmm::Pass::upward:
-      return 3;
-    case fmm::Pass::far_field:
-      return kernel == Kernel::m2l ? 2 : 1;
-    case fmm::Pass::downward:
-      return 2;
-    case fmm::Pass::near_field:
-      return 0;
-  }
-  return 0;
-}
+using fmm::priority_of;
 constexpr unsigned priority_levels = 4;
 
 // heteroprio takes a task's priority as its bucket, and a CPU worker visits the buckets in the

@@ -28,7 +28,7 @@ struct Options {
   long n = 100000;
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
-  long leaf = 64;
+  long leaf = static_cast<long>(fmm::default_leaf_size);
   long group = static_cast<long>(fmm::default_group_size);
   bench::StarpuFmmConfig starpu;
   int warmup = 1;

@@ -25,9 +25,9 @@ struct Options {
   // interpolation order (order_for_accuracy). The field's error is about 10 times larger.
   double eps = 1e-6;
   // A cell with more points than this is split (down to the 21st level).
-  std::size_t leaf_size = 64;
+  std::size_t leaf_size = default_leaf_size;
   // Cells per cell group and leaves per particle group of the task program (group_tree.hpp).
-  std::size_t group_size = 512;
+  std::size_t group_size = default_group_size;
 };
 
 // The Chebyshev order p whose measured relative L2 error of the potential is at most eps (eps

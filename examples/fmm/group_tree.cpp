@@ -37,6 +37,20 @@ Pass pass_of(Kernel kernel) {
   return Pass::upward;
 }
 
+int priority_of(Kernel kernel) {
+  switch (pass_of(kernel)) {
+    case Pass::upward:
+      return 3;
+    case Pass::far_field:
+      return kernel == Kernel::m2l ? 2 : 1;
+    case Pass::downward:
+      return 2;
+    case Pass::near_field:
+      return 0;
+  }
+  return 0;
+}
+
 int stride(Kernel kernel) {
   switch (kernel) {
     case Kernel::p2m:

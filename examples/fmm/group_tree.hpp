@@ -22,8 +22,10 @@
 
 namespace fmm {
 
-// Up to this many cells per cell group and leaves per particle group when not given.
-inline constexpr std::size_t default_group_size = 64;
+// The default leaf size (most points in a leaf) and group size (cells per cell group, leaves per
+// particle group), the fastest measured at 10^5 and 10^6 points on 2 cores (docs/fmm.md).
+inline constexpr std::size_t default_leaf_size = 256;
+inline constexpr std::size_t default_group_size = 256;
 
 struct CellGroup {
   int level = 0;
@@ -58,6 +60,11 @@ const char* to_string(Kernel kernel);
 // The pass of the method a kernel belongs to, for reporting time per pass.
 enum class Pass { upward, far_field, near_field, downward };
 Pass pass_of(Kernel kernel);
+
+// The priority of a kernel's tasks, 0 to 3: the far field is the critical path, so its passes
+// go first among ready tasks (upward 3, M2L and downward 2, P2L and M2P 1); the near field (0)
+// fills the gaps.
+int priority_of(Kernel kernel);
 
 // A task's work list is a header, the level of the cell group whose cells it positions (p2m,
 // p2l: the target's; m2l, m2p, l2p: the source's; else 0), then entries of `stride(kernel)`

@@ -29,7 +29,7 @@ struct Options {
   long targets = 0;  // separate targets; 0: the field at the sources
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
-  long leaf = 64;
+  long leaf = static_cast<long>(fmm::default_leaf_size);
   long group = static_cast<long>(fmm::default_group_size);
   example::Devices devices;
   long device_memory_mib = 0;
@@ -177,9 +177,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The middle value, or the mean of the two middle ones.
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  const std::size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
 // The kernels as the report names them, with their task types' names.

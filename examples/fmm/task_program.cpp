@@ -132,22 +132,6 @@ auto l2p_type(const KernelContext* c) {
   });
 }
 
-// The far field is the critical path: its passes go first among ready tasks; the near field
-// fills the gaps.
-int priority_of(Kernel kernel) {
-  switch (pass_of(kernel)) {
-    case Pass::upward:
-      return 3;
-    case Pass::far_field:
-      return kernel == Kernel::m2l ? 2 : 1;
-    case Pass::downward:
-      return 2;
-    case Pass::near_field:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 struct TaskProgram::TaskTypes {
