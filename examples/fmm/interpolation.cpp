@@ -45,7 +45,7 @@ ChebyshevInterpolation::ChebyshevInterpolation(int order)
 }
 
 double ChebyshevInterpolation::compression_threshold(int order) {
-  if (order >= 10) return 0;
+  if (order > 13) return 0;
   return std::pow(10.0, -order);
 }
 

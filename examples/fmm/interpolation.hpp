@@ -54,9 +54,8 @@ class ChebyshevInterpolation {
   void compress(const double* multipoles, double* compressed, std::size_t count) const;
   void expand(const double* compressed, double* locals, std::size_t count) const;
   // The relative singular value threshold of the M2L compression at order p: 10^-p, which adds
-  // at most about 15% to the interpolation error (the compression's own error is about 4 times
-  // the threshold); 0 (no compression) from p = 10 on, where the singular values needed lie
-  // below what the Gram matrix of the operators resolves (about 1e-8 of the largest).
+  // at most about 1% to the interpolation error up to p = 13 (docs/fmm.md); 0 (no compression)
+  // beyond p = 13, where it would lie near the ~1e-14 the basis is resolved to.
   static double compression_threshold(int order);
   // The M2L of `count` pairs of same-level cells of width `width` at one integer offset
   // (dx, dy, dz) = source - target, max |d| in {2, 3}: targets[j] += M2L(sources[j]), compressed

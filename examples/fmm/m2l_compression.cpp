@@ -7,7 +7,10 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,13 +39,61 @@ std::vector<std::array<int, 3>> far_offsets() {
   return offsets;
 }
 
+// The eigenvalues of the symmetric n x n row-major `matrix`, largest first; on return its column
+// k holds the eigenvector of the k-th.
+std::vector<double> eigen_descending(std::vector<double>& matrix, std::size_t n) {
+  std::vector<double> eigenvalues(n);
+  const int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'L', static_cast<int>(n), matrix.data(),
+                                  static_cast<int>(n), eigenvalues.data());
+  if (info != 0)
+    throw std::runtime_error("CompressedM2L: LAPACKE_dsyevd failed (" + std::to_string(info) + ")");
+  std::reverse(eigenvalues.begin(), eigenvalues.end());
+  for (std::size_t m = 0; m < n; ++m) std::reverse(&matrix[m * n], &matrix[m * n] + n);
+  return eigenvalues;
+}
+
+// Replaces the columns of the row-major rows x columns `matrix` by an orthonormal basis of their
+// span (QR, rows >= columns).
+void orthonormalise(std::vector<double>& matrix, std::size_t rows, std::size_t columns) {
+  std::vector<double> tau(columns);
+  int info = LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, static_cast<int>(rows), static_cast<int>(columns),
+                            matrix.data(), static_cast<int>(columns), tau.data());
+  if (info == 0)
+    info = LAPACKE_dorgqr(LAPACK_ROW_MAJOR, static_cast<int>(rows), static_cast<int>(columns),
+                          static_cast<int>(columns), matrix.data(), static_cast<int>(columns),
+                          tau.data());
+  if (info != 0)
+    throw std::runtime_error("CompressedM2L: QR failed (" + std::to_string(info) + ")");
+}
+
 }  // namespace
 
-CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold)
-    : p_(nodes_1d.size()), nodes_(p_ * p_ * p_), nodes_1d_(nodes_1d) {
+CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold) {
   if (!(threshold >= 0 && threshold < 1))
     throw std::invalid_argument("CompressedM2L: threshold " + std::to_string(threshold) +
                                 " is outside [0, 1)");
+  *this =
+      threshold == 0 ? CompressedM2L(nodes_1d, threshold, Build{}) : *built(nodes_1d, threshold);
+}
+
+// Procedure: built
+std::shared_ptr<const CompressedM2L> CompressedM2L::built(const std::vector<double>& nodes_1d,
+                                                          double threshold) {
+  // The compressed operators of a high order take tens of seconds to build (docs/fmm.md), so
+  // the first solver of each order in a process builds them and the later ones copy them. The
+  // lock is held while building: two solvers of one order build it once.
+  static std::mutex mutex;
+  // Guarded by mutex.
+  static std::map<std::pair<std::vector<double>, double>, std::shared_ptr<const CompressedM2L>>
+      cache;
+  const std::lock_guard lock(mutex);
+  std::shared_ptr<const CompressedM2L>& entry = cache[{nodes_1d, threshold}];
+  if (!entry) entry.reset(new CompressedM2L(nodes_1d, threshold, Build{}));
+  return entry;
+}
+
+CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold, Build)
+    : p_(nodes_1d.size()), nodes_(p_ * p_ * p_), nodes_1d_(nodes_1d) {
   if (threshold == 0) {
     // No compression: the 16 canonical operators themselves (p^6 doubles each).
     rank_ = nodes_;
@@ -59,17 +110,21 @@ CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double thresho
                          (1 - nodes_1d_[c] * nodes_1d_[c]);
         weights_[(a * p_ + b) * p_ + c] = std::sqrt(std::sqrt(w));
       }
-  const std::vector<double> basis = basis_from_gram(threshold);
+  const std::vector<double> basis = compute_basis(threshold);
   const std::size_t n = nodes_, r = rank_;
   expansion_.resize(n * r);
   for (std::size_t m = 0; m < n; ++m)
     for (std::size_t k = 0; k < r; ++k) expansion_[m * r + k] = basis[m * r + k] / weights_[m];
 
+  build_operators(basis);
+}
+
+// Procedure: build_operators
+void CompressedM2L::build_operators(const std::vector<double>& basis) {
+  const std::size_t n = nodes_, r = rank_;
   // C_canonical = U^T (W K W) U for the 16 canonical offsets.
-  const std::vector<std::array<int, 3>> canonical = canonical_offsets();
-  std::vector<std::vector<double>> canonical_operators;
   std::vector<double> product(n * r);
-  for (const auto& [a, b, c] : canonical) {
+  for (const auto& [a, b, c] : canonical_offsets()) {
     const std::vector<double> k = weighted_operator(a, b, c);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(r),
                 static_cast<int>(n), 1.0, k.data(), static_cast<int>(n), basis.data(),
@@ -78,79 +133,215 @@ CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double thresho
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
                 static_cast<int>(n), 1.0, basis.data(), static_cast<int>(r), product.data(),
                 static_cast<int>(r), 0.0, compressed.data(), static_cast<int>(r));
-    canonical_operators.push_back(std::move(compressed));
+    canonical_operators_.push_back(std::move(compressed));
   }
-
-  // C_d = Q^T C_canonical Q with Q = U^T P^T U, Q computed once per symmetry.
-  std::map<std::vector<std::size_t>, std::vector<double>> rotations;
-  std::vector<double> permuted(n * r), half(r * r);
-  operators_.resize(343);
+  // Q = U^T P^T U once per symmetry other than the identity (the canonical offsets themselves).
+  std::map<std::vector<std::size_t>, int> rotation_of;
+  std::vector<double> permuted(n * r);
+  placements_.assign(343, Placement{});
   for (const auto& [dx, dy, dz] : far_offsets()) {
     const Symmetry s = symmetry(dx, dy, dz);
-    auto [it, inserted] = rotations.try_emplace(s.permutation);
-    std::vector<double>& q = it->second;
-    if (inserted) {
-      // (P^T U)[permutation[m]] = U[m]
-      for (std::size_t m = 0; m < n; ++m)
-        std::copy(&basis[m * r], &basis[m * r] + r, &permuted[s.permutation[m] * r]);
-      q.resize(r * r);
-      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
-                  static_cast<int>(n), 1.0, basis.data(), static_cast<int>(r), permuted.data(),
-                  static_cast<int>(r), 0.0, q.data(), static_cast<int>(r));
+    Placement& placement = placements_[static_cast<std::size_t>(offset_index(dx, dy, dz))];
+    placement.canonical = s.canonical;
+    bool identity = true;
+    for (std::size_t m = 0; m < n && identity; ++m) identity = s.permutation[m] == m;
+    if (identity) continue;
+    auto [it, inserted] =
+        rotation_of.try_emplace(s.permutation, static_cast<int>(rotations_.size()));
+    placement.rotation = it->second;
+    if (!inserted) continue;
+    // (P^T U)[permutation[m]] = U[m]
+    for (std::size_t m = 0; m < n; ++m)
+      std::copy(&basis[m * r], &basis[m * r] + r, &permuted[s.permutation[m] * r]);
+    std::vector<double> q(r * r);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
+                static_cast<int>(n), 1.0, basis.data(), static_cast<int>(r), permuted.data(),
+                static_cast<int>(r), 0.0, q.data(), static_cast<int>(r));
+    rotations_.push_back(std::move(q));
+  }
+  if (316 * r * r * sizeof(double) > stored_operators_budget) return;
+  // Small enough: C_d = Q^T C_canonical Q for each offset, so that an M2L is one product.
+  std::vector<double> half(r * r);
+  operators_.resize(343);
+  for (const auto& [dx, dy, dz] : far_offsets()) {
+    const std::size_t index = static_cast<std::size_t>(offset_index(dx, dy, dz));
+    const Placement& placement = placements_[index];
+    const std::vector<double>& c =
+        canonical_operators_[static_cast<std::size_t>(placement.canonical)];
+    if (placement.rotation < 0) {
+      operators_[index] = c;
+      continue;
     }
-    const std::vector<double>& c = canonical_operators[static_cast<std::size_t>(s.canonical)];
+    const std::vector<double>& q = rotations_[static_cast<std::size_t>(placement.rotation)];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
                 static_cast<int>(r), 1.0, c.data(), static_cast<int>(r), q.data(),
                 static_cast<int>(r), 0.0, half.data(), static_cast<int>(r));
-    std::vector<double>& op = operators_[static_cast<std::size_t>(offset_index(dx, dy, dz))];
+    std::vector<double>& op = operators_[index];
     op.resize(r * r);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
                 static_cast<int>(r), 1.0, q.data(), static_cast<int>(r), half.data(),
                 static_cast<int>(r), 0.0, op.data(), static_cast<int>(r));
   }
+  canonical_operators_.clear();
+  rotations_.clear();
 }
 
-// Procedure: basis_from_gram
-std::vector<double> CompressedM2L::basis_from_gram(double threshold) {
+// Procedure: symmetric_gram
+std::vector<double> CompressedM2L::symmetric_gram(
+    const std::function<std::vector<double>(std::size_t)>& canonical_factor) const {
+  // sum_d F_d F_d^T over the 316 offsets, with F_d = P F_c P^T for the canonical c of d: each
+  // canonical product F_c F_c^T is formed once and added with its nodes permuted.
   const std::size_t n = nodes_;
-  const std::vector<std::array<int, 3>> canonical = canonical_offsets();
-  std::vector<std::vector<std::vector<std::size_t>>> permutations(canonical.size());
+  std::vector<std::vector<std::vector<std::size_t>>> permutations(16);
   for (const auto& [dx, dy, dz] : far_offsets()) {
     Symmetry s = symmetry(dx, dy, dz);
     permutations[static_cast<std::size_t>(s.canonical)].push_back(std::move(s.permutation));
   }
-  // G = sum_d P (K K^T) P^T over the offsets d of each canonical K (all weighted).
-  std::vector<double> gram(n * n, 0.0), canonical_gram(n * n);
-  for (std::size_t c = 0; c < canonical.size(); ++c) {
-    const auto [a, b, z] = canonical[c];
-    const std::vector<double> k = weighted_operator(a, b, z);
+  std::vector<double> sum(n * n, 0.0), product(n * n);
+  for (std::size_t c = 0; c < permutations.size(); ++c) {
+    const std::vector<double> factor = canonical_factor(c);
     cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
-                1.0, k.data(), static_cast<int>(n), 0.0, canonical_gram.data(),
-                static_cast<int>(n));
+                1.0, factor.data(), static_cast<int>(n), 0.0, product.data(), static_cast<int>(n));
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < i; ++j) canonical_gram[j * n + i] = canonical_gram[i * n + j];
+      for (std::size_t j = 0; j < i; ++j) product[j * n + i] = product[i * n + j];
     for (const std::vector<std::size_t>& permutation : permutations[c])
       for (std::size_t i = 0; i < n; ++i) {
-        const double* from = &canonical_gram[permutation[i] * n];
-        double* to = &gram[i * n];
+        const double* from = &product[permutation[i] * n];
+        double* to = &sum[i * n];
         for (std::size_t j = 0; j < n; ++j) to[j] += from[permutation[j]];
       }
   }
-  // Eigenvalues in ascending order, the eigenvectors in the columns.
-  std::vector<double> eigenvalues(n);
-  const int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'L', static_cast<int>(n), gram.data(),
-                                  static_cast<int>(n), eigenvalues.data());
-  if (info != 0)
-    throw std::runtime_error("CompressedM2L: LAPACKE_dsyevd failed (" + std::to_string(info) + ")");
+  return sum;
+}
+
+// Procedure: invariant_subspace
+std::vector<double> CompressedM2L::invariant_subspace(const std::vector<double>& basis,
+                                                      std::size_t columns) const {
+  // The projector onto span(basis), averaged over the 48 symmetries of the cube, commutes with
+  // each of them; its eigenvectors of eigenvalue near 1 span an invariant subspace close to
+  // span(basis), to working precision since the eigenvalues cluster at 0 and 1.
+  const std::size_t n = nodes_;
+  std::vector<double> projector(n * n), average(n * n, 0.0);
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, static_cast<int>(n),
+              static_cast<int>(columns), 1.0, basis.data(), static_cast<int>(columns), 0.0,
+              projector.data(), static_cast<int>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) projector[j * n + i] = projector[i * n + j];
+  const std::vector<std::vector<std::size_t>> symmetries = cube_symmetries();
+  for (const std::vector<std::size_t>& permutation : symmetries)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* from = &projector[permutation[i] * n];
+      double* to = &average[i * n];
+      for (std::size_t j = 0; j < n; ++j) to[j] += from[permutation[j]];
+    }
+  for (double& x : average) x /= static_cast<double>(symmetries.size());
+  std::vector<double> eigenvalues = eigen_descending(average, n);
+  std::size_t rank = 0;
+  while (rank < n && eigenvalues[rank] > 0.5) ++rank;
+  std::vector<double> invariant(n * rank);
+  for (std::size_t m = 0; m < n; ++m)
+    std::copy(&average[m * n], &average[m * n] + rank, &invariant[m * rank]);
+  return invariant;
+}
+
+// Procedure: compute_basis
+std::vector<double> CompressedM2L::compute_basis(double threshold) {
+  const std::size_t n = nodes_;
+  const std::vector<std::array<int, 3>> canonical = canonical_offsets();
+  const auto weighted = [&](std::size_t c) {
+    return weighted_operator(canonical[c][0], canonical[c][1], canonical[c][2]);
+  };
+  // Stage 1: the eigenvectors of G = sum_d (W K_d W)(W K_d W)^T. Squared, the singular values
+  // below ~1e-8 of the largest drown in the rounding of G.
+  std::vector<double> gram = symmetric_gram(weighted);
+  std::vector<double> eigenvalues = eigen_descending(gram, n);
   singular_values_.resize(n);
   for (std::size_t k = 0; k < n; ++k)
-    singular_values_[k] = std::sqrt(std::max(eigenvalues[n - 1 - k], 0.0));
-  rank_ = 1;
-  while (rank_ < n && singular_values_[rank_] > threshold * singular_values_[0]) ++rank_;
-  std::vector<double> basis(n * rank_);
+    singular_values_[k] = std::sqrt(std::max(eigenvalues[k], 0.0));
+  const double largest = singular_values_[0];
+  const auto cut = [&](const std::vector<double>& values, std::size_t from, double relative) {
+    std::size_t rank = from;
+    while (rank < n && values[rank] > relative * largest) ++rank;
+    return rank;
+  };
+  if (threshold >= deflation_threshold) {
+    rank_ = std::max<std::size_t>(cut(singular_values_, 0, threshold), 1);
+    std::vector<double> basis(n * rank_);
+    for (std::size_t m = 0; m < n; ++m)
+      std::copy(&gram[m * n], &gram[m * n] + rank_, &basis[m * rank_]);
+    return basis;
+  }
+  // Stage 2 (deflation): U1 = the stage-1 directions above deflation_threshold, made exactly
+  // invariant under the cube's symmetries so that the residuals B_d = (I - U1 U1^T) W K_d W are
+  // again P B_c P^T. Formed explicitly, their small entries are accurate, and the eigenvectors
+  // of sum_d B_d B_d^T resolve the singular values down to ~1e-8 of deflation_threshold.
+  const std::size_t first = cut(singular_values_, 0, deflation_threshold);
+  std::vector<double> leading(n * first);
   for (std::size_t m = 0; m < n; ++m)
-    for (std::size_t k = 0; k < rank_; ++k) basis[m * rank_ + k] = gram[m * n + (n - 1 - k)];
+    std::copy(&gram[m * n], &gram[m * n] + first, &leading[m * first]);
+  const std::vector<double> u1 = invariant_subspace(leading, first);
+  const std::size_t r1 = u1.size() / n;
+  std::vector<double> projection(r1 * n);
+  const auto residual = [&](std::size_t c) {
+    std::vector<double> b = weighted(c);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r1), static_cast<int>(n),
+                static_cast<int>(n), 1.0, u1.data(), static_cast<int>(r1), b.data(),
+                static_cast<int>(n), 0.0, projection.data(), static_cast<int>(n));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(r1), -1.0, u1.data(), static_cast<int>(r1), projection.data(),
+                static_cast<int>(n), 1.0, b.data(), static_cast<int>(n));
+    return b;
+  };
+  std::vector<double> residual_gram = symmetric_gram(residual);
+  const std::vector<double> residual_values = eigen_descending(residual_gram, n);
+  for (std::size_t k = r1; k < n; ++k)
+    singular_values_[k] = std::sqrt(std::max(residual_values[k - r1], 0.0));
+  rank_ = std::max(cut(singular_values_, r1, threshold), r1);
+  const std::size_t r2 = rank_ - r1;
+  // U = [U1 U2], U2 orthogonalised against U1 (twice, as the residual Gram's eigenvectors are
+  // orthogonal to U1 only to ~1e-8) and orthonormalised by QR.
+  std::vector<double> u2(n * r2), overlap(r1 * r2);
+  for (std::size_t m = 0; m < n; ++m)
+    std::copy(&residual_gram[m * n], &residual_gram[m * n] + r2, &u2[m * r2]);
+  for (int pass = 0; pass < 2 && r2 > 0; ++pass) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r1), static_cast<int>(r2),
+                static_cast<int>(n), 1.0, u1.data(), static_cast<int>(r1), u2.data(),
+                static_cast<int>(r2), 0.0, overlap.data(), static_cast<int>(r2));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+                static_cast<int>(r2), static_cast<int>(r1), -1.0, u1.data(), static_cast<int>(r1),
+                overlap.data(), static_cast<int>(r2), 1.0, u2.data(), static_cast<int>(r2));
+  }
+  if (r2 > 0) orthonormalise(u2, n, r2);
+  std::vector<double> basis(n * rank_);
+  for (std::size_t m = 0; m < n; ++m) {
+    std::copy(&u1[m * r1], &u1[m * r1] + r1, &basis[m * rank_]);
+    std::copy(&u2[m * r2], &u2[m * r2] + r2, &basis[m * rank_ + r1]);
+  }
   return basis;
+}
+
+// Procedure: cube_symmetries
+std::vector<std::vector<std::size_t>> CompressedM2L::cube_symmetries() const {
+  // The node permutations of the 48 symmetries of the cube: the axes permuted, then each
+  // reflected or not.
+  std::vector<std::vector<std::size_t>> symmetries;
+  int axes[3] = {0, 1, 2};
+  do {
+    for (int reflections = 0; reflections < 8; ++reflections) {
+      std::vector<std::size_t> permutation(nodes_);
+      for (std::size_t i = 0; i < p_; ++i)
+        for (std::size_t j = 0; j < p_; ++j)
+          for (std::size_t k = 0; k < p_; ++k) {
+            std::size_t node[3] = {i, j, k};
+            for (int d = 0; d < 3; ++d)
+              if (reflections >> d & 1) node[d] = p_ - 1 - node[d];
+            permutation[(i * p_ + j) * p_ + k] =
+                (node[axes[0]] * p_ + node[axes[1]]) * p_ + node[axes[2]];
+          }
+      symmetries.push_back(std::move(permutation));
+    }
+  } while (std::next_permutation(axes, axes + 3));
+  return symmetries;
 }
 
 // Procedure: weighted_operator
@@ -259,24 +450,41 @@ void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* cons
                                 std::to_string(dy) + ", " + std::to_string(dz) +
                                 ") is not in the V list");
   if (!canonical_.empty()) return uncompressed_m2l(dx, dy, dz, width, sources, targets, count);
-  const std::vector<double>& op = operators_[static_cast<std::size_t>(offset_index(dx, dy, dz))];
-  const std::size_t r = rank_;
+  const std::size_t r = rank_, index = static_cast<std::size_t>(offset_index(dx, dy, dz));
   // The pairs go through C_d in blocks of rows, (block x r) (r x r)^T: the block and its
-  // product stay in cache and C_d is read once per block.
+  // product stay in cache and C_d is read once per block. Without the stored C_d, a row s^T
+  // goes through s^T Q^T C^T Q = (Q^T C Q s)^T, three products.
+  const Placement& placement = placements_[index];
+  const bool stored = !operators_.empty();
+  const double* op =
+      stored ? operators_[index].data()
+             : canonical_operators_[static_cast<std::size_t>(placement.canonical)].data();
+  const double* q = !stored && placement.rotation >= 0
+                        ? rotations_[static_cast<std::size_t>(placement.rotation)].data()
+                        : nullptr;
   const std::size_t block = 256;
   std::vector<double> in(r * std::min(block, count)), out(in.size());
+  const auto product = [&](std::size_t rows, const double* matrix, CBLAS_TRANSPOSE transpose,
+                           double alpha, const double* from, double* to) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose, static_cast<int>(rows), static_cast<int>(r),
+                static_cast<int>(r), alpha, from, static_cast<int>(r), matrix, static_cast<int>(r),
+                0.0, to, static_cast<int>(r));
+  };
   for (std::size_t first = 0; first < count; first += block) {
     const std::size_t rows = std::min(block, count - first);
     for (std::size_t j = 0; j < rows; ++j)
       std::copy(sources[first + j], sources[first + j] + r, &in[j * r]);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
-                static_cast<int>(r), static_cast<int>(r), 1.0 / width, in.data(),
-                static_cast<int>(r), op.data(), static_cast<int>(r), 0.0, out.data(),
-                static_cast<int>(r));
+    if (q == nullptr) {
+      product(rows, op, CblasTrans, 1.0 / width, in.data(), out.data());
+    } else {
+      product(rows, q, CblasTrans, 1.0, in.data(), out.data());
+      product(rows, op, CblasTrans, 1.0 / width, out.data(), in.data());
+      product(rows, q, CblasNoTrans, 1.0, in.data(), out.data());
+    }
     for (std::size_t j = 0; j < rows; ++j) {
       double* target = targets[first + j];
-      const double* product = &out[j * r];
-      for (std::size_t k = 0; k < r; ++k) target[k] += product[k];
+      const double* result = &out[j * r];
+      for (std::size_t k = 0; k < r; ++k) target[k] += result[k];
     }
   }
 }

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace fmm {
@@ -28,6 +30,8 @@ class CompressedM2L {
   // keeping the singular values above `threshold` times the largest, threshold in [0, 1). With
   // threshold 0 nothing is compressed: rank() is p^3, compress and expand copy, and each M2L
   // goes through its canonical p^3 x p^3 operator with the nodes permuted.
+  // Thread-safe; the operators of one (nodes, threshold) are built once per process and copied
+  // from then on.
   CompressedM2L(const std::vector<double>& nodes_1d, double threshold);
 
   std::size_t rank() const { return rank_; }
@@ -46,6 +50,13 @@ class CompressedM2L {
  private:
   // The canonical offset of d (0 <= a <= b <= c <= 3, c >= 2) and the node permutation of the
   // cube symmetry that maps d onto it: K_d[m][n] = K_canonical[permutation[m]][permutation[n]].
+  struct Build {};
+  // Builds the operators (the public constructor's work, without the cache).
+  CompressedM2L(const std::vector<double>& nodes_1d, double threshold, Build);
+  // The operators of (nodes_1d, threshold), built on first use and kept for the process.
+  static std::shared_ptr<const CompressedM2L> built(const std::vector<double>& nodes_1d,
+                                                    double threshold);
+
   struct Symmetry {
     int canonical;
     std::vector<std::size_t> permutation;
@@ -56,18 +67,48 @@ class CompressedM2L {
   // The M2L of the uncompressed operators (threshold 0).
   void uncompressed_m2l(int dx, int dy, int dz, double width, const double* const* sources,
                         double* const* targets, std::size_t count) const;
-  // The basis U from the Gram sum, and rank_ from the threshold.
-  std::vector<double> basis_from_gram(double threshold);
+  // The basis U (row-major p^3 x rank_), rank_ and singular_values_ from the threshold.
+  std::vector<double> compute_basis(double threshold);
+  // sum_d P_d F_c F_c^T P_d^T over the 316 offsets d, F_c = canonical_factor(c) (p^3 x p^3) for
+  // the canonical offset c of d and P_d its node permutation: row-major p^3 x p^3.
+  std::vector<double> symmetric_gram(
+      const std::function<std::vector<double>(std::size_t)>& canonical_factor) const;
+  // An orthonormal basis (row-major p^3 x k) of a subspace invariant under the cube's
+  // symmetries and close to the span of the `columns` orthonormal columns of `basis`.
+  std::vector<double> invariant_subspace(const std::vector<double>& basis,
+                                         std::size_t columns) const;
+  // The node permutations of the 48 symmetries of the cube.
+  std::vector<std::vector<std::size_t>> cube_symmetries() const;
+
+  // The C_canonical, the rotations Q and, if they fit in stored_operators_budget, the C_d.
+  void build_operators(const std::vector<double>& basis);
+
+  // Below this relative singular value, the basis is computed in two stages (compute_basis).
+  static constexpr double deflation_threshold = 1e-6;
+  // The largest memory (bytes) the 316 C_d may take; beyond it they are applied as
+  // Q^T C_canonical Q, three r x r products instead of one.
+  static constexpr std::size_t stored_operators_budget = std::size_t{256} << 20;
 
   static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
 
-  std::size_t p_, nodes_, rank_ = 0;
+  std::size_t p_ = 0, nodes_ = 0, rank_ = 0;
   std::vector<double> nodes_1d_;
   std::vector<double> weights_;  // the diagonal of W, p^3
   std::vector<double> singular_values_;
   std::vector<double> expansion_;  // V = W^-1 U, row-major p^3 x rank
-  // C_d for each offset, row-major rank x rank, at offset_index(d); empty for the near offsets.
+  // Where offset d's operator comes from, at offset_index(d): C_d = Q^T C_canonical Q with
+  // Q = rotations_[rotation], or C_canonical itself when rotation is -1.
+  struct Placement {
+    int canonical = -1;
+    int rotation = -1;
+  };
+  std::vector<Placement> placements_;
+  // C_d for each offset, row-major rank x rank, at offset_index(d) (empty for the near offsets),
+  // when the 316 of them fit in stored_operators_budget; otherwise empty, and each M2L goes
+  // through the 16 canonical C and the rotations Q (row-major rank x rank).
   std::vector<std::vector<double>> operators_;
+  std::vector<std::vector<double>> canonical_operators_;
+  std::vector<std::vector<double>> rotations_;
   // Without compression: the unweighted K of the 16 canonical offsets, row-major p^3 x p^3.
   std::vector<std::vector<double>> canonical_;
 };
