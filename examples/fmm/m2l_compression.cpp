@@ -9,8 +9,6 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -68,32 +66,11 @@ void orthonormalise(std::vector<double>& matrix, std::size_t rows, std::size_t c
 
 }  // namespace
 
-CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold) {
+CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold)
+    : p_(nodes_1d.size()), nodes_(p_ * p_ * p_), nodes_1d_(nodes_1d) {
   if (!(threshold >= 0 && threshold < 1))
     throw std::invalid_argument("CompressedM2L: threshold " + std::to_string(threshold) +
                                 " is outside [0, 1)");
-  *this =
-      threshold == 0 ? CompressedM2L(nodes_1d, threshold, Build{}) : *built(nodes_1d, threshold);
-}
-
-// Procedure: built
-std::shared_ptr<const CompressedM2L> CompressedM2L::built(const std::vector<double>& nodes_1d,
-                                                          double threshold) {
-  // The compressed operators of a high order take tens of seconds to build (docs/fmm.md), so
-  // the first solver of each order in a process builds them and the later ones copy them. The
-  // lock is held while building: two solvers of one order build it once.
-  static std::mutex mutex;
-  // Guarded by mutex.
-  static std::map<std::pair<std::vector<double>, double>, std::shared_ptr<const CompressedM2L>>
-      cache;
-  const std::lock_guard lock(mutex);
-  std::shared_ptr<const CompressedM2L>& entry = cache[{nodes_1d, threshold}];
-  if (!entry) entry.reset(new CompressedM2L(nodes_1d, threshold, Build{}));
-  return entry;
-}
-
-CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double threshold, Build)
-    : p_(nodes_1d.size()), nodes_(p_ * p_ * p_), nodes_1d_(nodes_1d) {
   if (threshold == 0) {
     // No compression: the 16 canonical operators themselves (p^6 doubles each).
     rank_ = nodes_;

@@ -19,7 +19,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <vector>
 
 namespace fmm {
@@ -30,8 +29,6 @@ class CompressedM2L {
   // keeping the singular values above `threshold` times the largest, threshold in [0, 1). With
   // threshold 0 nothing is compressed: rank() is p^3, compress and expand copy, and each M2L
   // goes through its canonical p^3 x p^3 operator with the nodes permuted.
-  // Thread-safe; the operators of one (nodes, threshold) are built once per process and copied
-  // from then on.
   CompressedM2L(const std::vector<double>& nodes_1d, double threshold);
 
   std::size_t rank() const { return rank_; }
@@ -50,13 +47,6 @@ class CompressedM2L {
  private:
   // The canonical offset of d (0 <= a <= b <= c <= 3, c >= 2) and the node permutation of the
   // cube symmetry that maps d onto it: K_d[m][n] = K_canonical[permutation[m]][permutation[n]].
-  struct Build {};
-  // Builds the operators (the public constructor's work, without the cache).
-  CompressedM2L(const std::vector<double>& nodes_1d, double threshold, Build);
-  // The operators of (nodes_1d, threshold), built on first use and kept for the process.
-  static std::shared_ptr<const CompressedM2L> built(const std::vector<double>& nodes_1d,
-                                                    double threshold);
-
   struct Symmetry {
     int canonical;
     std::vector<std::size_t> permutation;
@@ -91,7 +81,7 @@ class CompressedM2L {
 
   static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
 
-  std::size_t p_ = 0, nodes_ = 0, rank_ = 0;
+  std::size_t p_, nodes_, rank_ = 0;
   std::vector<double> nodes_1d_;
   std::vector<double> weights_;  // the diagonal of W, p^3
   std::vector<double> singular_values_;
