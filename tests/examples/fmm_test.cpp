@@ -257,6 +257,10 @@ TEST(FmmOptions, OrderGrowsAsTheToleranceShrinks) {
     previous = order;
   }
   EXPECT_GT(previous, fmm::order_for_accuracy(1e-3));
+  EXPECT_EQ(fmm::order_for_accuracy(1e-7), 9);
+  EXPECT_EQ(fmm::order_for_accuracy(5e-8), 10);
+  EXPECT_EQ(fmm::order_for_accuracy(3e-8), 10);
+  EXPECT_EQ(fmm::order_for_accuracy(2e-8), 11);
 }
 
 template <typename F>
