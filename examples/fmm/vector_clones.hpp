@@ -3,9 +3,13 @@
 // runs on any x86-64. For the near-field loops (P2P, and M2P and P2L, which have its shape),
 // most of an evaluation's time: about 1.6x the interactions per second of the SSE2 loop. The
 // loops vectorise with `omp simd`, and sqrt with -fno-math-errno (examples/fmm/CMakeLists.txt).
+//
+// Not under the sanitizers: the clones are chosen by an ifunc resolver, which runs before the
+// sanitizer's runtime is set up and crashes there.
 #pragma once
 
-#if defined(__x86_64__) && defined(__has_attribute)
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__)
 #if __has_attribute(target_clones)
 #define FMM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
