@@ -304,12 +304,11 @@ struct Registration {
 }  // namespace
 
 fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times) {
-  fmm::check_points(points);
   const auto start = std::chrono::steady_clock::now();
   const fmm::ChebyshevInterpolation& operators = solver_.operators();
-  const fmm::Octree tree(points, solver_.leaf_size());
-  const fmm::InteractionLists lists = fmm::build_interaction_lists(tree);
-  const fmm::GroupTree groups(tree, lists, solver_.group_size());
+  const fmm::Solver::Plan plan = solver_.plan(points);
+  const fmm::Octree& tree = plan.tree;
+  const fmm::GroupTree& groups = plan.groups;
   fmm::GroupData data(tree, groups, operators);
   const fmm::KernelContext context = fmm::KernelContext::of(tree, operators);
   const double tree_seconds =

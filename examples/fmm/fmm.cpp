@@ -79,7 +79,7 @@ int order_for_accuracy(double eps) {
     double eps;
     int order;
   };
-  static constexpr Entry table[] = {{1e-3, 4},  {1e-4, 6},  {1e-5, 7},  {1e-6, 8}, {1e-7, 9},
+  static constexpr Entry table[] = {{1e-3, 4},  {1e-4, 6},  {1e-5, 7},  {1e-6, 8},  {1e-7, 9},
                                     {3e-8, 10}, {1e-8, 11}, {1e-9, 12}, {1e-10, 13}};
   for (const Entry& entry : table)
     if (entry.eps <= eps * (1 + 1e-9)) return entry.order;
@@ -118,17 +118,25 @@ Solver Solver::with_order(int order, std::size_t leaf_size) {
 
 int Solver::order() const { return interpolation_->order(); }
 
+Solver::Plan Solver::plan(const Points& points) const {
+  check_points(points);
+  Octree tree(points, leaf_size_);
+  // W cells with fewer points than an expansion's nodes are cheaper as P2P.
+  const InteractionLists lists = build_interaction_lists(tree, interpolation_->nodes());
+  GroupTree groups(tree, lists, group_size_);
+  return {std::move(tree), std::move(groups)};
+}
+
 Potentials Solver::evaluate(const Points& points) const {
   PhaseTimes times;
   return evaluate(points, times);
 }
 
 Potentials Solver::evaluate(const Points& points, PhaseTimes& times) const {
-  check_points(points);
   auto start = Clock::now();
-  const Octree tree(points, leaf_size_);
-  const InteractionLists lists = build_interaction_lists(tree, interpolation_->nodes());
-  const GroupTree groups(tree, lists, group_size_);
+  const Plan plan = this->plan(points);
+  const Octree& tree = plan.tree;
+  const GroupTree& groups = plan.groups;
   GroupData data(tree, groups, *interpolation_);
   times = {};
   times.tree = seconds_since(start);

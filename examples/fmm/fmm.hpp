@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "group_tree.hpp"
+#include "octree.hpp"
 #include "points.hpp"
 
 namespace fmm {
@@ -58,6 +59,14 @@ class Solver {
   explicit Solver(const Options& options = {});
   // An explicit order p in [2, 16]; for measuring the accuracy of each order.
   static Solver with_order(int order, std::size_t leaf_size);
+
+  // The octree of `points` and its group tree (the tasks of an evaluation), as every evaluation
+  // by this solver builds them, on whichever runtime. Throws like evaluate on bad points.
+  struct Plan {
+    Octree tree;
+    GroupTree groups;
+  };
+  Plan plan(const Points& points) const;
 
   // The potential and field (gradient of the potential) at every point from all the others.
   // Throws std::invalid_argument naming the problem when there are no points, the four arrays

@@ -222,12 +222,11 @@ Potentials TaskProgram::evaluate(const Points& sources, const Points& targets, P
 }
 
 Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
-  check_points(points);
   const auto start = std::chrono::steady_clock::now();
   const ChebyshevInterpolation& operators = solver_.operators();
-  const Octree tree(points, solver_.leaf_size());
-  const InteractionLists lists = build_interaction_lists(tree, operators.nodes());
-  const GroupTree groups(tree, lists, solver_.group_size());
+  const Solver::Plan plan = solver_.plan(points);
+  const Octree& tree = plan.tree;
+  const GroupTree& groups = plan.groups;
   GroupData data(tree, groups, operators);
   std::vector<std::vector<std::int32_t>> work_lists;
   for (const GroupTask& task : groups.tasks()) work_lists.push_back(task.work);
