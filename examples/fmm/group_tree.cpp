@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -105,6 +106,34 @@ class TaskCollector {
 };
 
 }  // namespace
+
+void GroupTree::split_near_field(std::size_t first) {
+  // The near field is most of the work and has no dependencies between its tasks: cut in
+  // pieces of at most 1/64 of it (and at least 10^5 pairs, about 0.3 ms), its tasks spread over
+  // workers and devices. A piece is a run of whole entries, as only results are written, with
+  // `add`.
+  double total = 0;
+  for (std::size_t t = first; t < tasks_.size(); ++t) total += tasks_[t].interactions;
+  const double piece = std::max(total / 64, 1e5);
+  std::vector<GroupTask> pieces;
+  for (std::size_t t = first; t < tasks_.size(); ++t) {
+    const GroupTask& task = tasks_[t];
+    const std::size_t stride = static_cast<std::size_t>(fmm::stride(task.kernel));
+    GroupTask current{task.kernel, task.source, task.target, {}, 0};
+    for (std::size_t e = 0; e < task.work.size() / stride; ++e) {
+      const std::int32_t* entry = task.work.data() + e * stride;
+      current.work.insert(current.work.end(), entry, entry + stride);
+      current.interactions += static_cast<double>(entry[1]) * static_cast<double>(entry[3]);
+      if (current.interactions >= piece) {
+        pieces.push_back(std::move(current));
+        current = {task.kernel, task.source, task.target, {}, 0};
+      }
+    }
+    if (!current.work.empty()) pieces.push_back(std::move(current));
+  }
+  tasks_.resize(first);
+  std::move(pieces.begin(), pieces.end(), std::back_inserter(tasks_));
+}
 
 GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::size_t group_size) {
   if (group_size == 0) throw std::invalid_argument("fmm: group size is 0");
@@ -252,8 +281,10 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
       }
     }
   }
+  const std::size_t first_p2p = tasks_.size();
   inner.move_to(tasks_);
   pair.move_to(tasks_);
+  split_near_field(first_p2p);
 
   // Downward: expansion and L2L from the top down, then L2P at every leaf.
   for (int level = 0; level < tree.levels(); ++level) {

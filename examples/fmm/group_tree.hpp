@@ -102,6 +102,9 @@ class GroupTree {
   const std::vector<GroupTask>& tasks() const { return tasks_; }
 
  private:
+  // Cuts the P2P tasks from index `first` on (the last ones) into pieces.
+  void split_near_field(std::size_t first);
+
   std::vector<CellGroup> cell_groups_;
   std::vector<ParticleGroup> particle_groups_;
   std::vector<GroupTask> tasks_;
