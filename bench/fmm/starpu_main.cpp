@@ -18,6 +18,7 @@
 #include "command_line.hpp"
 #include "common/harness.hpp"
 #include "distributions.hpp"
+#include "eps_option.hpp"
 #include "fmm.hpp"
 #include "fmm/starpu_fmm.hpp"
 #include "task_program.hpp"
@@ -44,19 +45,6 @@ constexpr std::size_t check_samples = 1000;
 // --verify: the largest relative L2 difference from the sequential run that passes.
 constexpr double verify_tolerance = 1e-12;
 
-// CLI::Range would print its bounds as 0.000000 and 0.001000.
-CLI::Validator eps_range() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0') return "expects a number, not '" + text + "'";
-        if (!(value >= 1e-10 && value <= 1e-3)) return "must be in [1e-10, 1e-3], not " + text;
-        return {};
-      },
-      "");
-}
-
 bench::ResultsAccess parse_results(const std::string& text) {
   if (text == "redux") return bench::ResultsAccess::redux;
   if (text == "commute") return bench::ResultsAccess::commute;
@@ -80,7 +68,7 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("D");
   app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
       ->type_name("EPS")
-      ->check(eps_range())
+      ->check(fmm::eps_range())
       ->capture_default_str();
   app.add_option("--leaf", o.leaf, "most points in a leaf cell")
       ->type_name("L")

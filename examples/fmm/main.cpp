@@ -17,6 +17,7 @@
 #include "accuracy.hpp"
 #include "command_line.hpp"
 #include "distributions.hpp"
+#include "eps_option.hpp"
 #include "fmm.hpp"
 #include "leaf_tuner.hpp"
 #include "point_files.hpp"
@@ -50,20 +51,6 @@ struct Options {
 constexpr std::size_t exact_check_limit = 20000;
 constexpr std::size_t check_samples = 1000;
 
-// CLI::Range would print its bounds as 0.000000 and 0.001000.
-CLI::Validator eps_range() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0') return "expects a number, not '" + text + "'";
-        // Written so that a NaN is refused.
-        if (!(value >= 1e-10 && value <= 1e-3)) return "must be in [1e-10, 1e-3], not " + text;
-        return {};
-      },
-      "");
-}
-
 // The files a peer FMM reads to evaluate the same points against the same reference
 // (point_files.hpp; bench/fmm uses them).
 void add_file_options(CLI::App& app, Options& o) {
@@ -95,7 +82,7 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("D");
   app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
       ->type_name("EPS")
-      ->check(eps_range())
+      ->check(fmm::eps_range())
       ->capture_default_str();
   app.add_option("--leaf", o.leaf, "most points in a leaf cell")
       ->type_name("L")
