@@ -176,7 +176,7 @@ Task* DeviceDispatch::pull_for_device(int node) {
 
 void DeviceDispatch::forget_exploration(Task& task) {
   if (!task.explored) return;
-  perf_model_.release_exploration(task.type_name, kind_of(task.node), task.work_size);
+  perf_model_.release_exploration(task.type_name, kind_of(task.node));
   task.explored = false;
 }
 

@@ -19,36 +19,35 @@ PerfModel::Curve* PerfModel::find(Shard& shard, const KeyView& key, bool create)
 }
 
 void PerfModel::add_sample(Curve& curve, Entry& entry, double seconds) {
-  const bool was_calibrated = entry.calibrated();
   entry.samples[entry.count % window] = seconds;
+  if (entry.count < window) ++curve.samples;
   ++entry.count;
   const int n = std::min(entry.count, window);
   std::array<double, window> sorted = entry.samples;
   std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
   entry.median = sorted[n / 2];
-  if (!was_calibrated && entry.calibrated()) ++curve.calibrated_sizes;
 }
 
 std::optional<double> PerfModel::Curve::at(std::size_t size) const {
-  if (calibrated_sizes == 0) return std::nullopt;
-  // A size with samples of its own goes by them, even before they are enough to calibrate it.
+  if (!calibrated()) return std::nullopt;
+  // A size with samples of its own goes by them.
   const auto exact = sizes.find(size);
   if (exact != sizes.end() && exact->second.count > 0) return exact->second.median;
-  // The two calibrated sizes nearest below and above (either may be missing).
+  // The two sizes with samples nearest below and above (either may be missing).
   using Point = std::pair<double, double>;  // (size, seconds)
   std::vector<Point> below, above;
   for (auto it = sizes.lower_bound(size); it != sizes.begin() && below.size() < 2;) {
     --it;
-    if (it->second.calibrated()) below.emplace_back(it->first, it->second.median);
+    if (it->second.count > 0) below.emplace_back(it->first, it->second.median);
   }
   for (auto it = sizes.upper_bound(size); it != sizes.end() && above.size() < 2; ++it)
-    if (it->second.calibrated()) above.emplace_back(it->first, it->second.median);
+    if (it->second.count > 0) above.emplace_back(it->first, it->second.median);
   Point a, b;
   if (!below.empty() && !above.empty()) {
     a = below[0], b = above[0];
   } else {
     const std::vector<Point>& side = below.empty() ? above : below;
-    if (side.size() == 1) {  // in proportion to the only calibrated size
+    if (side.size() == 1) {  // in proportion to the only size with samples
       a = side[0];
       return a.first > 0 ? a.second * static_cast<double>(size) / a.first : a.second;
     }
@@ -71,37 +70,30 @@ std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind
   return curve ? curve->at(size) : std::nullopt;
 }
 
-int PerfModel::explorations(std::string_view type, DeviceKind kind, std::size_t size) {
+int PerfModel::explorations(std::string_view type, DeviceKind kind) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
   const Curve* curve = find(shard, key, false);
   if (!curve) return 0;
-  if (curve->calibrated_sizes > 0) return calibration_samples;
-  const auto entry = curve->sizes.find(size);
-  return entry == curve->sizes.end() ? 0 : entry->second.count + entry->second.exploring;
+  return curve->calibrated() ? calibration_samples : curve->samples + curve->exploring;
 }
 
-bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
+bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
   Curve& curve = *find(shard, key, true);
-  if (curve.calibrated_sizes > 0) return false;
-  Entry& entry = curve.sizes[size];
-  if (entry.count + entry.exploring >= calibration_samples) return false;
-  ++entry.exploring;
+  if (curve.samples + curve.exploring >= calibration_samples) return false;
+  ++curve.exploring;
   return true;
 }
 
-void PerfModel::release_exploration(std::string_view type, DeviceKind kind, std::size_t size) {
+void PerfModel::release_exploration(std::string_view type, DeviceKind kind) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
-  if (Curve* curve = find(shard, key, false)) {
-    const auto entry = curve->sizes.find(size);
-    if (entry != curve->sizes.end() && entry->second.exploring > 0) --entry->second.exploring;
-  }
+  if (Curve* curve = find(shard, key, false); curve && curve->exploring > 0) --curve->exploring;
 }
 
 void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t size, double seconds,
@@ -110,9 +102,8 @@ void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t size,
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
   Curve& curve = *find(shard, key, true);
-  Entry& entry = curve.sizes[size];
-  if (explored && entry.exploring > 0) --entry.exploring;
-  add_sample(curve, entry, seconds);
+  if (explored && curve.exploring > 0) --curve.exploring;
+  add_sample(curve, curve.sizes[size], seconds);
 }
 
 void PerfModel::load(const std::string& file) {
@@ -138,11 +129,11 @@ void PerfModel::load(const std::string& file) {
     MutexLock guard(shard.mutex);
     Curve& curve = *find(shard, key, true);
     Entry& entry = curve.sizes[bytes];
-    if (entry.calibrated()) --curve.calibrated_sizes;
+    curve.samples -= std::min(entry.count, window);
     entry.count = std::min(count, window);
+    curve.samples += entry.count;
     std::fill(entry.samples.begin(), entry.samples.begin() + entry.count, seconds);
     entry.median = seconds;
-    if (entry.calibrated()) ++curve.calibrated_sizes;
   }
 }
 

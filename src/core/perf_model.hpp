@@ -24,19 +24,21 @@ class PerfModel {
   // Samples needed before an estimate is trusted; until then the policy explores.
   static constexpr int calibration_samples = 3;
 
-  // The expected execution time in seconds, or nothing while uncalibrated. A size not calibrated
-  // itself is estimated from the calibrated sizes of the same type and kind (see `curve`), so
-  // the edge tiles of a tiled algorithm, each a size of its own, are not explored one by one.
+  // The expected execution time in seconds, or nothing while uncalibrated. A (task type, device
+  // kind) is calibrated once it has calibration_samples samples, of one size or of several: a
+  // size without samples of its own is then estimated from the sizes that have some (see
+  // `Curve`), so that the edge tiles of a tiled algorithm are not explored one by one, and
+  // tasks whose sizes all differ (an FMM's interaction counts) still calibrate.
   std::optional<double> estimate(std::string_view type, DeviceKind kind, std::size_t size);
-  // Samples recorded plus explorations in flight for the combination; calibration_samples
-  // when it needs none (it is calibrated, or estimated from other sizes).
-  int explorations(std::string_view type, DeviceKind kind, std::size_t size);
+  // Samples recorded plus explorations in flight for the combination's type and kind;
+  // calibration_samples when it needs none (it is calibrated).
+  int explorations(std::string_view type, DeviceKind kind);
   // Returns true (and counts an exploration in flight) when the combination still needs
   // samples and not enough runs to provide them are under way.
-  bool claim_exploration(std::string_view type, DeviceKind kind, std::size_t size);
+  bool claim_exploration(std::string_view type, DeviceKind kind);
   // Gives back a claim whose run ended without a measurement (it failed, was cancelled or ran
   // elsewhere).
-  void release_exploration(std::string_view type, DeviceKind kind, std::size_t size);
+  void release_exploration(std::string_view type, DeviceKind kind);
   // Adds a measured run; `explored` when it was claimed by claim_exploration.
   void record(std::string_view type, DeviceKind kind, std::size_t size, double seconds,
               bool explored);
@@ -50,18 +52,18 @@ class PerfModel {
   static constexpr int window = 16;
   struct Entry {
     std::array<double, window> samples{};
-    int count = 0;      // samples recorded (the window keeps the last `window`)
-    int exploring = 0;  // claimed explorations not yet recorded
+    int count = 0;  // samples recorded (the window keeps the last `window`)
     double median = 0;
-    bool calibrated() const { return count >= calibration_samples; }
   };
   // The sizes seen of one (task type, device kind), in order, so that a size without samples is
-  // estimated from its calibrated neighbours: on the straight line through the two nearest in
-  // log-log space (a power law, as the work of most kernels is in their size), or in proportion
-  // to the one calibrated size there is.
+  // estimated from its nearest neighbours with samples: on the straight line through the two
+  // nearest in log-log space (a power law, as the work of most kernels is in their size), or in
+  // proportion to the one size there is.
   struct Curve {
     std::map<std::size_t, Entry> sizes;
-    int calibrated_sizes = 0;
+    int samples = 0;    // recorded, over all sizes (each size counting at most `window`)
+    int exploring = 0;  // claimed explorations not yet recorded
+    bool calibrated() const { return samples >= calibration_samples; }
     std::optional<double> at(std::size_t size) const;
   };
   // (type name, kind): looked up with a view of the name, stored with its own copy.

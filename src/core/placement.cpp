@@ -124,13 +124,13 @@ int PlacementPolicy::choose(Task& task) {
   for (int node = 0; node < count; ++node) {
     if (!can_run(task, node) || (devices_only && node == 0)) continue;
     if (task.placement != Placement::automatic && !devices_only) break;
-    const int n = model_.explorations(task.type_name, nodes_[node].kind, bytes);
+    const int n = model_.explorations(task.type_name, nodes_[node].kind);
     if (n < least_explored) {
       explore = node;
       least_explored = n;
     }
   }
-  if (explore >= 0 && model_.claim_exploration(task.type_name, nodes_[explore].kind, bytes)) {
+  if (explore >= 0 && model_.claim_exploration(task.type_name, nodes_[explore].kind)) {
     task.explored = true;
     task.expected_ns = 0;
     return explore;

@@ -50,17 +50,16 @@ void record_n(PerfModel& model, const char* type, DeviceKind kind, std::size_t b
 TEST(PerfModelTest, AReleasedExplorationCanBeClaimedAgain) {
   PerfModel model;
   for (int i = 0; i < PerfModel::calibration_samples; ++i)
-    EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
-  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
-  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated, 64), PerfModel::calibration_samples);
+    EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated));
+  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::emulated));
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated), PerfModel::calibration_samples);
   // An explored task failed: its claim comes back, and another task may explore.
-  model.release_exploration("potrf", DeviceKind::emulated, 64);
-  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated, 64),
-            PerfModel::calibration_samples - 1);
-  EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated, 64));
+  model.release_exploration("potrf", DeviceKind::emulated);
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated), PerfModel::calibration_samples - 1);
+  EXPECT_TRUE(model.claim_exploration("potrf", DeviceKind::emulated));
   // Releasing what was never claimed changes nothing.
-  model.release_exploration("trsm", DeviceKind::cpu, 64);
-  EXPECT_EQ(model.explorations("trsm", DeviceKind::cpu, 64), 0);
+  model.release_exploration("trsm", DeviceKind::cpu);
+  EXPECT_EQ(model.explorations("trsm", DeviceKind::cpu), 0);
 }
 
 TEST(PerfModelTest, NoEstimateUntilCalibratedThenTheMedian) {
@@ -115,7 +114,7 @@ TEST(PerfModelTest, KeysSeparateTypeDeviceKindAndSize) {
   EXPECT_EQ(model.estimate("potrf", DeviceKind::cpu, 1024), std::optional<double>(5.0));
 }
 
-TEST(PerfModelTest, AnUncalibratedSizeIsEstimatedFromItsCalibratedNeighbours) {
+TEST(PerfModelTest, ASizeWithoutSamplesIsEstimatedFromItsNeighbours) {
   PerfModel model;
   record_n(model, "gemm", DeviceKind::cpu, 1000, 2.0, calibration);
   // One calibrated size: in proportion to it.
@@ -138,13 +137,41 @@ TEST(PerfModelTest, AnUncalibratedSizeIsEstimatedFromItsCalibratedNeighbours) {
   EXPECT_EQ(model.estimate("syrk", DeviceKind::cpu, 1000), std::nullopt);
 }
 
+TEST(PerfModelTest, TasksOfAllDifferentSizesCalibrateTogether) {
+  // An FMM's tasks each have an interaction count of their own: no size ever repeats, and the
+  // curve must calibrate from one sample of each.
+  static_assert(calibration == 3, "the samples below assume three calibration runs");
+  PerfModel model;
+  EXPECT_TRUE(model.claim_exploration("p2p", DeviceKind::cuda));
+  model.record("p2p", DeviceKind::cuda, 1000, 1.0, true);
+  EXPECT_TRUE(model.claim_exploration("p2p", DeviceKind::cuda));
+  model.record("p2p", DeviceKind::cuda, 4000, 4.0, true);
+  EXPECT_EQ(model.estimate("p2p", DeviceKind::cuda, 2000), std::nullopt);
+  EXPECT_EQ(model.explorations("p2p", DeviceKind::cuda), 2);
+  EXPECT_TRUE(model.claim_exploration("p2p", DeviceKind::cuda));
+  EXPECT_FALSE(model.claim_exploration("p2p", DeviceKind::cuda));
+  model.record("p2p", DeviceKind::cuda, 16000, 16.0, true);
+  EXPECT_EQ(model.explorations("p2p", DeviceKind::cuda), calibration);
+  EXPECT_FALSE(model.claim_exploration("p2p", DeviceKind::cuda));
+  EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 2000), 2.0, 1e-12);
+  EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 8000), 8.0, 1e-12);
+  EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 32000), 32.0, 1e-12);
+  // Saved and loaded, the samples of each size still count towards the curve's calibration.
+  const TemporaryFile file("distinct_sizes.txt");
+  model.save(file.path());
+  PerfModel loaded;
+  loaded.load(file.path());
+  EXPECT_NEAR(*loaded.estimate("p2p", DeviceKind::cuda, 8000), 8.0, 1e-12);
+  EXPECT_FALSE(loaded.claim_exploration("p2p", DeviceKind::cuda));
+}
+
 TEST(PerfModelTest, SizesEstimatedFromOthersAreNotExplored) {
   PerfModel model;
-  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu, 1000));
-  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu, 300));  // an edge tile
+  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu));
+  ASSERT_TRUE(model.claim_exploration("potrf", DeviceKind::cpu));  // an edge tile
   for (int i = 0; i < calibration; ++i) model.record("potrf", DeviceKind::cpu, 1000, 1.0, i == 0);
-  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::cpu, 500));
-  EXPECT_EQ(model.explorations("potrf", DeviceKind::cpu, 500), calibration);
+  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::cpu));
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::cpu), calibration);
   // The claim made before the curve was known is still recorded or given back as usual.
   model.record("potrf", DeviceKind::cpu, 300, 0.25, true);
   EXPECT_NEAR(*model.estimate("potrf", DeviceKind::cpu, 300), 0.25, 1e-12);
@@ -153,34 +180,34 @@ TEST(PerfModelTest, SizesEstimatedFromOthersAreNotExplored) {
 TEST(PerfModelTest, ExplorationIsClaimedUntilEnoughRunsAreUnderWay) {
   PerfModel model;
   for (int i = 0; i < calibration; ++i)
-    EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64)) << "claim " << i;
-  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+    EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda)) << "claim " << i;
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda));
   // Claims of one combination do not use up another's.
-  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cpu, 64));
+  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cpu));
 }
 
 TEST(PerfModelTest, RecordingAnExploredRunReleasesItsClaim) {
   PerfModel model;
-  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
-  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda));
   // One claimed run lands: one sample and one claim in flight, so one more may be claimed.
   model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
-  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
-  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  EXPECT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda));
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda));
   model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
   model.record("gemm", DeviceKind::cuda, 64, 1.0, true);
   // Calibrated: never explored again.
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cuda, 64), std::optional<double>(1.0));
-  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda));
 }
 
 TEST(PerfModelTest, RecordingAnUnclaimedRunKeepsTheClaims) {
   PerfModel model;
-  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
-  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda));
+  ASSERT_TRUE(model.claim_exploration("gemm", DeviceKind::cuda));
   // A run placed there by the policy for other reasons adds a sample; both claims still stand.
   model.record("gemm", DeviceKind::cuda, 64, 1.0, false);
-  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda, 64));
+  EXPECT_FALSE(model.claim_exploration("gemm", DeviceKind::cuda));
 }
 
 TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
@@ -206,9 +233,9 @@ TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
   }
   // The sample count is kept: one sample loaded, two more runs to explore.
   EXPECT_EQ(loaded.estimate("trsm", DeviceKind::cuda, 64), std::nullopt);
-  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
-  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
-  EXPECT_FALSE(loaded.claim_exploration("trsm", DeviceKind::cuda, 64));
+  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda));
+  EXPECT_TRUE(loaded.claim_exploration("trsm", DeviceKind::cuda));
+  EXPECT_FALSE(loaded.claim_exploration("trsm", DeviceKind::cuda));
   // Nothing else appeared.
   EXPECT_EQ(loaded.estimate("gemm", DeviceKind::emulated, std::size_t{1} << 20), std::nullopt);
 }
