@@ -68,6 +68,51 @@ __global__ void p2p_kernel(const int* entries, const double* points_a, int count
   }
 }
 
+// Entries of an M2L work list per thread block: their source vectors are staged in shared
+// memory (up to 8 x 614 doubles, 39 KB at order 13), and each operator value read serves all
+// of them.
+constexpr int m2l_entries_per_block = 8;
+
+// One thread block per m2l_entries_per_block consecutive entries (offset, target cell, source
+// cell); each thread takes rows of C_d. The entries are sorted by offset, so a block's entries
+// mostly share one C_d; where its entries change offset, it goes through each run in turn. A
+// target cell appears once per offset, in several blocks: the sums go in with atomic adds.
+__global__ void m2l_kernel(const int* work, int entry_count, const double* operators, int rank,
+                           const double* sources, double* targets, double root_width) {
+  constexpr int per_block = m2l_entries_per_block;
+  const int* entries = work + 1;                           // after the header, the cells' level
+  const double scale = 1.0 / ldexp(root_width, -work[0]);  // 1 / the cells' width
+  extern __shared__ double staged[];  // staged[k * per_block + j]: entry j's source, value k
+  const int first = static_cast<int>(blockIdx.x) * per_block;
+  const int count = min(per_block, entry_count - first);
+  const int* entry = entries + 3 * first;
+  for (int v = static_cast<int>(threadIdx.x); v < per_block * rank; v += blockDim.x) {
+    const int j = v / rank, k = v % rank;
+    staged[k * per_block + j] =
+        j < count ? sources[static_cast<size_t>(entry[3 * j + 2]) * rank + k] : 0.0;
+  }
+  __syncthreads();
+  for (int run = 0; run < count;) {
+    const int offset = entry[3 * run];
+    int end = run + 1;
+    while (end < count && entry[3 * end] == offset) ++end;
+    const double* op = operators + static_cast<size_t>(offset) * rank * rank;
+    for (int i = static_cast<int>(threadIdx.x); i < rank; i += blockDim.x) {
+      double sum[per_block] = {};
+      for (int k = 0; k < rank; ++k) {
+        const double c = op[static_cast<size_t>(k) * rank + i];
+#pragma unroll
+        for (int j = 0; j < per_block; ++j) sum[j] += c * staged[k * per_block + j];
+      }
+#pragma unroll
+      for (int j = 0; j < per_block; ++j)
+        if (j >= run && j < end)
+          atomicAdd(&targets[static_cast<size_t>(entry[3 * j + 1]) * rank + i], sum[j] * scale);
+    }
+    run = end;
+  }
+}
+
 void check_launch(const char* kernel) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
@@ -88,9 +133,23 @@ void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
   }
   const dim3 grid(static_cast<unsigned>(entries), 2);
   p2p_kernel<<<grid, threads_per_block, 0, gpu.stream()>>>(
-      work + 1, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b),
-      results_a, results_b);
+      work + 1, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
+      results_b);
   check_launch("fmm p2p");
+}
+
+void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* operators, std::size_t rank, const double* sources, double* targets,
+         double root_width) {
+  const std::size_t entries = work_size > 0 ? (work_size - 1) / 3 : 0;
+  if (entries == 0) return;
+  const auto blocks =
+      static_cast<unsigned>((entries + m2l_entries_per_block - 1) / m2l_entries_per_block);
+  const std::size_t shared = m2l_entries_per_block * rank * sizeof(double);
+  m2l_kernel<<<blocks, threads_per_block, shared, gpu.stream()>>>(work, static_cast<int>(entries),
+                                                                  operators, static_cast<int>(rank),
+                                                                  sources, targets, root_width);
+  check_launch("fmm m2l");
 }
 
 }  // namespace fmm::cuda

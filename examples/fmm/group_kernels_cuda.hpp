@@ -20,4 +20,13 @@ void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
          double* results_a, double* results_b, bool inner);
 
+// M2L on the entries of an m2l work list of `work_size` values (sorted by offset, as
+// GroupTree makes them): targets[cell] += C_d sources[cell'] / width for each entry (d, cell,
+// cell'), as fmm::m2l does, with `operators` the C_d of ChebyshevInterpolation::m2l_operators(),
+// `rank` values per compressed expansion, and width the cells' (root_width / 2^level, the
+// level being the work list's header). Throws std::runtime_error when the launch fails.
+void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* operators, std::size_t rank, const double* sources, double* targets,
+         double root_width);
+
 }  // namespace fmm::cuda

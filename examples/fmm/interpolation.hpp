@@ -64,6 +64,9 @@ class ChebyshevInterpolation {
   // once.
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
+  // The compressed M2L operators for a device (CompressedM2L::operators_by_offset): empty when
+  // they are not stored one per offset (orders above 10 or so, where they take over 256 MiB).
+  std::vector<double> m2l_operators() const { return m2l_->operators_by_offset(); }
   // L2L: adds a parent's local expansion to its child's.
   void l2l(unsigned octant, const double* parent, double* child) const;
   // L2P: adds the interpolated potential and its gradient at n points.

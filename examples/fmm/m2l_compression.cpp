@@ -419,6 +419,15 @@ void CompressedM2L::uncompressed_m2l(int dx, int dy, int dz, double width,
   }
 }
 
+std::vector<double> CompressedM2L::operators_by_offset() const {
+  const std::size_t r = rank_;
+  std::vector<double> columns(operators_.empty() ? 0 : 343 * r * r, 0.0);
+  for (std::size_t d = 0; d < operators_.size(); ++d)
+    for (std::size_t i = 0; i < operators_[d].size() / r; ++i)
+      for (std::size_t k = 0; k < r; ++k) columns[(d * r + k) * r + i] = operators_[d][i * r + k];
+  return columns;
+}
+
 void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* const* sources,
                         double* const* targets, std::size_t count) const {
   if (std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) < 2 ||

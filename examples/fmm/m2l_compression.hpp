@@ -44,6 +44,14 @@ class CompressedM2L {
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
 
+  // The C_d for a device kernel: 343 blocks of r x r at offset_index(d), each column-major
+  // (element (i, k) at k r + i, so that threads taking consecutive rows read consecutive
+  // values), zero for the 27 near offsets. Empty when the C_d are not stored (over
+  // stored_operators_budget, or without compression).
+  std::vector<double> operators_by_offset() const;
+  // The index of offset d in operators_by_offset() and in the M2L work lists.
+  static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
+
  private:
   // The canonical offset of d (0 <= a <= b <= c <= 3, c >= 2) and the node permutation of the
   // cube symmetry that maps d onto it: K_d[m][n] = K_canonical[permutation[m]][permutation[n]].
@@ -78,8 +86,6 @@ class CompressedM2L {
   // The largest memory (bytes) the 316 C_d may take; beyond it they are applied as
   // Q^T C_canonical Q, three r x r products instead of one.
   static constexpr std::size_t stored_operators_budget = std::size_t{256} << 20;
-
-  static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
 
   std::size_t p_, nodes_, rank_ = 0;
   std::vector<double> nodes_1d_;

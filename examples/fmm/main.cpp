@@ -275,6 +275,13 @@ int run(const Options& o) {
     const std::vector<example::Kernel> kernels = report_kernels();
     example::print_tasks_per_kind(tasks, kernels);
     example::print_kernel_times(tasks, kernels, rt->cpu_workers(), seconds.back());
+    const auto& work = program->work();
+    std::printf(
+        "work        p2p %.4g point pairs (each pair both ways), m2l %.4g cell pairs (last "
+        "evaluation)\n",
+        work[static_cast<int>(fmm::Kernel::p2p_inner)] +
+            work[static_cast<int>(fmm::Kernel::p2p_pair)],
+        work[static_cast<int>(fmm::Kernel::m2l)]);
   }
   std::printf("performance %.3g points/s\n", static_cast<double>(n) / time);
   int status = 0;

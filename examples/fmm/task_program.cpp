@@ -71,7 +71,7 @@ using Out = Span<double>;
 
 // The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
 // addresses, so the call is inlined into the task's invoker; the emulated device runs the same
-// bodies. P2P also runs on GPUs (group_kernels_cuda.hpp); Versa drops CUDA bodies in a build
+// bodies. P2P and M2L also run on GPUs (group_kernels_cuda.hpp); Versa drops CUDA bodies in a build
 // without the CUDA backend. The context is the current evaluation's (TaskProgram::evaluate sets it
 // before it submits and waits for the tasks before it changes).
 auto p2m_type(const KernelContext* c) {
@@ -90,6 +90,16 @@ auto compress_type(const KernelContext* c) {
 auto m2l_type(const KernelContext* c) {
   return versa::task_type("m2l").cpu(
       [c](Work w, In source, Out target) { m2l(*c, in(w), in(source), out(target)); });
+}
+// M2L with its operators as a handle, so that they travel to a GPU once and stay there; the
+// CPU body takes them from the interpolation instead. Used when the runtime has GPUs.
+auto m2l_with_operators_type(const KernelContext* c) {
+  return versa::task_type("m2l")
+      .cpu([c](Work w, In, In source, Out target) { m2l(*c, in(w), in(source), out(target)); })
+      .cuda([c](versa::CudaContext& gpu, Work w, In operators, In source, Out target) {
+        cuda::m2l(gpu, w.data(), w.size(), operators.data(), c->interpolation->rank(),
+                  source.data(), target.data(), c->width);
+      });
 }
 auto p2l_type(const KernelContext* c) {
   return versa::task_type("p2l").cpu(
@@ -140,6 +150,7 @@ struct TaskProgram::TaskTypes {
         m2m(m2m_type(&context).placement(rules[int(Kernel::m2m)])),
         compress(compress_type(&context).placement(rules[int(Kernel::compress)])),
         m2l(m2l_type(&context).placement(rules[int(Kernel::m2l)])),
+        m2l_with_operators(m2l_with_operators_type(&context).placement(rules[int(Kernel::m2l)])),
         p2l(p2l_type(&context).placement(rules[int(Kernel::p2l)])),
         m2p(m2p_type(&context).placement(rules[int(Kernel::m2p)])),
         p2p_inner(p2p_inner_type().placement(rules[int(Kernel::p2p_inner)])),
@@ -153,6 +164,7 @@ struct TaskProgram::TaskTypes {
   decltype(m2m_type(nullptr)) m2m;
   decltype(compress_type(nullptr)) compress;
   decltype(m2l_type(nullptr)) m2l;
+  decltype(m2l_with_operators_type(nullptr)) m2l_with_operators;
   decltype(p2l_type(nullptr)) p2l;
   decltype(m2p_type(nullptr)) m2p;
   decltype(p2p_inner_type()) p2p_inner;
@@ -164,7 +176,12 @@ struct TaskProgram::TaskTypes {
 
 TaskProgram::TaskProgram(versa::Runtime& runtime, const Solver& solver,
                          const Placements& placements)
-    : runtime_(runtime), solver_(solver), types_(std::make_unique<TaskTypes>(placements)) {}
+    : runtime_(runtime), solver_(solver), types_(std::make_unique<TaskTypes>(placements)) {
+  if (runtime_.gpu_count() == 0) return;
+  m2l_operators_ = solver_.operators().m2l_operators();
+  if (!m2l_operators_.empty())
+    m2l_operators_handle_ = runtime_.data(m2l_operators_, "m2l operators");
+}
 
 TaskProgram::~TaskProgram() = default;
 
@@ -229,7 +246,11 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   const GroupTree& groups = plan.groups;
   GroupData data(tree, groups, operators);
   std::vector<std::vector<std::int32_t>> work_lists;
-  for (const GroupTask& task : groups.tasks()) work_lists.push_back(task.work);
+  work_ = {};
+  for (const GroupTask& task : groups.tasks()) {
+    work_lists.push_back(task.work);
+    work_[static_cast<std::size_t>(task.kernel)] += task.interactions;
+  }
   types_->context = KernelContext::of(tree, operators);
   const double tree_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -257,8 +278,13 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
                           versa::write_only(h.compressed_multipoles[s]), priority, work);
           break;
         case Kernel::m2l:
-          runtime_.submit(type.m2l, list(), versa::read(h.compressed_multipoles[s]),
-                          versa::commute(h.compressed_locals[d]), priority, work);
+          if (m2l_operators_.empty())
+            runtime_.submit(type.m2l, list(), versa::read(h.compressed_multipoles[s]),
+                            versa::commute(h.compressed_locals[d]), priority, work);
+          else
+            runtime_.submit(type.m2l_with_operators, list(), versa::read(m2l_operators_handle_),
+                            versa::read(h.compressed_multipoles[s]),
+                            versa::commute(h.compressed_locals[d]), priority, work);
           break;
         case Kernel::p2l:
           runtime_.submit(type.p2l, list(), versa::read(h.points[s]), versa::commute(h.locals[d]),

@@ -16,6 +16,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fmm.hpp"
 #include "group_tree.hpp"
@@ -58,6 +59,9 @@ class TaskProgram {
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
   void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }
   const Solver& solver() const { return solver_; }
+  // The last evaluation's work per kernel (indexed by Kernel; GroupTask::interactions summed):
+  // point pairs for P2P, cell pairs for M2L, points or cells for the others.
+  const std::array<double, kernel_count>& work() const { return work_; }
 
  private:
   struct TaskTypes;  // task_program.cpp: their types are those of the implementations' lambdas
@@ -65,6 +69,11 @@ class TaskProgram {
   versa::Runtime& runtime_;
   Solver solver_;
   std::unique_ptr<TaskTypes> types_;
+  std::array<double, kernel_count> work_{};
+  // With GPUs: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
+  // once so that they are copied to a GPU once; empty without GPUs or when they are not stored.
+  std::vector<double> m2l_operators_;
+  versa::Handle<double> m2l_operators_handle_;
 };
 
 }  // namespace fmm

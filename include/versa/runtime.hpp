@@ -59,6 +59,8 @@ class Runtime {
 
   // Number of accelerators in use (CUDA GPUs, then emulated devices).
   int device_count() const;
+  // Number of CUDA GPUs among them.
+  int gpu_count() const;
 
   // Tasks run and bytes moved per device: entry 0 is the CPU, then one per accelerator.
   // Thread-safe; the figures are a snapshot.

@@ -4,6 +4,7 @@
 // performance model, per-device statistics, the trace). Exists only in runtimes with devices.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
 
   // Memory nodes: the host and one per device.
   int nodes() const { return 1 + static_cast<int>(devices_.size()); }
+  int devices_of(DeviceKind kind) const {
+    return static_cast<int>(std::count_if(devices_.begin(), devices_.end(),
+                                          [kind](const auto& d) { return d->kind() == kind; }));
+  }
   // The pinned host ranges when a GPU is in use, else null.
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
 

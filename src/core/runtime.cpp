@@ -22,6 +22,8 @@ int Runtime::cpu_workers() const { return impl_->core.cpu_workers(); }
 
 int Runtime::device_count() const { return impl_->core.nodes() - 1; }
 
+int Runtime::gpu_count() const { return impl_->core.gpus(); }
+
 std::vector<DeviceStatistics> Runtime::statistics() const { return impl_->core.statistics(); }
 
 std::vector<TaskStatistics> Runtime::task_statistics() const {

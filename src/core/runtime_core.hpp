@@ -37,6 +37,7 @@ class RuntimeCore final : public HandleHost {
   int cpu_workers() const { return scheduler_.workers(); }
   // Memory nodes: 1 + the number of accelerators.
   int nodes() const { return dispatch_ ? dispatch_->nodes() : 1; }
+  int gpus() const { return dispatch_ ? dispatch_->devices_of(DeviceKind::cuda) : 0; }
   std::vector<DeviceStatistics> statistics() const;
   std::vector<TaskStatistics> task_statistics() const;
   // The one-line topology summary printed at start-up.

@@ -540,6 +540,7 @@ TEST(Devices, StartUpSummaryNamesCoresGpusAndEmulatedDevices) {
   EXPECT_NE(summary.find("GPUs: "), std::string::npos) << summary;
   EXPECT_NE(summary.find("emulated:0"), std::string::npos) << summary;
   EXPECT_EQ(rt.device_count(), 1);
+  EXPECT_EQ(rt.gpu_count(), 0);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ versa::Config with_gpu() {
 TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
   versa::Runtime rt{with_gpu()};
   SKIP_WITHOUT_GPU(rt);
+  EXPECT_EQ(rt.gpu_count(), 1);
   std::vector<double> x(1 << 16);
   std::iota(x.begin(), x.end(), 0.0);
   auto h = rt.data(x, "x");
@@ -94,6 +95,7 @@ TEST(CudaRuntime, WithoutGpuTheRuntimeSaysSoAndRunsOnTheCpu) {
   config.gpus = -1;
   versa::Runtime rt{config};
   if (rt.device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(rt.gpu_count(), 0);
   EXPECT_NE(rt.topology_summary().find("GPUs: "), std::string::npos);
   std::vector<double> x(1 << 16, 1.0);
   EXPECT_FALSE(rt.pin_host_memory(x.data(), x.size() * sizeof(double)));

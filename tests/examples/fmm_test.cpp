@@ -29,6 +29,7 @@
 #include "distributions.hpp"
 #include "group_tree.hpp"
 #include "interaction_lists.hpp"
+#include "interpolation.hpp"
 #include "leaf_tuner.hpp"
 #include "octree.hpp"
 #include "point_files.hpp"
@@ -486,6 +487,37 @@ TEST(FmmGroupTree, EveryInteractionIsOneTaskEntry) {
     }
 }
 
+// The operators a GPU's M2L reads: each offset's C_d, column-major, as the CPU applies it.
+TEST(FmmM2LOperators, ByOffsetTheyAreTheCpuProductColumnMajor) {
+  const fmm::ChebyshevInterpolation chebyshev(5);
+  const std::size_t r = chebyshev.rank();
+  const std::vector<double> operators = chebyshev.m2l_operators();
+  ASSERT_EQ(operators.size(), 343 * r * r);
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> value(-1, 1);
+  std::vector<double> source(r), target(r);
+  for (double& v : source) v = value(random);
+  for (const auto& [dx, dy, dz] :
+       {std::array{2, 0, 0}, std::array{-3, 1, 2}, std::array{0, -2, 3}}) {
+    std::fill(target.begin(), target.end(), 0.0);
+    const double* sources[] = {source.data()};
+    double* targets[] = {target.data()};
+    chebyshev.m2l(dx, dy, dz, 0.5, sources, targets, 1);
+    const double* c =
+        &operators[static_cast<std::size_t>(fmm::CompressedM2L::offset_index(dx, dy, dz)) * r * r];
+    for (std::size_t i = 0; i < r; ++i) {
+      double sum = 0;
+      for (std::size_t k = 0; k < r; ++k) sum += c[k * r + i] * source[k];
+      EXPECT_NEAR(target[i], sum / 0.5, 1e-12 * (1 + std::abs(target[i])))
+          << dx << dy << dz << " row " << i;
+    }
+  }
+  // The near offsets have none.
+  const std::size_t near = static_cast<std::size_t>(fmm::CompressedM2L::offset_index(1, -1, 0));
+  EXPECT_TRUE(std::all_of(operators.begin() + near * r * r, operators.begin() + (near + 1) * r * r,
+                          [](double v) { return v == 0; }));
+}
+
 TEST(FmmGroupTree, GroupSizeZeroIsRefused) {
   const Points points = uniform_points(100);
   const fmm::Octree tree(points, 32);
@@ -613,21 +645,23 @@ TEST(FmmPlacements, ParseKernelsAndRules) {
   }
 }
 
-// The CUDA P2P kernel, on CPU + a real GPU: skips without a GPU.
-TEST(FmmOnGpu, P2POnTheGpuEqualsTheSequentialRun) {
+// The CUDA P2P and M2L kernels, on CPU + a real GPU: skips without a GPU.
+TEST(FmmOnGpu, P2PAndM2LOnTheGpuEqualTheSequentialRun) {
   versa::Config config = versa::testing::workers(2);
   config.gpus = 1;
   {
     versa::Runtime probe{config};
-    if (probe.device_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
+    if (probe.gpu_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
   }
-  for (const Points& points : {blob_points(3000), equal_points(300)}) {
-    const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
-    versa::Runtime rt(config);
-    fmm::TaskProgram program(rt, solver, fmm::parse_placements("p2p=gpu"));
-    const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
-    EXPECT_LE(d.potential, 1e-12);
-    EXPECT_LE(d.field, 1e-12);
+  const fmm::Solver solver({.eps = 1e-6, .leaf_size = 40, .group_size = 4});
+  for (const char* place : {"p2p=gpu", "m2l=gpu", "p2p=gpu,m2l=gpu"}) {
+    for (const Points& points : {blob_points(3000), uniform_points(20000, 3), equal_points(300)}) {
+      versa::Runtime rt(config);
+      fmm::TaskProgram program(rt, solver, fmm::parse_placements(place));
+      const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
+      EXPECT_LE(d.potential, 1e-12) << place << ", " << points.size() << " points";
+      EXPECT_LE(d.field, 1e-12) << place << ", " << points.size() << " points";
+    }
   }
 }
 
