@@ -38,6 +38,7 @@ struct EmulatedDeviceConfig {
 // variables override some of them for convenience (see docs/guide.md):
 //   VERSA_NCPU=<n>            cpu_workers
 //   VERSA_PIN=0|1             pin_workers
+//   VERSA_CALLER_WORKS=0|1    caller_runs_tasks
 //   VERSA_TRACE=<file>        trace_file
 //   VERSA_NGPU=<n>            gpus
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
@@ -59,6 +60,13 @@ struct Config {
 
   // Pin each worker thread to one core (round-robin over the cores hwloc reports).
   bool pin_workers = true;
+
+  // The thread that waits (wait_all(), or sync() outside a task) runs ready tasks meanwhile, as
+  // one of the cpu_workers, as OpenMP's and oneTBB's calling threads do: the runtime starts
+  // cpu_workers - 1 worker threads (at least one; cpu_workers is then at least 2), and a task
+  // may run on whichever thread waits. A waiting thread that finds no task for a while sleeps
+  // as it does without this.
+  bool caller_runs_tasks = false;
 
   // When not empty, a Chrome trace-event JSON file (chrome://tracing, Perfetto) is written here
   // when the Runtime is destroyed: one track per worker, one slice per task. Costs nothing when

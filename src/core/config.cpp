@@ -33,6 +33,8 @@ Config Config::from_environment(Config base) {
         parse_integer("VERSA_NCPU", value, 1, max_cpu_workers, "an integer from 1 to 4096"));
   if (const char* value = std::getenv("VERSA_PIN"))
     base.pin_workers = parse_integer("VERSA_PIN", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_CALLER_WORKS"))
+    base.caller_runs_tasks = parse_integer("VERSA_CALLER_WORKS", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_TRACE")) base.trace_file = value;
   if (const char* value = std::getenv("VERSA_NGPU"))
     base.gpus = static_cast<int>(

@@ -24,7 +24,10 @@ struct NameCache {
 thread_local NameCache last_name;
 
 int worker_count(const Config& config, const Topology& topology) {
-  return config.cpu_workers > 0 ? config.cpu_workers : topology.cores();
+  const int workers = config.cpu_workers > 0 ? config.cpu_workers : topology.cores();
+  // The calling thread's slot comes beside at least one worker thread, which runs the tasks
+  // while the caller submits or holds a handle.
+  return config.caller_runs_tasks ? std::max(workers, 2) : workers;
 }
 
 }  // namespace
@@ -37,7 +40,7 @@ RuntimeCore::RuntimeCore(Config config)
       task_pool_(worker_count(config_, topology_)),
       trace_(!config_.trace_file.empty(), worker_count(config_, topology_)),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
-                 intern_name("reduction flush")),
+                 intern_name("reduction flush"), config_.caller_runs_tasks),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
   if (config_.task_statistics || config_.print_statistics) {

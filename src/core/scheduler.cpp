@@ -26,18 +26,20 @@ void mark_flags_taken(Task* task) {
 }  // namespace
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-                     ReductionEngine& reductions, const char* flush_name)
+                     ReductionEngine& reductions, const char* flush_name, bool caller_slot)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
       reductions_(reductions),
       flush_name_(flush_name),
+      caller_slot_(caller_slot),
       worker_locals_(workers) {
   root_.name = "main";
 }
 
 void Scheduler::start(bool pin, const Topology& topology) {
-  pool_ = std::make_unique<WorkerPool>(workers(), pin, topology, *this);
+  pool_ = std::make_unique<WorkerPool>(workers() - (caller_slot_ ? 1 : 0), pin, topology, *this,
+                                       caller_slot_);
 }
 
 void Scheduler::stop() { pool_.reset(); }
@@ -377,17 +379,41 @@ void Scheduler::help_until(int worker, Done&& done) {
   }
 }
 
+template <class Done>
+void Scheduler::help_as_caller(Done&& done) {
+  const int worker = pool_->attach_caller();
+  if (worker < 0) return;
+  // About as long as a worker searches before it sleeps: a caller that found nothing for that
+  // long is waiting for long tasks, and sleeps rather than keep a core busy.
+  constexpr int idle_limit = 64;
+  for (int idle = 0; !done() && idle < idle_limit;) {
+    if (pool_->run_one(worker)) {
+      idle = 0;
+      continue;
+    }
+    count_finished(worker);  // so that done() sees the tasks this thread finished
+    ++idle;
+    std::this_thread::yield();
+  }
+  count_finished(worker);
+  pool_->detach_caller();
+}
+
 void Scheduler::sync() {
   const int worker = current_worker();
   if (Task* task = worker >= 0 ? this_thread_task : nullptr) {
     help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
     return;
   }
+  if (worker < 0)
+    help_as_caller([this] { return root_.children.load(std::memory_order_acquire) == 0; });
   for (std::uint32_t c; (c = root_.children.load(std::memory_order_acquire)) != 0;)
     root_.children.wait(c);
 }
 
 void Scheduler::wait_for_pending() {
+  if (current_worker() < 0)
+    help_as_caller([this] { return pending_.load(std::memory_order_acquire) == 0; });
   // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of
   // microseconds on virtual machines, so poll briefly, yielding the core, before sleeping.
   const auto poll_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);

@@ -30,8 +30,10 @@ class DeviceDispatch;
 
 class Scheduler final : public TaskRunner, public Waker {
  public:
+  // `workers` CPU workers; with `caller_slot`, the last of them is the slot of the thread that
+  // waits (Config::caller_runs_tasks), and one fewer thread is started.
   Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-            ReductionEngine& reductions, const char* flush_name);
+            ReductionEngine& reductions, const char* flush_name, bool caller_slot);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -113,6 +115,10 @@ class Scheduler final : public TaskRunner, public Waker {
   // The one help-while-waiting loop: runs other ready tasks on `worker` until `done()`.
   template <class Done>
   void help_until(int worker, Done&& done);
+  // On a thread that is no worker: takes the caller's slot if there is one and it is free, and
+  // runs ready tasks there until `done()` or until none has been found for a while.
+  template <class Done>
+  void help_as_caller(Done&& done);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
   void count_finished(int worker);
@@ -123,6 +129,7 @@ class Scheduler final : public TaskRunner, public Waker {
   FailureLog& failures_;
   ReductionEngine& reductions_;
   const char* const flush_name_;
+  const bool caller_slot_;
   DeviceDispatch* devices_ = nullptr;
   TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread

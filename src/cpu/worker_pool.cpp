@@ -46,10 +46,12 @@ constexpr int spin_rounds = 8;
 constexpr int yield_rounds = 64;
 }  // namespace
 
-WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner)
-    : runner_(runner) {
-  workers_.reserve(count);
-  for (int i = 0; i < count; ++i) {
+WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner,
+                       bool caller_slot)
+    : runner_(runner), threads_(count) {
+  const int slots = count + (caller_slot ? 1 : 0);
+  workers_.reserve(slots);
+  for (int i = 0; i < slots; ++i) {
     workers_.push_back(std::make_unique<Worker>());
     workers_.back()->rng_state = 0x9E3779B97F4A7C15ULL * (i + 1);
   }
@@ -68,7 +70,23 @@ WorkerPool::~WorkerPool() {
   stopping_.store(true, std::memory_order_seq_cst);
   wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
   wake_epoch_.notify_all();
-  for (auto& worker : workers_) worker->thread.join();
+  for (auto& worker : workers_)
+    if (worker->thread.joinable()) worker->thread.join();
+}
+
+int WorkerPool::attach_caller() {
+  if (threads_ == size() || this_thread_pool != nullptr) return -1;
+  if (caller_attached_.exchange(true, std::memory_order_acquire)) return -1;
+  this_thread_pool = this;
+  this_thread_worker = threads_;
+  return threads_;
+}
+
+void WorkerPool::detach_caller() {
+  this_thread_pool = nullptr;
+  this_thread_worker = -1;
+  caller_attached_.store(false, std::memory_order_release);
+  if (workers_[threads_]->deque.size_hint() != 0 || !workers_[threads_]->inbox.empty()) wake_one();
 }
 
 int WorkerPool::current_worker() const {
@@ -76,8 +94,9 @@ int WorkerPool::current_worker() const {
 }
 
 void WorkerPool::push_external(Task* task) {
+  // Not into the caller's slot: nobody may be there to take it.
   std::uint32_t slot = next_external_slot++;
-  if (slot >= workers_.size()) {
+  if (slot >= static_cast<std::uint32_t>(threads_)) {
     slot = 0;
     next_external_slot = 1;
   }

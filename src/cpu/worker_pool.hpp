@@ -36,13 +36,22 @@ class TaskRunner {
 
 class WorkerPool {
  public:
-  // Starts `count` workers (pinned to cores when `pin`).
-  WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner);
+  // Starts `count` workers (pinned to cores when `pin`); with `caller_slot`, one more worker
+  // index, count, has no thread of its own: a thread that waits takes it (attach_caller).
+  WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner,
+             bool caller_slot = false);
   ~WorkerPool();  // stops and joins the workers; queued tasks must have been drained
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()); }
+
+  // Makes the calling thread, which must be no worker, the worker of the caller's slot and
+  // returns its index; -1 when there is no such slot or another thread holds it. Until
+  // detach_caller(), the thread runs tasks with run_one(index) like a worker.
+  int attach_caller();
+  // Gives the slot back; tasks left in its deque are stolen by the workers (one is woken).
+  void detach_caller();
 
   // Index of the calling thread's worker in this pool, or -1 for any other thread.
   int current_worker() const;
@@ -78,6 +87,8 @@ class WorkerPool {
 
   TaskRunner& runner_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  int threads_ = 0;  // workers_[0, threads_) have threads; the caller's slot follows
+  std::atomic<bool> caller_attached_{false};
   std::atomic<bool> stopping_{false};
   // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence, looks
   // at every deque once more and only then waits on wake_epoch_. A pusher publishes its task,

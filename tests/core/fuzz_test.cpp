@@ -371,6 +371,19 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecution) {
   }
 }
 
+TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenTheCallerRunsTasks) {
+  const int workers = GetParam();
+  versa::Config config = versa::testing::workers(workers);
+  config.caller_runs_tasks = true;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const Program program = random_program(seed * 104729 + workers, 2000, seed % 2 ? 16 : 48);
+    const Outcome expected = sequential(program);
+    const Outcome actual = parallel(program, config);
+    ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
+    ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
+  }
+}
+
 // Failures spread only along the data flow, the same way whatever the timing. Across the seeds,
 // some tasks are cancelled and some handles end failed, others valid (the rule is exercised,
 // not everything spoilt).

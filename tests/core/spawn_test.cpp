@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "support/config.hpp"
@@ -23,9 +24,15 @@ long fib(versa::Runtime& rt, int n) {
   return a + b;
 }
 
-class Spawn : public testing::TestWithParam<int> {
+// Parameters: workers, and whether the waiting thread runs tasks (Config::caller_runs_tasks).
+class Spawn : public testing::TestWithParam<std::tuple<int, bool>> {
  protected:
-  versa::Runtime rt{workers(GetParam())};
+  static versa::Config config() {
+    versa::Config c = workers(std::get<0>(GetParam()));
+    c.caller_runs_tasks = std::get<1>(GetParam());
+    return c;
+  }
+  versa::Runtime rt{config()};
 };
 
 TEST_P(Spawn, RecursiveFibonacciMatchesSequential) {
@@ -99,6 +106,7 @@ TEST_P(Spawn, SpawnedChildrenMayUseTheirOwnHandles) {
   EXPECT_EQ(total, 8 * 55);
 }
 
-INSTANTIATE_TEST_SUITE_P(Workers, Spawn, testing::Values(1, 2, 4, 8));
+INSTANTIATE_TEST_SUITE_P(Workers, Spawn,
+                         testing::Combine(testing::Values(1, 2, 4, 8), testing::Bool()));
 
 }  // namespace
