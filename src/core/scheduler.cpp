@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "core/device_dispatch.hpp"
 
@@ -220,6 +221,11 @@ void Scheduler::schedule(Task* task, int worker) {
 
 void Scheduler::push_to_cpu(Task* task, int worker) {
   if (worker >= 0) {
+    WorkerLocal& local = worker_locals_[worker];
+    if (local.finishing && !local.continuation && pool_->queued_locally(worker) == 0) {
+      local.continuation = task;
+      return;
+    }
     pool_->push_local(worker, task);
   } else {
     pool_->push_external(task);
@@ -236,17 +242,30 @@ bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cp
 // --- Procedure: run -------------------------------------------------------------------------
 
 void Scheduler::run_task(Task* task, int worker) {
+  for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr))
+    run_and_finish(task, worker);
+}
+
+// Only the finish of the task a worker just ran may leave a continuation: a finish inside a
+// running body (a flush with nothing to apply) must not hide a task from that body's sync().
+void Scheduler::finish_ran_task(Task* task, int worker) {
+  worker_locals_[worker].finishing = true;
+  finish_task(task, worker);
+  worker_locals_[worker].finishing = false;
+}
+
+void Scheduler::run_and_finish(Task* task, int worker) {
   if (!task->invoke && task->reduction_flush) {
     reductions_.apply_partials(task);
     if (devices_) devices_->cpu_task_ended(*task);
-    finish_task(task, worker);
+    finish_ran_task(task, worker);
     return;
   }
   std::shared_ptr<const Failure> cause = inherited_failure(task);
   if (!cause) run_body(task, worker, cause);
   if (devices_) devices_->cpu_task_ended(*task);
   if (cause) poison_outputs(task, cause);
-  finish_task(task, worker);
+  finish_ran_task(task, worker);
 }
 
 void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>& cause) {

@@ -104,6 +104,10 @@ class Scheduler final : public TaskRunner, public Waker {
  private:
   struct alignas(64) WorkerLocal {
     std::int64_t finished = 0;  // tasks finished and not yet subtracted from pending_
+    // The first task made ready while this worker finishes one, when its deque is empty: it
+    // runs next on this worker, with no queue round trip and no other worker woken for it.
+    Task* continuation = nullptr;
+    bool finishing = false;
   };
 
   Task* create_task(const TaskDesc& desc, int worker);
@@ -111,6 +115,9 @@ class Scheduler final : public TaskRunner, public Waker {
   bool try_make_ready(Task* task, int worker);
   bool take_exclusive_flags(Task* task, int worker);
   void schedule(Task* task, int worker);
+  // Runs one task to its end (run_task runs it, then its continuations).
+  void run_and_finish(Task* task, int worker);
+  void finish_ran_task(Task* task, int worker);
   void run_body(Task* task, int worker, std::shared_ptr<const Failure>& cause);
   // The one help-while-waiting loop: runs other ready tasks on `worker` until `done()`.
   template <class Done>

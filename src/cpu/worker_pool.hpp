@@ -62,6 +62,9 @@ class WorkerPool {
   // Queues a ready task at the front of worker `worker`'s own deque (called on that worker).
   void push_local(int worker, Task* task);
 
+  // Tasks in worker `worker`'s own deque (a hint; called on that worker).
+  std::size_t queued_locally(int worker) const { return workers_[worker]->deque.size_hint(); }
+
   // Runs one ready task on worker `worker` (its own first, else stolen); false if none found.
   bool run_one(int worker);
 
