@@ -1,6 +1,16 @@
 #include "group_data.hpp"
 
+#include <algorithm>
+#include <new>
+
+#include "parallel_for.hpp"
+
 namespace fmm {
+
+ZeroedDoubles::ZeroedDoubles(std::size_t size)
+    : data_(static_cast<double*>(std::calloc(std::max<std::size_t>(size, 1), sizeof(double)))) {
+  if (!data_) throw std::bad_alloc();
+}
 
 GroupData::GroupData(const Octree& tree, const GroupTree& groups,
                      const ChebyshevInterpolation& operators)
@@ -8,24 +18,29 @@ GroupData::GroupData(const Octree& tree, const GroupTree& groups,
       nodes_(operators.nodes()),
       rank_(operators.rank()),
       points_(4 * tree.points().size()),
-      results_(4 * tree.points().size(), 0.0),
-      multipoles_(tree.cells().size() * nodes_, 0.0),
-      compressed_multipoles_(tree.cells().size() * rank_, 0.0),
-      compressed_locals_(tree.cells().size() * rank_, 0.0),
-      locals_(tree.cells().size() * nodes_, 0.0) {
+      results_(4 * tree.points().size()),
+      multipoles_(tree.cells().size() * nodes_),
+      compressed_multipoles_(tree.cells().size() * rank_),
+      compressed_locals_(tree.cells().size() * rank_),
+      locals_(tree.cells().size() * nodes_) {
   const Points& sorted = tree.points();
-  for (std::size_t g = 0; g < groups.particle_groups().size(); ++g) {
-    const ParticleGroup& group = groups.particle_groups()[g];
-    double* block = points(g).data();
-    const std::size_t n = group.point_count;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t k = group.first_point + i;
-      block[i] = sorted.x[k];
-      block[n + i] = sorted.y[k];
-      block[2 * n + i] = sorted.z[k];
-      block[3 * n + i] = sorted.charge[k];
-    }
-  }
+  parallel_for(
+      groups.particle_groups().size(),
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t g = begin; g < end; ++g) {
+          const ParticleGroup& group = groups.particle_groups()[g];
+          double* block = points(g).data();
+          const std::size_t n = group.point_count;
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t k = group.first_point + i;
+            block[i] = sorted.x[k];
+            block[n + i] = sorted.y[k];
+            block[2 * n + i] = sorted.z[k];
+            block[3 * n + i] = sorted.charge[k];
+          }
+        }
+      },
+      4);
 }
 
 std::span<double> GroupData::points(std::size_t g) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -13,6 +15,22 @@
 #include "points.hpp"
 
 namespace fmm {
+
+// `size` doubles, all 0, from calloc: a large block comes zeroed from the system, its pages
+// cleared when first touched, where a std::vector would write every element in the constructor.
+// The expansions take gigabytes at 10^7 points; their pages are then touched by the tasks, in
+// parallel, instead of by one thread before any task starts. Throws std::bad_alloc.
+class ZeroedDoubles {
+ public:
+  explicit ZeroedDoubles(std::size_t size);
+  double* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(double* p) const { std::free(p); }
+  };
+  std::unique_ptr<double[], Free> data_;
+};
 
 class GroupData {
  public:
@@ -32,8 +50,7 @@ class GroupData {
  private:
   const GroupTree& groups_;
   std::size_t nodes_, rank_;
-  std::vector<double> points_, results_, multipoles_, compressed_multipoles_, compressed_locals_,
-      locals_;
+  ZeroedDoubles points_, results_, multipoles_, compressed_multipoles_, compressed_locals_, locals_;
 };
 
 // Runs one task's kernel on `data` in the calling thread.

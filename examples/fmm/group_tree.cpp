@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <initializer_list>
 #include <iterator>
-#include <map>
 #include <stdexcept>
 #include <utility>
+
+#include "parallel_for.hpp"
 
 namespace fmm {
 
@@ -78,32 +80,125 @@ namespace {
 std::int32_t to_int(std::size_t value) { return static_cast<std::int32_t>(value); }
 
 // Builds the tasks of one kernel: entries are appended per (source group, target group), and
-// the tasks come out in the order of those keys.
+// the tasks come out in the order of those keys, each with its entries in the order they were
+// added. Each work list starts with a header slot, where GroupTree's last step writes a level.
 class TaskCollector {
  public:
   explicit TaskCollector(Kernel kernel) : kernel_(kernel) {}
 
   void add(std::size_t source, std::size_t target, std::initializer_list<std::int32_t> entry,
            double interactions) {
-    GroupTask& task = tasks_[{source, target}];
+    GroupTask& task = task_of(source, target);
     task.work.insert(task.work.end(), entry);
     task.interactions += interactions;
   }
 
   void move_to(std::vector<GroupTask>& out) {
-    for (auto& [key, task] : tasks_) {
-      task.kernel = kernel_;
-      task.source = key.first;
-      task.target = key.second;
-      out.push_back(std::move(task));
+    for (std::vector<std::pair<std::size_t, std::size_t>>& targets : by_source_) {
+      std::sort(targets.begin(), targets.end());
+      for (const auto& [target, index] : targets) out.push_back(std::move(tasks_[index]));
     }
-    tasks_.clear();
+    tasks_.clear(), by_source_.clear();
+    last_ = no_task;
   }
 
  private:
+  static constexpr std::size_t no_task = ~std::size_t{0};
+
+  // The task of (source, target), created when new. Consecutive entries mostly go to the same
+  // task, and a source group sends to few target groups (its neighbours): a check of the last
+  // task and a scan of the source's few targets find it in constant time, where a map of
+  // (source, target) took a tree search per entry.
+  GroupTask& task_of(std::size_t source, std::size_t target) {
+    if (last_ != no_task && tasks_[last_].source == source && tasks_[last_].target == target)
+      return tasks_[last_];
+    if (source >= by_source_.size()) by_source_.resize(source + 1);
+    std::vector<std::pair<std::size_t, std::size_t>>& targets = by_source_[source];
+    const auto found = std::find_if(targets.begin(), targets.end(),
+                                    [&](const auto& known) { return known.first == target; });
+    if (found != targets.end()) {
+      last_ = found->second;
+    } else {
+      last_ = tasks_.size();
+      targets.emplace_back(target, last_);
+      tasks_.push_back({kernel_, source, target, {0}, 0});
+    }
+    return tasks_[last_];
+  }
+
   Kernel kernel_;
-  std::map<std::pair<std::size_t, std::size_t>, GroupTask> tasks_;
+  std::vector<GroupTask> tasks_;  // in the order of creation
+  // by_source_[s]: (target group, index in tasks_) of each task from source group s.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> by_source_;
+  std::size_t last_ = no_task;  // the task of the last entry
 };
+
+// Sorts an M2L work list's entries (after its header) by offset, then target cell, then source
+// cell. Entries were added target by target in increasing order, and a target has at most one
+// source per offset, so a stable counting sort by offset alone gives that order, in linear time.
+void sort_by_offset(std::vector<std::int32_t>& work) {
+  constexpr std::size_t offsets = 7 * 7 * 7, entry = 3;
+  const std::size_t entries = (work.size() - 1) / entry;
+  std::array<std::size_t, offsets + 1> next{};
+  for (std::size_t e = 0; e < entries; ++e)
+    ++next[static_cast<std::size_t>(work[1 + entry * e]) + 1];
+  for (std::size_t o = 0; o < offsets; ++o) next[o + 1] += next[o];
+  std::vector<std::int32_t> sorted(work.size());
+  sorted[0] = work[0];
+  for (std::size_t e = 0; e < entries; ++e) {
+    const std::int32_t* from = work.data() + 1 + entry * e;
+    const std::size_t to = next[static_cast<std::size_t>(from[0])]++;
+    std::copy(from, from + entry, sorted.begin() + static_cast<std::ptrdiff_t>(1 + entry * to));
+  }
+  work.swap(sorted);
+}
+
+// The offset code of a source cell relative to a target cell of the same level (stride()).
+std::int32_t offset_code(const Cell& source, const Cell& target) {
+  const auto delta = [](std::uint32_t from, std::uint32_t to) {
+    return static_cast<std::int32_t>(to) - static_cast<std::int32_t>(from) + 3;
+  };
+  return (delta(target.x, source.x) * 7 + delta(target.y, source.y)) * 7 +
+         delta(target.z, source.z);
+}
+
+// The M2L tasks of the V lists in the order of (source group, target group), each work list
+// sorted by offset. The cell groups are cut into chunks, one per thread, by target: a target
+// group's cells are one range of cells, so each task's entries come from one thread in the order
+// of their target cells, as one loop over all cells would add them.
+std::vector<GroupTask> m2l_tasks(const Octree& tree, const InteractionLists& lists,
+                                 const std::vector<CellGroup>& groups,
+                                 const std::vector<std::size_t>& group_of_cell) {
+  const std::vector<Cell>& cells = tree.cells();
+  const auto local_cell = [&](std::size_t c) {
+    return to_int(c - groups[group_of_cell[c]].first_cell);
+  };
+  const std::size_t chunks = parallel_chunk_count(groups.size(), 1);
+  std::vector<std::vector<GroupTask>> found(chunks);
+  parallel_chunks(
+      groups.size(), chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+        TaskCollector m2l(Kernel::m2l);
+        for (std::size_t target = begin; target < end; ++target) {
+          const CellGroup& group = groups[target];
+          for (std::size_t b = group.first_cell; b < group.first_cell + group.cell_count; ++b)
+            for (std::int32_t index : lists.v[b]) {
+              const auto a = static_cast<std::size_t>(index);
+              m2l.add(group_of_cell[a], target,
+                      {offset_code(cells[a], cells[b]), local_cell(b), local_cell(a)}, 1);
+            }
+        }
+        m2l.move_to(found[chunk]);
+        // Batched by offset inside each task: the kernel runs each offset's pairs as one product.
+        for (GroupTask& task : found[chunk]) sort_by_offset(task.work);
+      });
+  std::vector<GroupTask> tasks;
+  for (std::vector<GroupTask>& part : found)
+    std::move(part.begin(), part.end(), std::back_inserter(tasks));
+  std::sort(tasks.begin(), tasks.end(), [](const GroupTask& x, const GroupTask& y) {
+    return std::pair{x.source, x.target} < std::pair{y.source, y.target};
+  });
+  return tasks;
+}
 
 }  // namespace
 
@@ -119,17 +214,17 @@ void GroupTree::split_near_field(std::size_t first) {
   for (std::size_t t = first; t < tasks_.size(); ++t) {
     const GroupTask& task = tasks_[t];
     const std::size_t stride = static_cast<std::size_t>(fmm::stride(task.kernel));
-    GroupTask current{task.kernel, task.source, task.target, {}, 0};
-    for (std::size_t e = 0; e < task.work.size() / stride; ++e) {
-      const std::int32_t* entry = task.work.data() + e * stride;
+    GroupTask current{task.kernel, task.source, task.target, {0}, 0};
+    for (std::size_t e = 0; e < (task.work.size() - 1) / stride; ++e) {
+      const std::int32_t* entry = task.work.data() + 1 + e * stride;
       current.work.insert(current.work.end(), entry, entry + stride);
       current.interactions += static_cast<double>(entry[1]) * static_cast<double>(entry[3]);
       if (current.interactions >= piece) {
         pieces.push_back(std::move(current));
-        current = {task.kernel, task.source, task.target, {}, 0};
+        current = {task.kernel, task.source, task.target, {0}, 0};
       }
     }
-    if (!current.work.empty()) pieces.push_back(std::move(current));
+    if (current.work.size() > 1) pieces.push_back(std::move(current));
   }
   tasks_.resize(first);
   std::move(pieces.begin(), pieces.end(), std::back_inserter(tasks_));
@@ -194,47 +289,23 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
     }
     m2m.move_to(tasks_);
   }
-  // Only cells that are M2L sources need a compressed multipole; a group is compressed whole.
-  std::vector<bool> compressed(cell_groups_.size(), false);
-  for (std::size_t b = 0; b < cells.size(); ++b)
-    for (std::int32_t a : lists.v[b]) compressed[group_of_cell[static_cast<std::size_t>(a)]] = true;
+  // Far field: M2L (V), P2L (X), M2P (W). Only the groups that are M2L sources need their
+  // multipoles compressed, and only the M2L targets have compressed locals to expand.
+  std::vector<GroupTask> m2l = m2l_tasks(tree, lists, cell_groups_, group_of_cell);
+  std::vector<bool> compressed(cell_groups_.size(), false), expanded(cell_groups_.size(), false);
+  for (const GroupTask& task : m2l) compressed[task.source] = true, expanded[task.target] = true;
   for (std::size_t g = 0; g < cell_groups_.size(); ++g)
     if (compressed[g])
       tasks_.push_back({Kernel::compress, g, g, {}, double(cell_groups_[g].cell_count)});
-
-  // Far field: M2L (V), P2L (X), M2P (W).
-  TaskCollector m2l(Kernel::m2l), p2l(Kernel::p2l), m2p(Kernel::m2p);
-  std::vector<bool> expanded(cell_groups_.size(), false);
+  std::move(m2l.begin(), m2l.end(), std::back_inserter(tasks_));
+  TaskCollector p2l(Kernel::p2l), m2p(Kernel::m2p);
   for (std::size_t b = 0; b < cells.size(); ++b) {
-    const Cell& target = cells[b];
-    for (std::int32_t index : lists.v[b]) {
-      const auto a = static_cast<std::size_t>(index);
-      const Cell& source = cells[a];
-      const int offset = ((static_cast<int>(source.x) - static_cast<int>(target.x) + 3) * 7 +
-                          (static_cast<int>(source.y) - static_cast<int>(target.y) + 3)) *
-                             7 +
-                         (static_cast<int>(source.z) - static_cast<int>(target.z) + 3);
-      m2l.add(group_of_cell[a], group_of_cell[b], {offset, local_cell(b), local_cell(a)}, 1);
-      expanded[group_of_cell[b]] = true;
-    }
     for (std::int32_t a : lists.x[b])
       add_cell_entry(p2l, group_of_leaf[static_cast<std::size_t>(a)], group_of_cell[b], b,
                      static_cast<std::size_t>(a));
     for (std::int32_t a : lists.w[b])
       add_cell_entry(m2p, group_of_cell[static_cast<std::size_t>(a)], group_of_leaf[b],
                      static_cast<std::size_t>(a), b);
-  }
-  const std::size_t first_m2l = tasks_.size();
-  m2l.move_to(tasks_);
-  // Batched by offset inside each task: the kernel runs each offset's pairs as one product.
-  for (std::size_t t = first_m2l; t < tasks_.size(); ++t) {
-    std::vector<std::int32_t>& work = tasks_[t].work;
-    std::vector<std::array<std::int32_t, 3>> entries(work.size() / 3);
-    for (std::size_t e = 0; e < entries.size(); ++e)
-      entries[e] = {work[3 * e], work[3 * e + 1], work[3 * e + 2]};
-    std::sort(entries.begin(), entries.end());
-    for (std::size_t e = 0; e < entries.size(); ++e)
-      std::copy(entries[e].begin(), entries[e].end(), work.begin() + 3 * e);
   }
   p2l.move_to(tasks_);
   m2p.move_to(tasks_);
@@ -305,7 +376,7 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
     add_cell_entry(l2p, group_of_cell[leaf], group_of_leaf[leaf], leaf, leaf);
   l2p.move_to(tasks_);
 
-  // Each work list starts with the level of the cell group whose cells it positions.
+  // Each work list's header is the level of the cell group whose cells it positions.
   for (GroupTask& task : tasks_) {
     if (stride(task.kernel) == 0) continue;
     int level = 0;
@@ -313,7 +384,7 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
       level = cell_groups_[task.target].level;
     else if (task.kernel == Kernel::l2p || task.kernel == Kernel::m2p || task.kernel == Kernel::m2l)
       level = cell_groups_[task.source].level;
-    task.work.insert(task.work.begin(), level);
+    task.work[0] = level;
   }
 }
 

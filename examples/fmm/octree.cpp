@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+
+#include "parallel_for.hpp"
+#include "radix_sort.hpp"
 
 namespace fmm {
 
@@ -51,28 +53,27 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
   width_ = extent > 0 ? extent : 1.0;
 
   const double cells_per_side = static_cast<double>(std::uint64_t{1} << max_octree_level);
-  std::vector<std::uint64_t> keys(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t q[3];
-    for (int d = 0; d < 3; ++d) {
-      const double scaled = ((*coordinates[d])[i] - origin_[d]) / width_ * cells_per_side;
-      // The points on the upper faces of the cube belong to the last cell.
-      q[d] = static_cast<std::uint32_t>(std::clamp(scaled, 0.0, cells_per_side - 1));
-    }
-    keys[i] = morton_key(q[0], q[1], q[2]);
-  }
-  original_index_.resize(n);
-  std::iota(original_index_.begin(), original_index_.end(), std::size_t{0});
-  std::stable_sort(original_index_.begin(), original_index_.end(),
-                   [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
   point_keys_.resize(n);
+  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint32_t q[3];
+      for (int d = 0; d < 3; ++d) {
+        const double scaled = ((*coordinates[d])[i] - origin_[d]) / width_ * cells_per_side;
+        // The points on the upper faces of the cube belong to the last cell.
+        q[d] = static_cast<std::uint32_t>(std::clamp(scaled, 0.0, cells_per_side - 1));
+      }
+      point_keys_[i] = morton_key(q[0], q[1], q[2]);
+    }
+  });
+  original_index_ = stable_sort_keys(point_keys_);
   sorted_.x.resize(n), sorted_.y.resize(n), sorted_.z.resize(n), sorted_.charge.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t from = original_index_[i];
-    point_keys_[i] = keys[from];
-    sorted_.x[i] = points.x[from], sorted_.y[i] = points.y[from], sorted_.z[i] = points.z[from];
-    sorted_.charge[i] = points.charge[from];
-  }
+  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t from = original_index_[i];
+      sorted_.x[i] = points.x[from], sorted_.y[i] = points.y[from], sorted_.z[i] = points.z[from];
+      sorted_.charge[i] = points.charge[from];
+    }
+  });
 
   // Level by level: the children of the cells of level l, appended in the order of their
   // parents and then of their octant, are the cells of level l + 1 in Morton order.

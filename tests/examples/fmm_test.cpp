@@ -18,6 +18,7 @@
 #include <iterator>
 #include <limits>
 #include <numbers>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -32,7 +33,9 @@
 #include "interpolation.hpp"
 #include "leaf_tuner.hpp"
 #include "octree.hpp"
+#include "parallel_for.hpp"
 #include "point_files.hpp"
+#include "radix_sort.hpp"
 #include "support/config.hpp"
 #include "task_program.hpp"
 
@@ -524,6 +527,55 @@ TEST(FmmGroupTree, GroupSizeZeroIsRefused) {
   const fmm::InteractionLists lists = fmm::build_interaction_lists(tree);
   EXPECT_THROW(fmm::GroupTree(tree, lists, 0), std::invalid_argument);
   EXPECT_THROW(fmm::Solver({.eps = 1e-6, .leaf_size = 64, .group_size = 0}), std::invalid_argument);
+}
+
+TEST(FmmParallelFor, CallsEveryIndexOnce) {
+  for (const std::size_t count : {0, 1, 100, 10000, 100001}) {
+    std::vector<int> calls(count, 0);
+    fmm::parallel_for(
+        count,
+        [&](std::size_t begin, std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i) ++calls[i];
+        },
+        1000);
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), static_cast<std::ptrdiff_t>(count));
+  }
+}
+
+TEST(FmmParallelFor, ChunksCoverTheRangeInOrderAndFailuresReachTheCaller) {
+  constexpr std::size_t count = 1000, chunks = 7;
+  std::vector<std::size_t> begins(chunks), ends(chunks);
+  fmm::parallel_chunks(count, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    begins[chunk] = begin, ends[chunk] = end;
+  });
+  EXPECT_EQ(begins[0], 0u);
+  for (std::size_t c = 1; c < chunks; ++c) EXPECT_EQ(begins[c], ends[c - 1]);
+  EXPECT_EQ(ends[chunks - 1], count);
+  EXPECT_THROW(fmm::parallel_chunks(count, chunks,
+                                    [](std::size_t chunk, std::size_t, std::size_t) {
+                                      if (chunk == 3) throw std::runtime_error("chunk 3");
+                                    }),
+               std::runtime_error);
+}
+
+TEST(FmmRadixSort, EqualsAStableSortOfThePositions) {
+  std::mt19937_64 random(7);
+  // Sizes below and above the parallel cut (2^17), full keys and keys with many equal ones (a
+  // few low bits, or one high bit: passes are skipped where all keys agree).
+  for (const std::size_t n : {0, 1, 2, 1000, 300000})
+    for (const std::uint64_t mask :
+         {~std::uint64_t{0}, std::uint64_t{0xf}, std::uint64_t{1} << 62}) {
+      std::vector<std::uint64_t> keys(n);
+      for (std::uint64_t& key : keys) key = random() & mask;
+      std::vector<std::size_t> expected(n);
+      std::iota(expected.begin(), expected.end(), std::size_t{0});
+      std::stable_sort(expected.begin(), expected.end(),
+                       [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+      const std::vector<std::uint64_t> input = keys;
+      const std::vector<std::size_t> order = fmm::stable_sort_keys(keys);
+      ASSERT_EQ(order, expected) << n << " keys, mask " << mask;
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(keys[i], input[order[i]]);
+    }
 }
 
 namespace {
