@@ -388,4 +388,11 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   }
 }
 
+std::vector<std::vector<std::int32_t>> GroupTree::take_work_lists() {
+  std::vector<std::vector<std::int32_t>> lists;
+  lists.reserve(tasks_.size());
+  for (GroupTask& task : tasks_) lists.push_back(std::move(task.work));
+  return lists;
+}
+
 }  // namespace fmm

@@ -100,6 +100,9 @@ class GroupTree {
   // the order to submit them in: P2M, M2M from the deepest level up, compression; M2L, P2L,
   // M2P, P2P; expansion and L2L from the top down, L2P.
   const std::vector<GroupTask>& tasks() const { return tasks_; }
+  // Moves every task's work list out (task t's at index t), leaving the tasks' lists empty: a
+  // runtime registers them as handles without copying them.
+  std::vector<std::vector<std::int32_t>> take_work_lists();
 
  private:
   // Cuts the P2P tasks from index `first` on (the last ones) into pieces.

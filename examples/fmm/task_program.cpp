@@ -241,16 +241,14 @@ Potentials TaskProgram::evaluate(const Points& sources, const Points& targets, P
 Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   const auto start = std::chrono::steady_clock::now();
   const ChebyshevInterpolation& operators = solver_.operators();
-  const Solver::Plan plan = solver_.plan(points);
+  Solver::Plan plan = solver_.plan(points);
   const Octree& tree = plan.tree;
   const GroupTree& groups = plan.groups;
   GroupData data(tree, groups, operators);
-  std::vector<std::vector<std::int32_t>> work_lists;
   work_ = {};
-  for (const GroupTask& task : groups.tasks()) {
-    work_lists.push_back(task.work);
+  for (const GroupTask& task : groups.tasks())
     work_[static_cast<std::size_t>(task.kernel)] += task.interactions;
-  }
+  std::vector<std::vector<std::int32_t>> work_lists = plan.groups.take_work_lists();
   types_->context = KernelContext::of(tree, operators);
   const double tree_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
