@@ -47,7 +47,8 @@ void add_options(CLI::App& app, Options& o) {
   example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
                              "a task per node, or per chunk of nodes (default)")
       ->type_name("node|chunk");
-  app.add_option("--chunk", o.search.chunk_nodes, "with --tasks chunk: nodes per task")
+  app.add_option("--chunk", o.search.chunk_nodes,
+                 "with --tasks chunk: nodes a task visits between two releases of half its stack")
       ->type_name("N")
       ->transform(example::positive<int>())
       ->capture_default_str();
@@ -100,7 +101,7 @@ int run(const Options& o) {
       o.search.granularity == uts::TaskGranularity::chunk ? "" : ",tasks=" + tasks;
   std::printf("# uts: median of %d runs; tasks: one per %s", o.reps, tasks.c_str());
   if (o.search.granularity == uts::TaskGranularity::chunk)
-    std::printf(" of %d nodes", o.search.chunk_nodes);
+    std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
   std::printf("\n%-6s %-11s %7s %10s %8s %9s\n", "tree", "system", "workers", "seconds", "speedup",
               "Mnodes/s");
   int status = 0;

@@ -3,9 +3,9 @@
 //
 // Every parallel system cuts the search into tasks the same two ways (SearchOptions): a task per
 // node, which spawns a task per child and waits for them (the reference's OpenMP version, BOTS
-// uts), or a task per chunk of nodes, released from a task's own depth-first stack whenever it
-// holds twice the chunk (examples/uts/versa_search.hpp). Each is written with its system's own
-// primitives; the tree and its hashing are the same code for all (examples/uts/tree.hpp).
+// uts), or a task per chunk of nodes: half of a task's own depth-first stack, released every
+// chunk_nodes nodes it visits (examples/uts/versa_search.hpp). Each is written with its system's
+// own primitives; the tree and its hashing are the same code for all (examples/uts/tree.hpp).
 #pragma once
 
 #include <functional>

@@ -44,6 +44,7 @@ struct Chunk {
 void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk) {
   std::vector<uts::Node>& stack = chunk.nodes;
   std::deque<Chunk> released;  // addresses stay put while their tasks run
+  std::size_t visited = 0;
   tbb::task_group group;
   while (!stack.empty()) {
     const uts::Node node = stack.back();
@@ -51,8 +52,8 @@ void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& c
     const int children = uts::child_count(shape, node);
     chunk.stats.count(node, children);
     for (int i = 0; i < children; ++i) stack.push_back(uts::child_node(node, i));
-    while (stack.size() >= 2 * chunk_nodes) {
-      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(chunk_nodes);
+    if (++visited % chunk_nodes == 0 && stack.size() >= 2) {
+      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
       Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
       stack.erase(stack.begin(), bottom);
       group.run(

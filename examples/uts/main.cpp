@@ -34,7 +34,7 @@ void add_options(CLI::App& app, Options& o) {
                              "a task per node, or per chunk of nodes (default)")
       ->type_name("node|chunk");
   app.add_option("--chunk", o.search.chunk_nodes,
-                 "with --tasks chunk: nodes per task, released when a task holds twice as many")
+                 "with --tasks chunk: nodes a task visits between two releases of half its stack")
       ->type_name("N")
       ->transform(example::positive<int>())
       ->capture_default_str();
@@ -72,13 +72,14 @@ int run(const Options& o) {
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  std::printf(
-      "tree        %s: %s %s (%s)\n", tree.name, uts::to_string(tree.shape.type),
-      tree.shape.type == uts::TreeType::binomial ? "" : uts::to_string(tree.shape.geometric),
-      uts::reference_options(tree.shape).c_str());
+  std::string kind = uts::to_string(tree.shape.type);
+  if (tree.shape.type != uts::TreeType::binomial)
+    kind += std::string(" ") + uts::to_string(tree.shape.geometric);
+  std::printf("tree        %s: %s (%s)\n", tree.name, kind.c_str(),
+              uts::reference_options(tree.shape).c_str());
   std::printf("tasks       one per %s", uts::to_string(o.search.granularity));
   if (o.search.granularity == uts::TaskGranularity::chunk)
-    std::printf(" of %d nodes", o.search.chunk_nodes);
+    std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
   std::printf(", %d workers\n", rt.cpu_workers());
   print_stats("found", found);
   std::printf("time        %.4f s (median of %d), %.2f M nodes/s\n", median, o.repeat,

@@ -37,8 +37,8 @@ TreeStats search_node(const Search& search, const Node& node) {
 
 // --- One task per chunk of nodes -----------------------------------------------------------------
 
-// A released chunk: its nodes in, its figures out. Chunks live in a deque of the releasing task,
-// whose addresses stay put while their tasks run.
+// A released part of a stack: its nodes in, its figures out. Chunks live in a deque of the
+// releasing task, whose addresses stay put while their tasks run.
 struct Chunk {
   std::vector<Node> nodes;
   TreeStats stats;
@@ -47,15 +47,15 @@ struct Chunk {
 void search_chunk(const Search& search, Chunk& chunk) {
   std::vector<Node>& stack = chunk.nodes;
   std::deque<Chunk> released;
-  const std::size_t release_at = 2 * search.chunk_nodes;
+  std::size_t visited = 0;
   while (!stack.empty()) {
     const Node node = stack.back();
     stack.pop_back();
     const int children = child_count(search.shape, node);
     chunk.stats.count(node, children);
     for (int i = 0; i < children; ++i) stack.push_back(child_node(node, i));
-    while (stack.size() >= release_at) {
-      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(search.chunk_nodes);
+    if (++visited % search.chunk_nodes == 0 && stack.size() >= 2) {
+      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
       Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
       stack.erase(stack.begin(), bottom);
       search.rt.spawn("uts chunk", [&search, &handed_out] { search_chunk(search, handed_out); });

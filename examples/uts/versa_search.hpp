@@ -3,11 +3,11 @@
 // them):
 //  - node: one task per node, as the reference's OpenMP version (BOTS uts) does: a node's task
 //    spawns one task per child and syncs, then adds up its children's figures.
-//  - chunk: a task searches its own stack of nodes depth first and, whenever the stack holds
-//    2 x chunk_nodes nodes, releases the chunk_nodes at its bottom (the shallowest, whose subtrees
-//    are the largest) as a new task: the release policy of the reference's work-stealing
-//    version, here with the runtime doing the stealing. Tasks are created only where there is
-//    surplus work, and each does at least chunk_nodes hashes.
+//  - chunk: a task searches its own stack of nodes depth first and, every chunk_nodes nodes it
+//    visits, releases the bottom half of its stack (the shallowest nodes, whose subtrees are the
+//    largest) as a new task. Work is released at a steady rate whatever the tree's shape (a
+//    geometric tree's depth-first stack stays a few dozen nodes deep; a binomial root has 2000
+//    children), and each task hashes at least chunk_nodes nodes per task it creates.
 #pragma once
 
 #include "tree.hpp"
@@ -23,7 +23,7 @@ TaskGranularity parse_granularity(const std::string& text);
 
 struct SearchOptions {
   TaskGranularity granularity = TaskGranularity::chunk;
-  int chunk_nodes = 32;  // with chunk: nodes per released task (>= 1)
+  int chunk_nodes = 256;  // with chunk: nodes a task visits between two releases (>= 1)
 };
 
 // Searches the tree `shape` with tasks on `rt` and returns what it found, the same figures as
