@@ -1,0 +1,157 @@
+// bench/run uts: the Unbalanced Tree Search on Versa against sequential C++, OpenMP tasks and
+// oneTBB, in one process. For each tree and worker count every system searches the tree --reps
+// times; the table and the RESULT lines give the median seconds and the speedup over the
+// sequential search's median. A system whose figures differ from the sequential search's fails
+// the run (exit status 1): a wrong search yields no figure.
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../common/harness.hpp"
+#include "command_line.hpp"
+#include "sequential_search.hpp"
+#include "systems.hpp"
+
+namespace {
+
+struct Options {
+  std::vector<std::string> trees = {"T1", "T3"};
+  std::vector<int> workers = {1, 2};
+  std::vector<std::string> systems = {"sequential", "versa", "openmp", "tbb"};
+  uts::SearchOptions search;
+  int reps = 5;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  app.add_option("--trees", o.trees, "sample trees: " + uts::sample_tree_names())
+      ->delimiter(',')
+      ->type_name("T1,T3")
+      ->check([](const std::string& name) -> std::string {
+        try {
+          uts::sample_tree(name);
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+        return {};
+      });
+  app.add_option("--workers", o.workers, "worker counts")
+      ->delimiter(',')
+      ->type_name("1,2")
+      ->transform(example::positive<int>());
+  app.add_option("--systems", o.systems, "systems: sequential, versa, openmp, tbb")
+      ->delimiter(',')
+      ->type_name("LIST");
+  example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
+                             "a task per node, or per chunk of nodes (default)")
+      ->type_name("node|chunk");
+  app.add_option("--chunk", o.search.chunk_nodes,
+                 "with --tasks chunk: nodes a task visits between two releases of half its stack")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_option("--reps", o.reps, "repetitions per measurement (the median is reported)")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag_callback(
+      "--quick", [&o] { o.reps = 3; }, "3 repetitions");
+}
+
+bool wanted(const Options& o, const std::string& system) {
+  for (const std::string& name : o.systems)
+    if (name == system) return true;
+  return false;
+}
+
+// Median seconds of `reps` searches; false when a search's figures differ from `expected`.
+bool measure(const bench::UtsSystem& system, const uts::SampleTree& tree, int workers,
+             const Options& o, const uts::TreeStats& expected, double& median) {
+  std::vector<double> seconds;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    uts::TreeStats found;
+    seconds.push_back(system.search(tree.shape, workers, o.search, found));
+    if (!(found == expected)) {
+      std::fprintf(stderr,
+                   "uts: %s on %s with %d workers found %llu nodes, %llu leaves, depth %d; "
+                   "the sequential search %llu, %llu, %d\n",
+                   system.name.c_str(), tree.name, workers,
+                   static_cast<unsigned long long>(found.nodes),
+                   static_cast<unsigned long long>(found.leaves), found.max_depth,
+                   static_cast<unsigned long long>(expected.nodes),
+                   static_cast<unsigned long long>(expected.leaves), expected.max_depth);
+      return false;
+    }
+  }
+  median = bench::median(seconds);
+  return true;
+}
+
+int run(const Options& o) {
+  std::vector<bench::UtsSystem> parallel;
+  for (auto provider : {bench::versa_uts, bench::openmp_uts, bench::tbb_uts})
+    for (bench::UtsSystem& system : provider())
+      if (wanted(o, system.name)) parallel.push_back(std::move(system));
+  const bench::UtsSystem sequential = bench::sequential_uts().front();
+  const std::string tasks = uts::to_string(o.search.granularity);
+  // The default granularity keeps the parameter the tables use; the other is marked.
+  const std::string suffix =
+      o.search.granularity == uts::TaskGranularity::chunk ? "" : ",tasks=" + tasks;
+  std::printf("# uts: median of %d runs; tasks: one per %s", o.reps, tasks.c_str());
+  if (o.search.granularity == uts::TaskGranularity::chunk)
+    std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
+  std::printf("\n%-6s %-11s %7s %10s %8s %9s\n", "tree", "system", "workers", "seconds", "speedup",
+              "Mnodes/s");
+  int status = 0;
+  for (const std::string& name : o.trees) {
+    const uts::SampleTree& tree = uts::sample_tree(name);
+    // The sequential search's own figures must be the published ones before anything is timed.
+    const uts::TreeStats expected = uts::search_sequential(tree.shape);
+    if (!(expected == tree.expected)) {
+      std::fprintf(stderr, "uts: the sequential search of %s differs from %s\n", tree.name,
+                   tree.source);
+      return 1;
+    }
+    double base = 0;
+    if (!measure(sequential, tree, 1, o, expected, base)) return 1;
+    auto report = [&](const std::string& system, int workers, double seconds) {
+      const std::string param = "tree=" + name + ",workers=" + std::to_string(workers) + suffix;
+      std::printf("%-6s %-11s %7d %10.4f %8.2f %9.2f\n", name.c_str(), system.c_str(), workers,
+                  seconds, base / seconds, static_cast<double>(expected.nodes) / seconds / 1e6);
+      bench::print_result("uts", system, param, "seconds", seconds, "s");
+      bench::print_result("uts", system, param, "speedup", base / seconds, "x");
+    };
+    if (wanted(o, "sequential")) report("sequential", 1, base);
+    for (int workers : o.workers)
+      for (const bench::UtsSystem& system : parallel) {
+        double seconds = 0;
+        if (!measure(system, tree, workers, o, expected, seconds)) {
+          status = 1;
+          continue;
+        }
+        report(system.name, workers, seconds);
+      }
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Unbalanced Tree Search: Versa against sequential C++, OpenMP tasks and oneTBB on the\n"
+      "reference's sample trees.",
+      "versa-bench-uts"};
+  Options options;
+  add_options(app, options);
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "versa-bench-uts: %s\n", e.what());
+    return 1;
+  }
+}

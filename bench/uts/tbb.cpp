@@ -1,0 +1,98 @@
+// The search on oneTBB: a tbb::task_group per node (one run() per child, then wait()) or per
+// chunk of nodes, inside a task_arena of `workers` threads (the calling thread is one of them).
+// The arena is started before the clock and ended after it, so TBB's threads are not timed
+// starting.
+//
+// Built without oneTBB (VERSA_BENCH_TBB undefined), tbb_uts() returns no system.
+#include "systems.hpp"
+
+#ifdef VERSA_BENCH_TBB
+
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+
+#include <cstddef>
+#include <deque>
+#include <vector>
+
+#include "../common/harness.hpp"
+
+namespace bench {
+namespace {
+
+uts::TreeStats search_node(const uts::TreeShape& shape, const uts::Node& node) {
+  const int children = uts::child_count(shape, node);
+  uts::TreeStats stats;
+  stats.count(node, children);
+  if (children == 0) return stats;
+  std::vector<uts::TreeStats> partial(static_cast<std::size_t>(children));
+  tbb::task_group group;
+  for (int i = 0; i < children; ++i)
+    group.run([&shape, &node, slot = &partial[i], i] {
+      *slot = search_node(shape, uts::child_node(node, i));
+    });
+  group.wait();
+  for (const uts::TreeStats& child : partial) stats += child;
+  return stats;
+}
+
+struct Chunk {
+  std::vector<uts::Node> nodes;
+  uts::TreeStats stats;
+};
+
+void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk) {
+  std::vector<uts::Node>& stack = chunk.nodes;
+  std::deque<Chunk> released;  // addresses stay put while their tasks run
+  std::size_t visited = 0;
+  tbb::task_group group;
+  while (!stack.empty()) {
+    const uts::Node node = stack.back();
+    stack.pop_back();
+    const int children = uts::child_count(shape, node);
+    chunk.stats.count(node, children);
+    for (int i = 0; i < children; ++i) stack.push_back(uts::child_node(node, i));
+    if (++visited % chunk_nodes == 0 && stack.size() >= 2) {
+      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
+      Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
+      stack.erase(stack.begin(), bottom);
+      group.run(
+          [&shape, chunk_nodes, &handed_out] { search_chunk(shape, chunk_nodes, handed_out); });
+    }
+  }
+  group.wait();
+  for (const Chunk& other : released) chunk.stats += other.stats;
+}
+
+double search(const uts::TreeShape& shape, int workers, const uts::SearchOptions& options,
+              uts::TreeStats& found) {
+  tbb::task_arena arena(workers);
+  arena.initialize();
+  double seconds = 0;
+  arena.execute([&] {
+    const auto start = Clock::now();
+    if (options.granularity == uts::TaskGranularity::node) {
+      found = search_node(shape, uts::root_node(shape));
+    } else {
+      Chunk all{{uts::root_node(shape)}, {}};
+      search_chunk(shape, static_cast<std::size_t>(options.chunk_nodes), all);
+      found = all.stats;
+    }
+    seconds = seconds_since(start);
+  });
+  return seconds;
+}
+
+}  // namespace
+
+std::vector<UtsSystem> tbb_uts() { return {UtsSystem{"tbb", search}}; }
+
+}  // namespace bench
+
+#else
+
+namespace bench {
+std::vector<UtsSystem> tbb_uts() { return {}; }
+}  // namespace bench
+
+#endif

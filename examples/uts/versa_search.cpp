@@ -1,0 +1,100 @@
+#include "versa_search.hpp"
+
+#include <cstddef>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace uts {
+namespace {
+
+struct Search {
+  versa::Runtime& rt;
+  const TreeShape& shape;
+  std::size_t chunk_nodes;
+};
+
+// --- One task per node ---------------------------------------------------------------------------
+
+// Each child's task computes the child from its parent, which stays alive on the parent's stack
+// until its sync: the closure is then four words, which fit in the task's inline storage.
+TreeStats search_node(const Search& search, const Node& node) {
+  const int children = child_count(search.shape, node);
+  TreeStats stats;
+  stats.count(node, children);
+  if (children == 0) return stats;
+  std::vector<TreeStats> partial(static_cast<std::size_t>(children));
+  for (int i = 0; i < children; ++i) {
+    search.rt.spawn("uts node", [&search, &node, slot = &partial[i], i] {
+      *slot = search_node(search, child_node(node, i));
+    });
+  }
+  search.rt.sync();
+  for (const TreeStats& child : partial) stats += child;
+  return stats;
+}
+
+// --- One task per chunk of nodes -----------------------------------------------------------------
+
+// A released part of a stack: its nodes in, its figures out. Chunks live in a deque of the
+// releasing task, whose addresses stay put while their tasks run.
+struct Chunk {
+  std::vector<Node> nodes;
+  TreeStats stats;
+};
+
+void search_chunk(const Search& search, Chunk& chunk) {
+  std::vector<Node>& stack = chunk.nodes;
+  std::deque<Chunk> released;
+  std::size_t visited = 0;
+  while (!stack.empty()) {
+    const Node node = stack.back();
+    stack.pop_back();
+    const int children = child_count(search.shape, node);
+    chunk.stats.count(node, children);
+    for (int i = 0; i < children; ++i) stack.push_back(child_node(node, i));
+    if (++visited % search.chunk_nodes == 0 && stack.size() >= 2) {
+      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
+      Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
+      stack.erase(stack.begin(), bottom);
+      search.rt.spawn("uts chunk", [&search, &handed_out] { search_chunk(search, handed_out); });
+    }
+  }
+  search.rt.sync();
+  for (const Chunk& other : released) chunk.stats += other.stats;
+}
+
+}  // namespace
+
+const char* to_string(TaskGranularity granularity) {
+  return granularity == TaskGranularity::node ? "node" : "chunk";
+}
+
+TaskGranularity parse_granularity(const std::string& text) {
+  if (text == "node") return TaskGranularity::node;
+  if (text == "chunk") return TaskGranularity::chunk;
+  throw std::invalid_argument("unknown task granularity '" + text + "' (expected node or chunk)");
+}
+
+TreeStats search_versa(versa::Runtime& rt, const TreeShape& shape, const SearchOptions& options) {
+  if (options.chunk_nodes < 1)
+    throw std::invalid_argument("chunk_nodes must be at least 1, not " +
+                                std::to_string(options.chunk_nodes));
+  const Search search{rt, shape, static_cast<std::size_t>(options.chunk_nodes)};
+  TreeStats stats;
+  rt.spawn("uts root", [&] {
+    const Node root = root_node(shape);
+    if (options.granularity == TaskGranularity::node) {
+      stats = search_node(search, root);
+    } else {
+      Chunk all{{root}, {}};
+      search_chunk(search, all);
+      stats = all.stats;
+    }
+  });
+  rt.sync();
+  return stats;
+}
+
+}  // namespace uts
