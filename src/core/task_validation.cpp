@@ -98,7 +98,9 @@ void validate_task(const TaskDesc& desc, const Task* parent, const Task* root,
     if (it != sorted.end()) duplicate(*it);
   }
   // The child would wait for any ancestor holding one of its handles, and that ancestor waits
-  // for its descendants.
+  // for its descendants. A task without accesses skips the walk, which costs the nesting depth
+  // per spawn (1572 levels in a UTS binomial tree).
+  if (n == 0) return;
   for (const Task* ancestor = parent; ancestor && ancestor != root; ancestor = ancestor->parent) {
     for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t j = 0; j < ancestor->access_count; ++j)
