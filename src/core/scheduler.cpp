@@ -411,7 +411,8 @@ void Scheduler::help_as_caller(Done&& done) {
       continue;
     }
     count_finished(worker);  // so that done() sees the tasks this thread finished
-    ++idle;
+    // Tasks on their way between queues are not "nothing found".
+    if (!pool_->any_queued()) ++idle;
     std::this_thread::yield();
   }
   count_finished(worker);

@@ -118,6 +118,7 @@ void WorkerPool::wake_one() {
 }
 
 bool WorkerPool::any_queued() const {
+  if (transferring_.load(std::memory_order_seq_cst) != 0) return true;
   for (const auto& worker : workers_)
     if (worker->deque.size_hint() != 0 || !worker->inbox.empty()) return true;
   return false;
@@ -138,12 +139,22 @@ Task* WorkerPool::steal(int thief) {
 }
 
 // Moves the tasks in `worker`'s inbox to the deque of `into` and returns the first to run.
+// While the list is on its way (a walk over thousands of tasks, a millisecond or more), it is in
+// no queue: transferring_ makes any_queued() say so, so that no worker sleeps and no waiting
+// caller gives up meanwhile. Afterwards a sleeper is woken when others may steal from the list.
 Task* WorkerPool::take_inbox(int worker, int into) {
+  if (workers_[worker]->inbox.empty()) return nullptr;
+  transferring_.fetch_add(1, std::memory_order_seq_cst);
   Task* list = workers_[worker]->inbox.take_all();
-  if (!list) return nullptr;
-  ReadyDeque& deque = workers_[into]->deque;
-  deque.push_back_list(list);
-  return deque.pop_front();
+  Task* first = nullptr;
+  if (list) {
+    ReadyDeque& deque = workers_[into]->deque;
+    deque.push_back_list(list);
+    first = deque.pop_front();
+  }
+  transferring_.fetch_sub(1, std::memory_order_seq_cst);
+  if (first && workers_[into]->deque.size_hint() != 0 && size() > 1) wake_one();
+  return first;
 }
 
 Task* WorkerPool::find_task(int worker) {

@@ -71,6 +71,9 @@ class WorkerPool {
   // Tells the workers that work may be had from TaskRunner::pull_work: wakes one if all sleep.
   void notify_work() { wake_one(); }
 
+  // Whether a task is queued or on its way between queues (a hint).
+  bool any_queued() const;
+
  private:
   struct alignas(64) Worker {
     ReadyDeque deque;
@@ -85,13 +88,13 @@ class WorkerPool {
   Task* take_inbox(int worker, int into);
   Task* steal(int thief);
   void sleep();
-  bool any_queued() const;
   void wake_one();
 
   TaskRunner& runner_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int threads_ = 0;  // workers_[0, threads_) have threads; the caller's slot follows
   std::atomic<bool> caller_attached_{false};
+  std::atomic<int> transferring_{0};  // inboxes being moved into a deque (take_inbox)
   std::atomic<bool> stopping_{false};
   // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence, looks
   // at every deque once more and only then waits on wake_epoch_. A pusher publishes its task,
