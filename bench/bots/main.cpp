@@ -1,0 +1,234 @@
+// bench/run bots: the BOTS kernels on Versa against sequential C++, OpenMP tasks (libgomp) and
+// oneTBB, in one process. For each kernel and worker count every system runs the kernel --reps
+// times; the table and the RESULT lines give the median seconds, the speedup over the sequential
+// run's median and, for the kernels that measure task overhead, nanoseconds per task. Every run is
+// verified with the suite's own check; a failed check fails the run (exit status 1): a wrong
+// answer yields no figure.
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../common/harness.hpp"
+#include "command_line.hpp"
+#include "fib.hpp"
+
+namespace {
+
+using bench::Clock;
+using bench::seconds_since;
+
+// One system's way of running a kernel with a number of workers. The Versa runtime is made before
+// the clock starts and its threads stopped after it stops, as the peers' thread pools are warm.
+struct System {
+  std::string name;
+  std::function<double(int workers)> run;  // seconds
+};
+
+// A kernel's input and its runs on every system, behind one interface.
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  virtual std::string input() const = 0;
+  virtual std::uint64_t tasks() const = 0;
+  virtual double run_sequential() = 0;
+  virtual std::vector<System> parallel_systems() = 0;
+  virtual std::string verify() const = 0;
+};
+
+template <class Kernel>
+class KernelBenchmark final : public Benchmark {
+ public:
+  explicit KernelBenchmark(bots::Scale scale) : kernel_(scale) {}
+
+  std::string input() const override { return kernel_.input(); }
+  std::uint64_t tasks() const override { return kernel_.tasks(); }
+  std::string verify() const override { return kernel_.verify(); }
+
+  double run_sequential() override {
+    kernel_.reset();
+    const auto start = Clock::now();
+    kernel_.run_sequential();
+    return seconds_since(start);
+  }
+
+  std::vector<System> parallel_systems() override {
+    std::vector<System> systems;
+    systems.push_back({"versa", [this](int workers) {
+                         versa::Config config;
+                         config.cpu_workers = workers;
+                         config.gpus = 0;
+                         config.quiet = true;
+                         versa::Runtime rt{config};
+                         kernel_.reset();
+                         const auto start = Clock::now();
+                         kernel_.run_versa(rt);
+                         return seconds_since(start);
+                       }});
+#ifdef _OPENMP
+    systems.push_back(
+        {"openmp", [this](int workers) { return timed([&] { kernel_.run_openmp(workers); }); }});
+#endif
+#ifdef VERSA_BENCH_TBB
+    if constexpr (requires(Kernel k) { k.run_tbb(1); })
+      systems.push_back(
+          {"tbb", [this](int workers) { return timed([&] { kernel_.run_tbb(workers); }); }});
+#endif
+    return systems;
+  }
+
+ private:
+  double timed(const std::function<void()>& run) {
+    kernel_.reset();
+    const auto start = Clock::now();
+    run();
+    return seconds_since(start);
+  }
+
+  Kernel kernel_;
+};
+
+struct KernelEntry {
+  const char* name;
+  std::function<std::unique_ptr<Benchmark>(bots::Scale)> make;
+};
+
+template <class Kernel>
+KernelEntry entry() {
+  return {Kernel::name, [](bots::Scale scale) -> std::unique_ptr<Benchmark> {
+            return std::make_unique<KernelBenchmark<Kernel>>(scale);
+          }};
+}
+
+std::vector<KernelEntry> all_kernels() { return {entry<bots::Fib>()}; }
+
+std::string kernel_names() {
+  std::string names;
+  for (const KernelEntry& kernel : all_kernels())
+    names += (names.empty() ? "" : ",") + std::string(kernel.name);
+  return names;
+}
+
+struct Options {
+  std::vector<std::string> kernels;
+  std::vector<int> workers = {2};
+  std::vector<std::string> systems = {"sequential", "versa", "openmp", "tbb"};
+  bots::Scale scale = bots::Scale::bench;
+  int reps = 5;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  app.add_option("--kernels", o.kernels, "kernels (default: all): " + kernel_names())
+      ->delimiter(',')
+      ->type_name("LIST")
+      ->check([](const std::string& name) -> std::string {
+        for (const KernelEntry& kernel : all_kernels())
+          if (name == kernel.name) return {};
+        return "unknown kernel '" + name + "' (expected one of " + kernel_names() + ")";
+      });
+  app.add_option("--workers", o.workers, "worker counts")
+      ->delimiter(',')
+      ->type_name("2")
+      ->transform(example::positive<int>());
+  app.add_option("--systems", o.systems, "systems: sequential, versa, openmp, tbb")
+      ->delimiter(',')
+      ->type_name("LIST");
+  example::add_parsed_option(app, "--scale", o.scale, bots::parse_scale,
+                             "the benchmark's inputs (default) or small ones")
+      ->type_name("bench|small");
+  app.add_option("--reps", o.reps, "repetitions per measurement (the median is reported)")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag_callback(
+      "--quick", [&o] { o.reps = 3; }, "3 repetitions");
+}
+
+bool wanted(const Options& o, const std::string& system) {
+  for (const std::string& name : o.systems)
+    if (name == system) return true;
+  return false;
+}
+
+// Median seconds of `reps` runs, each verified; nullopt (and a message) when a run is wrong.
+std::optional<double> measure(const char* kernel, const std::string& system, Benchmark& benchmark,
+                              const std::function<double()>& run, int reps) {
+  std::vector<double> seconds;
+  for (int rep = 0; rep < reps; ++rep) {
+    seconds.push_back(run());
+    const std::string wrong = benchmark.verify();
+    if (!wrong.empty()) {
+      std::fprintf(stderr, "bots: %s on %s: %s\n", kernel, system.c_str(), wrong.c_str());
+      return std::nullopt;
+    }
+  }
+  return bench::median(seconds);
+}
+
+int run(const Options& o) {
+  std::printf("# bots: median of %d runs\n%-10s %-22s %-11s %7s %10s %8s %9s\n", o.reps, "kernel",
+              "input", "system", "workers", "seconds", "speedup", "ns/task");
+  int status = 0;
+  for (const KernelEntry& kernel : all_kernels()) {
+    if (!o.kernels.empty() &&
+        std::find(o.kernels.begin(), o.kernels.end(), kernel.name) == o.kernels.end())
+      continue;
+    const std::unique_ptr<Benchmark> benchmark = kernel.make(o.scale);
+    const std::optional<double> base = measure(
+        kernel.name, "sequential", *benchmark, [&] { return benchmark->run_sequential(); }, o.reps);
+    if (!base) return 1;
+    auto report = [&](const std::string& system, int workers, double seconds) {
+      const std::string param = "kernel=" + std::string(kernel.name) +
+                                ",workers=" + std::to_string(workers) +
+                                (o.scale == bots::Scale::small ? ",scale=small" : "");
+      const double ns_per_task =
+          benchmark->tasks() ? seconds * 1e9 / static_cast<double>(benchmark->tasks()) : 0.0;
+      std::printf("%-10s %-22s %-11s %7d %10.4f %8.2f ", kernel.name, benchmark->input().c_str(),
+                  system.c_str(), workers, seconds, *base / seconds);
+      if (benchmark->tasks() && system != "sequential")
+        std::printf("%9.1f\n", ns_per_task);
+      else
+        std::printf("%9s\n", "-");
+      bench::print_result("bots", system, param, "seconds", seconds, "s");
+      bench::print_result("bots", system, param, "speedup", *base / seconds, "x");
+      if (benchmark->tasks() && system != "sequential")
+        bench::print_result("bots", system, param, "ns_per_task", ns_per_task, "ns");
+    };
+    if (wanted(o, "sequential")) report("sequential", 1, *base);
+    std::vector<System> systems = benchmark->parallel_systems();
+    for (int workers : o.workers)
+      for (const System& system : systems) {
+        if (!wanted(o, system.name)) continue;
+        const std::optional<double> seconds = measure(
+            kernel.name, system.name, *benchmark, [&] { return system.run(workers); }, o.reps);
+        if (!seconds) {
+          status = 1;
+          continue;
+        }
+        report(system.name, workers, *seconds);
+      }
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "The Barcelona OpenMP Tasks Suite's kernels: Versa against sequential C++, OpenMP tasks\n"
+      "and oneTBB, each run verified.",
+      "versa-bench-bots"};
+  Options options;
+  add_options(app, options);
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "versa-bench-bots: %s\n", e.what());
+    return 1;
+  }
+}
