@@ -252,7 +252,7 @@ class Runtime {
     Options options;
     (collect(args, next, options), ...);
     using Closure = std::decay_t<F>;
-    detail::TaskDesc desc;
+    detail::TaskDesc desc;  // every field set here (TaskDesc has no defaults, on purpose)
     desc.name = options.name ? intern_name(*options.name) : name;
     desc.type_name = name;
     desc.priority = options.priority;

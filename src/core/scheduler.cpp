@@ -45,9 +45,9 @@ void Scheduler::start(bool pin, const Topology& topology) {
 
 void Scheduler::stop() { pool_.reset(); }
 
-Task* Scheduler::parent_for(bool is_child) const {
+Task* Scheduler::parent_for(bool is_child, int worker) const {
   if (!is_child) return nullptr;
-  return current_worker() >= 0 && this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
+  return worker >= 0 && this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
 }
 
 // --- Procedure: submit ----------------------------------------------------------------------
@@ -90,13 +90,12 @@ void Scheduler::register_accesses(Task* task, int worker) {
   }
 }
 
-void Scheduler::submit(const TaskDesc& desc, Task* parent) {
-  const int worker = current_worker();
+void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
   Task* task = create_task(desc, worker);
-  register_accesses(task, worker);
+  if (desc.access_count != 0) register_accesses(task, worker);
   if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
-  pending_.fetch_add(1, std::memory_order_relaxed);
+  if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
   if (parent) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
@@ -261,7 +260,8 @@ void Scheduler::run_and_finish(Task* task, int worker) {
     finish_ran_task(task, worker);
     return;
   }
-  std::shared_ptr<const Failure> cause = inherited_failure(task);
+  // Only data can carry a failure to a task.
+  std::shared_ptr<const Failure> cause = task->access_count ? inherited_failure(task) : nullptr;
   if (!cause) run_body(task, worker, cause);
   if (devices_) devices_->cpu_task_ended(*task);
   if (cause) poison_outputs(task, cause);
@@ -321,11 +321,15 @@ void Scheduler::finish_accesses(Task* task, int worker) {
 
 void Scheduler::finish_task(Task* task, int worker) {
   finish_accesses(task, worker);
-  if (Task* parent = task->parent) {
+  Task* const parent = task->parent;
+  // Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the
+  // closure (and whatever it captured) is gone.
+  destroy_task(task, worker);
+  if (parent) {
     if (parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
       root_.children.notify_all();
   }
-  destroy_task(task, worker);
+  if (!counted_in_pending(parent)) return;
   if (worker >= 0) {
     ++worker_locals_[worker].finished;
   } else if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -49,14 +49,15 @@ class Scheduler final : public TaskRunner, public Waker {
   int workers() const { return static_cast<int>(worker_locals_.size()); }
   // The calling thread's worker index, or -1 for any other thread.
   int current_worker() const { return pool_ ? pool_->current_worker() : -1; }
-  // The parent a task submitted now gets: the running task for spawn() on a worker, the main
-  // program's root for spawn() elsewhere, none for submit().
-  Task* parent_for(bool is_child) const;
+  // The parent a task submitted now, on `worker` (current_worker()), gets: the running task for
+  // spawn() on a worker, the main program's root for spawn() elsewhere, none for submit().
+  Task* parent_for(bool is_child, int worker) const;
   const Task* root() const { return &root_; }
 
   // --- the life cycle ---------------------------------------------------------------------
-  // Creates, registers and counts a validated task, and schedules it if it is ready.
-  void submit(const TaskDesc& desc, Task* parent);
+  // Creates, registers and counts a validated task submitted on `worker` (current_worker()),
+  // and schedules it if it is ready.
+  void submit(const TaskDesc& desc, Task* parent, int worker);
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);
   // A task record for a host access (Runtime::acquire): registered like a task; returns when
@@ -110,6 +111,11 @@ class Scheduler final : public TaskRunner, public Waker {
     bool finishing = false;
   };
 
+  // Whether a task with this parent counts in pending_. A spawned task's parent finishes only
+  // after its children (the implicit sync at the end of a body), so the parent's own count
+  // covers them: only tasks of the main program and those submitted without a parent count,
+  // and the shared line is not touched once per fine-grained task.
+  bool counted_in_pending(const Task* parent) const { return !parent || parent == &root_; }
   Task* create_task(const TaskDesc& desc, int worker);
   void register_accesses(Task* task, int worker);
   bool try_make_ready(Task* task, int worker);
@@ -141,9 +147,10 @@ class Scheduler final : public TaskRunner, public Waker {
   TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread
 
-  // Tasks submitted and not yet finished, minus what workers have finished but not flushed.
-  // Submissions add immediately (so the count can never reach zero early); workers subtract in
-  // batches when they run out of work, so the line is not bounced once per task.
+  // Tasks submitted and not yet finished (counted_in_pending: spawned children count through
+  // their parents), minus what workers have finished but not flushed. Submissions add
+  // immediately (so the count can never reach zero early); workers subtract in batches when
+  // they run out of work, so the line is not bounced once per task.
   std::atomic<std::int64_t> pending_{0};
   // Parent of the tasks spawned by the main program (outside any task).
   Task root_;

@@ -61,28 +61,30 @@ struct Implementations {
   const std::function<double(const Shapes&)>* work_hint = nullptr;  // TaskTypeSettings::work
 };
 
-// Everything the runtime needs to create one task; built by the templates in runtime.hpp.
+// Everything the runtime needs to create one task; built by the templates in runtime.hpp, which
+// set every field. No default values: a fine-grained task's submission would pay for clearing
+// the whole record (a memset) before writing each field again.
 struct TaskDesc {
-  const char* name = nullptr;       // stable for the runtime's lifetime (interned)
-  const char* type_name = nullptr;  // the task type's name (stable likewise)
-  int priority = 0;
-  const AccessRecord* accesses = nullptr;  // handle and mode set; the rest filled by the runtime
-  std::size_t access_count = 0;
-  InvokeFn invoke = nullptr;           // CPU implementation; null when the type has none
-  InvokeCudaFn invoke_cuda = nullptr;  // CUDA implementation; null when none
-  bool cuda_left_out = false;          // a CUDA body dropped by a build without CUDA
-  InvokeFn invoke_emulated = nullptr;  // emulated-device implementation (defaults to the CPU one)
-  Placement placement = Placement::automatic;
-  const ReductionOps* reduction = nullptr;  // the task type's operator for `add` accesses
-  void* closure = nullptr;                  // moved from with `move` into the task's storage
-  std::size_t closure_size = 0;
-  std::size_t closure_align = 1;
-  MoveFn move = nullptr;
-  DestroyFn destroy = nullptr;
-  bool is_child = false;  // spawn(): counted by the enclosing task's sync()
-  double work = -1;       // versa::work(x) given at submit; negative when not
+  const char* name;       // stable for the runtime's lifetime (interned)
+  const char* type_name;  // the task type's name (stable likewise)
+  int priority;
+  const AccessRecord* accesses;  // handle and mode set; the rest filled by the runtime
+  std::size_t access_count;
+  InvokeFn invoke;           // CPU implementation; null when the type has none
+  InvokeCudaFn invoke_cuda;  // CUDA implementation; null when none
+  bool cuda_left_out;        // a CUDA body dropped by a build without CUDA
+  InvokeFn invoke_emulated;  // emulated-device implementation (defaults to the CPU one)
+  Placement placement;
+  const ReductionOps* reduction;  // the task type's operator for `add` accesses
+  void* closure;                  // moved from with `move` into the task's storage
+  std::size_t closure_size;
+  std::size_t closure_align;
+  MoveFn move;
+  DestroyFn destroy;
+  bool is_child;  // spawn(): counted by the enclosing task's sync()
+  double work;    // versa::work(x) given at submit; negative when not
   // The task type's work hint (TaskType::work); null when none. Outlives the submit call.
-  const std::function<double(const Shapes&)>* work_hint = nullptr;
+  const std::function<double(const Shapes&)>* work_hint;
 };
 
 // View types produced by an access. `NoView` marks accesses to data-less handles (tokens),
