@@ -9,7 +9,12 @@ namespace {
 std::atomic<std::uint64_t> next_pool_id{1};
 }  // namespace
 
-TaskPool::TaskPool(int workers) : id_(next_pool_id.fetch_add(1)), worker_caches_(workers) {}
+// The first slab is carved before any task exists: the first submission would otherwise pay for
+// it (10 us, more than a short chain of small tasks takes).
+TaskPool::TaskPool(int workers) : id_(next_pool_id.fetch_add(1)), worker_caches_(workers) {
+  MutexLock guard(depot_mutex_);
+  carve_slab();
+}
 
 // A non-worker thread's cache, emptied (without touching its slots) when it last served another
 // pool, possibly one destroyed since.
@@ -44,18 +49,21 @@ void TaskPool::release(void* slot, int worker) {
 
 void TaskPool::refill(Cache& cache) {
   MutexLock guard(depot_mutex_);
-  if (!depot_.empty()) {
-    std::vector<void*> full = std::move(depot_.back());
-    depot_.pop_back();
-    cache.free.insert(cache.free.end(), full.begin(), full.end());
-    return;
-  }
+  if (depot_.empty()) carve_slab();
+  std::vector<void*> full = std::move(depot_.back());
+  depot_.pop_back();
+  cache.free.insert(cache.free.end(), full.begin(), full.end());
+}
+
+void TaskPool::carve_slab() {
   // Default-initialised: the slots are constructed as tasks when used, so nothing is zeroed.
   slabs_.push_back(std::unique_ptr<Slot[]>(new Slot[slab_slots]));
   Slot* slab = slabs_.back().get();
-  const std::size_t slots = slab_slots;
-  cache.free.reserve(cache.free.size() + slots);
-  for (std::size_t i = slots; i-- > 0;) cache.free.push_back(&slab[i]);
+  for (std::size_t first = 0; first + batch <= slab_slots; first += batch) {
+    std::vector<void*>& full = depot_.emplace_back();
+    full.reserve(batch);
+    for (std::size_t i = first + batch; i-- > first;) full.push_back(&slab[i]);
+  }
 }
 
 void TaskPool::spill(Cache& cache) {

@@ -45,9 +45,11 @@ class TaskPool {
   // Slabs of about 1 MiB from the C++ heap, which keeps memory a runtime returns: a runtime
   // created after another one reuses it without paying first-touch page faults again (on virtual
   // machines a first touch costs more than the task itself).
-  static constexpr std::size_t slab_slots = (std::size_t{1} << 20) / sizeof(Slot);
+  static constexpr std::size_t slab_slots = (std::size_t{1} << 20) / sizeof(Slot) / batch * batch;
 
   void refill(Cache& cache);
+  // Allocates a slab and puts its slots in the depot, a batch at a time.
+  void carve_slab() VERSA_REQUIRES(depot_mutex_);
   void spill(Cache& cache);
 
   const std::uint64_t id_;            // tags the thread-local caches of non-worker threads

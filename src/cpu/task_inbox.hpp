@@ -20,10 +20,14 @@ class TaskInbox {
                                           std::memory_order_relaxed));
   }
 
-  // Takes every task, oldest first, linked through ready_next; null when empty.
-  Task* take_all() {
+  // Takes every task, newest first, linked through ready_next; null when empty.
+  Task* take_all_newest_first() {
     if (empty()) return nullptr;
-    Task* newest = head_.exchange(nullptr, std::memory_order_acquire);
+    return head_.exchange(nullptr, std::memory_order_acquire);
+  }
+
+  // Reverses a list taken by take_all_newest_first: oldest first.
+  static Task* oldest_first(Task* newest) {
     Task* oldest = nullptr;
     while (newest) {
       Task* next = newest->ready_next;

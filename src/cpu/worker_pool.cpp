@@ -138,22 +138,21 @@ Task* WorkerPool::steal(int thief) {
   return nullptr;
 }
 
-// Moves the tasks in `worker`'s inbox to the deque of `into` and returns the first to run.
-// While the list is on its way (a walk over thousands of tasks, a millisecond or more), it is in
-// no queue: transferring_ makes any_queued() say so, so that no worker sleeps and no waiting
-// caller gives up meanwhile. Afterwards a sleeper is woken when others may steal from the list.
+// Moves the tasks in `worker`'s inbox to the deque of `into` and returns the first to run. A
+// single task (the common case when a thread submits and workers keep up) goes straight to the
+// taker. A longer list is in no queue while it is on its way (a walk over thousands of tasks, a
+// millisecond or more): transferring_ makes any_queued() say so, so that no waiting caller gives
+// up meanwhile, and afterwards a sleeper is woken when others may steal from the list (also one
+// that went to sleep in the instant before transferring_ was raised).
 Task* WorkerPool::take_inbox(int worker, int into) {
-  if (workers_[worker]->inbox.empty()) return nullptr;
+  Task* newest = workers_[worker]->inbox.take_all_newest_first();
+  if (!newest || !newest->ready_next) return newest;
   transferring_.fetch_add(1, std::memory_order_seq_cst);
-  Task* list = workers_[worker]->inbox.take_all();
-  Task* first = nullptr;
-  if (list) {
-    ReadyDeque& deque = workers_[into]->deque;
-    deque.push_back_list(list);
-    first = deque.pop_front();
-  }
+  ReadyDeque& deque = workers_[into]->deque;
+  deque.push_back_list(TaskInbox::oldest_first(newest));
+  Task* first = deque.pop_front();
   transferring_.fetch_sub(1, std::memory_order_seq_cst);
-  if (first && workers_[into]->deque.size_hint() != 0 && size() > 1) wake_one();
+  if (first && deque.size_hint() != 0 && size() > 1) wake_one();
   return first;
 }
 
