@@ -39,6 +39,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_NCPU=<n>            cpu_workers
 //   VERSA_PIN=0|1             pin_workers
 //   VERSA_CALLER_WORKS=0|1    caller_runs_tasks
+//   VERSA_LOCALITY=0|1        locality
 //   VERSA_TRACE=<file>        trace_file
 //   VERSA_NGPU=<n>            gpus
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
@@ -67,6 +68,12 @@ struct Config {
   // may run on whichever thread waits. A waiting thread that finds no task for a while sleeps
   // as it does without this.
   bool caller_runs_tasks = false;
+
+  // A task made ready goes to the worker that last wrote its largest input (ties: one it also
+  // writes), whose caches hold that data, rather than to the worker that made it ready or, for
+  // tasks submitted by the main program, round-robin. The worker that just finished the task's
+  // last dependency keeps it when it would otherwise have nothing to run.
+  bool locality = false;
 
   // When not empty, a Chrome trace-event JSON file (chrome://tracing, Perfetto) is written here
   // when the Runtime is destroyed: one track per worker, one slice per task. Costs nothing when

@@ -35,6 +35,8 @@ Config Config::from_environment(Config base) {
     base.pin_workers = parse_integer("VERSA_PIN", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_CALLER_WORKS"))
     base.caller_runs_tasks = parse_integer("VERSA_CALLER_WORKS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_LOCALITY"))
+    base.locality = parse_integer("VERSA_LOCALITY", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_TRACE")) base.trace_file = value;
   if (const char* value = std::getenv("VERSA_NGPU"))
     base.gpus = static_cast<int>(

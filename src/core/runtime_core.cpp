@@ -49,7 +49,7 @@ RuntimeCore::RuntimeCore(Config config)
       task_pool_(worker_count(config_, topology_)),
       trace_(!config_.trace_file.empty(), worker_count(config_, topology_)),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
-                 intern_name("reduction flush"), config_.caller_runs_tasks),
+                 intern_name("reduction flush"), config_.caller_runs_tasks, config_.locality),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
   if (config_.task_statistics || config_.print_statistics) {

@@ -27,13 +27,15 @@ void mark_flags_taken(Task* task) {
 }  // namespace
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-                     ReductionEngine& reductions, const char* flush_name, bool caller_slot)
+                     ReductionEngine& reductions, const char* flush_name, bool caller_slot,
+                     bool locality)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
       reductions_(reductions),
       flush_name_(flush_name),
       caller_slot_(caller_slot),
+      locality_(locality),
       worker_locals_(workers) {
   root_.name = "main";
 }
@@ -225,10 +227,34 @@ void Scheduler::push_to_cpu(Task* task, int worker) {
       local.continuation = task;
       return;
     }
+    if (const int home = locality_ ? home_worker(*task) : -1; home >= 0 && home != worker) {
+      pool_->push_to(home, task);
+      return;
+    }
     pool_->push_local(worker, task);
+  } else if (const int home = locality_ ? home_worker(*task) : -1; home >= 0) {
+    pool_->push_to(home, task);
   } else {
     pool_->push_external(task);
   }
+}
+
+int Scheduler::home_worker(const Task& task) const {
+  const AccessRecord* largest = nullptr;
+  std::size_t largest_bytes = 0;
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    if (!reads_contents(access.mode)) continue;
+    const std::size_t bytes = access.handle->layout()->bytes();
+    if (!largest || bytes > largest_bytes ||
+        (bytes == largest_bytes && modifies(access.mode) && !modifies(largest->mode))) {
+      largest = &access;
+      largest_bytes = bytes;
+    }
+  }
+  if (!largest) return -1;
+  const int writer = largest->handle->last_writer();
+  return caller_slot_ && writer == pool_->size() - 1 ? -1 : writer;
 }
 
 void Scheduler::release_host_access(Task* task) {
@@ -312,6 +338,8 @@ void Scheduler::finish_accesses(Task* task, int worker) {
   auto wake_one = [this, worker](Waiter* w) { wake(w, worker); };
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     const AccessRecord& access = task->accesses[i];
+    // Before the waiters are woken: their placement reads it. Tasks run by devices leave -1.
+    if (locality_ && modifies(access.mode)) access.handle->set_last_writer(worker);
     const AddRole role = task->progress(i).add_role;
     if (role == AddRole::renamed) reductions_.attach_partial(task, i);
     access.handle->finish_access(access.mode == AccessMode::commute || role == AddRole::in_place,

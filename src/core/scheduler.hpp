@@ -31,9 +31,10 @@ class DeviceDispatch;
 class Scheduler final : public TaskRunner, public Waker {
  public:
   // `workers` CPU workers; with `caller_slot`, the last of them is the slot of the thread that
-  // waits (Config::caller_runs_tasks), and one fewer thread is started.
+  // waits (Config::caller_runs_tasks), and one fewer thread is started. `locality`:
+  // Config::locality.
   Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-            ReductionEngine& reductions, const char* flush_name, bool caller_slot);
+            ReductionEngine& reductions, const char* flush_name, bool caller_slot, bool locality);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -67,6 +68,9 @@ class Scheduler final : public TaskRunner, public Waker {
   void end_host_access(Task* ticket);
   // Hands a ready task to a CPU worker: the calling worker's deque, else round-robin.
   void push_to_cpu(Task* task, int worker);
+  // With locality: the worker that last wrote the task's largest input, or -1 (none known, a
+  // device wrote it, or it is the caller's slot, which may be left at any time).
+  int home_worker(const Task& task) const;
   // Tells the CPU workers that a pooled task may be had (TaskRunner::pull_work).
   void notify_cpu_work() { pool_->notify_work(); }
   // Lets a host access proceed.
@@ -143,6 +147,7 @@ class Scheduler final : public TaskRunner, public Waker {
   ReductionEngine& reductions_;
   const char* const flush_name_;
   const bool caller_slot_;
+  const bool locality_;
   DeviceDispatch* devices_ = nullptr;
   TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread

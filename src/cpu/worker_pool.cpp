@@ -104,6 +104,11 @@ void WorkerPool::push_external(Task* task) {
   wake_one();
 }
 
+void WorkerPool::push_to(int worker, Task* task) {
+  workers_[worker]->inbox.push(task);
+  wake_one();
+}
+
 void WorkerPool::push_local(int worker, Task* task) {
   workers_[worker]->deque.push_front(task);
   if (workers_.size() > 1) wake_one();

@@ -59,6 +59,10 @@ class WorkerPool {
   // Queues a ready task from a thread that is not one of this pool's workers: round-robin.
   void push_external(Task* task);
 
+  // Queues a ready task for worker `worker` from any thread (its inbox, which others may steal
+  // from), and wakes a sleeper.
+  void push_to(int worker, Task* task);
+
   // Queues a ready task at the front of worker `worker`'s own deque (called on that worker).
   void push_local(int worker, Task* task);
 

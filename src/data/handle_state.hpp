@@ -11,9 +11,9 @@
 // Commute accesses of one run must also exclude each other: they take the handle's exclusive
 // flag, and tasks that find it taken park in a FIFO until it is released. An add access takes
 // the flag when it is free and then writes in place; otherwise it is renamed into a partial
-// buffer (data/reduction_engine.hpp), and only waits for the flag when the partials' memory budget is
-// spent. A run of adds is closed by a flush access, registered before the next access of
-// another mode, which applies the partials to the data.
+// buffer (data/reduction_engine.hpp), and only waits for the flag when the partials' memory budget
+// is spent. A run of adds is closed by a flush access, registered before the next access of another
+// mode, which applies the partials to the data.
 #pragma once
 
 #include <atomic>
@@ -66,6 +66,9 @@ class HandleState {
   HandleState& operator=(const HandleState&) = delete;
 
   void* data() const { return data_; }
+  // The CPU worker that last finished a task modifying the handle (Config::locality), or -1.
+  int last_writer() const { return last_writer_.load(std::memory_order_relaxed); }
+  void set_last_writer(int worker) { last_writer_.store(worker, std::memory_order_relaxed); }
   const Layout* layout() const { return &layout_; }
   // The layout of device replicas: the same block, stored densely (ld = rows).
   const Layout* packed_layout() const { return &packed_layout_; }
@@ -287,6 +290,7 @@ class HandleState {
   std::uint64_t poisoned_by_ VERSA_GUARDED_BY(lock_) = 0;  // required version of the poisoner
   std::atomic<bool> poisoned_{false};                      // poison_ != null
   std::atomic<int> host_views_{0};
+  std::atomic<int> last_writer_{-1};
 };
 
 }  // namespace versa::detail

@@ -384,6 +384,22 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenTheCallerRunsTasks) {
   }
 }
 
+TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithLocality) {
+  const int workers = GetParam();
+  for (bool caller : {false, true}) {
+    versa::Config config = versa::testing::workers(workers);
+    config.locality = true;
+    config.caller_runs_tasks = caller;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const Program program = random_program(seed * 15485863 + workers, 2000, seed % 2 ? 16 : 48);
+      const Outcome expected = sequential(program);
+      const Outcome actual = parallel(program, config);
+      ASSERT_EQ(actual.data, expected.data) << "seed " << seed << ", caller " << caller;
+      ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed << ", caller " << caller;
+    }
+  }
+}
+
 // Failures spread only along the data flow, the same way whatever the timing. Across the seeds,
 // some tasks are cancelled and some handles end failed, others valid (the rule is exercised,
 // not everything spoilt).
