@@ -26,18 +26,6 @@ class TaskInbox {
     return head_.exchange(nullptr, std::memory_order_acquire);
   }
 
-  // Reverses a list taken by take_all_newest_first: oldest first.
-  static Task* oldest_first(Task* newest) {
-    Task* oldest = nullptr;
-    while (newest) {
-      Task* next = newest->ready_next;
-      newest->ready_next = oldest;
-      oldest = newest;
-      newest = next;
-    }
-    return oldest;
-  }
-
   bool empty() const { return head_.load(std::memory_order_relaxed) == nullptr; }
 
  private:

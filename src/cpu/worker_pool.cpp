@@ -154,7 +154,7 @@ Task* WorkerPool::take_inbox(int worker, int into) {
   if (!newest || !newest->ready_next) return newest;
   transferring_.fetch_add(1, std::memory_order_seq_cst);
   ReadyDeque& deque = workers_[into]->deque;
-  deque.push_back_list(TaskInbox::oldest_first(newest));
+  deque.push_list(newest);  // the oldest, pushed last, runs first
   Task* first = deque.pop_front();
   transferring_.fetch_sub(1, std::memory_order_seq_cst);
   if (first && deque.size_hint() != 0 && size() > 1) wake_one();

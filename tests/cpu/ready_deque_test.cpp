@@ -1,4 +1,4 @@
-// The per-worker ready deque: owner LIFO at the front, thieves FIFO at the back, priorities
+// The per-worker ready deque: owner LIFO at the bottom, thieves FIFO at the top, priorities
 // apart, growth without loss, and exactly-once hand-out under concurrent owner and thieves.
 #include "cpu/ready_deque.hpp"
 
@@ -31,34 +31,39 @@ TEST(ReadyDequeTest, ThiefTakesTheOldestTask) {
   EXPECT_EQ(queue.pop_back(), nullptr);
 }
 
-TEST(ReadyDequeTest, PushBackQueuesBehindEverything) {
-  std::vector<Task> tasks(6);
+TEST(ReadyDequeTest, PushListRunsItsLastTaskFirstAndLetsThievesTakeItsFirst) {
+  std::vector<Task> tasks(5);
   ReadyDeque queue;
-  for (int i = 0; i < 4; ++i) queue.push_back(&tasks[i]);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(queue.pop_front(), &tasks[i]);
-
-  queue.push_front(&tasks[0]);
-  queue.push_back(&tasks[1]);
-  queue.push_front(&tasks[2]);
-  queue.push_back(&tasks[3]);
-  // Front to back: 2 0 1 3.
-  EXPECT_EQ(queue.pop_back(), &tasks[3]);
+  queue.push_front(&tasks[4]);
+  for (int i = 0; i < 3; ++i) tasks[i].ready_next = i < 2 ? &tasks[i + 1] : nullptr;
+  queue.push_list(&tasks[0]);  // 0 -> 1 -> 2
+  queue.push_front(&tasks[3]);
+  // Bottom to top: 3 2 1 0 4.
+  EXPECT_EQ(queue.pop_front(), &tasks[3]);
+  EXPECT_EQ(queue.pop_back(), &tasks[4]);
+  EXPECT_EQ(queue.pop_back(), &tasks[0]);
   EXPECT_EQ(queue.pop_front(), &tasks[2]);
-  EXPECT_EQ(queue.pop_front(), &tasks[0]);
-  EXPECT_EQ(queue.pop_back(), &tasks[1]);
-  EXPECT_EQ(queue.pop_back(), nullptr);
+  EXPECT_EQ(queue.pop_front(), &tasks[1]);
+  EXPECT_EQ(queue.pop_front(), nullptr);
+  queue.push_list(nullptr);
+  EXPECT_EQ(queue.size_hint(), 0u);
 }
 
 TEST(ReadyDequeTest, GrowsBeyondItsInitialCapacityKeepingEveryTaskInOrder) {
-  // Pushing at both ends makes the ring wrap before it grows past 256 entries.
+  // Thieves taking from the top between pushes make the ring wrap before it grows past 256.
   constexpr int count = 1000;
   std::vector<Task> tasks(count);
   ReadyDeque queue;
-  for (int i = 0; i < 300; ++i) queue.push_back(&tasks[i]);
-  for (int i = 300; i < count; ++i) queue.push_front(&tasks[i]);
-  EXPECT_EQ(queue.size_hint(), static_cast<std::size_t>(count));
-  for (int i = count - 1; i >= 300; --i) ASSERT_EQ(queue.pop_front(), &tasks[i]) << i;
-  for (int i = 299; i >= 0; --i) ASSERT_EQ(queue.pop_back(), &tasks[i]) << i;
+  int stolen = 0;
+  for (int i = 0; i < count; ++i) {
+    queue.push_front(&tasks[i]);
+    if (i % 4 == 3) {
+      ASSERT_EQ(queue.pop_back(), &tasks[stolen++]);
+    }
+  }
+  EXPECT_EQ(queue.size_hint(), static_cast<std::size_t>(count - stolen));
+  for (int i = count - 1; i >= 600; --i) ASSERT_EQ(queue.pop_front(), &tasks[i]) << i;
+  for (int i = stolen; i < 600; ++i) ASSERT_EQ(queue.pop_back(), &tasks[i]) << i;
   EXPECT_EQ(queue.pop_front(), nullptr);
   EXPECT_EQ(queue.size_hint(), 0u);
 }
@@ -75,13 +80,8 @@ TEST(ReadyDequeTest, MatchesAStdDequeUnderRandomOperations) {
     const int op = static_cast<int>(random() % 8);
     if (op < 5 && next < count) {
       Task* task = &tasks[next++];
-      if (op % 2 == 0) {
-        queue.push_front(task);
-        model.push_front(task);
-      } else {
-        queue.push_back(task);
-        model.push_back(task);
-      }
+      queue.push_front(task);
+      model.push_front(task);
     } else if (op % 2 == 0) {
       Task* expected = model.empty() ? nullptr : model.front();
       if (!model.empty()) model.pop_front();
@@ -117,18 +117,18 @@ TEST(ReadyDequeTest, PositivePrioritiesFirstThenPlainTasksThenNegativePriorities
   EXPECT_EQ(thief_queue.pop_back(), nullptr);
 }
 
-TEST(ReadyDequeTest, PrioritisedTaskPushedAtEitherEndOvertakesPlainOnes) {
+TEST(ReadyDequeTest, PrioritisedTaskOvertakesPlainOnesAtBothEnds) {
   std::vector<Task> tasks(4);
   tasks[3].priority = 1;
   ReadyDeque queue;
-  queue.push_front(&tasks[0]);
-  queue.push_front(&tasks[1]);
-  queue.push_back(&tasks[3]);  // the end does not matter for a prioritised task
-  queue.push_back(&tasks[2]);
+  for (int i : {0, 1, 3, 2}) queue.push_front(&tasks[i]);
   EXPECT_EQ(queue.pop_back(), &tasks[3]);
-  EXPECT_EQ(queue.pop_back(), &tasks[2]);
+  EXPECT_EQ(queue.pop_back(), &tasks[0]);
+  tasks[3].priority = 2;
+  queue.push_front(&tasks[3]);
+  EXPECT_EQ(queue.pop_front(), &tasks[3]);
+  EXPECT_EQ(queue.pop_front(), &tasks[2]);
   EXPECT_EQ(queue.pop_front(), &tasks[1]);
-  EXPECT_EQ(queue.pop_front(), &tasks[0]);
 }
 
 TEST(ReadyDequeTest, SizeHintCountsPlainAndPrioritisedTasks) {
@@ -138,11 +138,7 @@ TEST(ReadyDequeTest, SizeHintCountsPlainAndPrioritisedTasks) {
   ReadyDeque queue;
   EXPECT_EQ(queue.size_hint(), 0u);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    if (i % 2 == 0) {
-      queue.push_front(&tasks[i]);
-    } else {
-      queue.push_back(&tasks[i]);
-    }
+    queue.push_front(&tasks[i]);
     EXPECT_EQ(queue.size_hint(), i + 1);
   }
   for (std::size_t left = tasks.size(); left > 0; --left) {
@@ -180,8 +176,13 @@ TEST(ReadyDequeTest, OwnerAndThievesTakeEveryTaskExactlyOnce) {
     });
   }
   for (int i = 0; i < count; ++i) {
-    if (i % 5 == 4) {
-      queue.push_back(&tasks[i]);
+    if (i % 5 == 4 && i + 2 < count && i % 16 > 2 && i % 16 < 13) {
+      // Three plain tasks at once, as an inbox is taken.
+      tasks[i].ready_next = &tasks[i + 1];
+      tasks[i + 1].ready_next = &tasks[i + 2];
+      tasks[i + 2].ready_next = nullptr;
+      queue.push_list(&tasks[i]);
+      i += 2;
     } else {
       queue.push_front(&tasks[i]);
     }
