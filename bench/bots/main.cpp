@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "../common/harness.hpp"
+#include "alignment.hpp"
 #include "command_line.hpp"
 #include "fib.hpp"
+#include "sparselu.hpp"
 
 namespace {
 
@@ -70,6 +72,10 @@ class KernelBenchmark final : public Benchmark {
 #ifdef _OPENMP
     systems.push_back(
         {"openmp", [this](int workers) { return timed([&] { kernel_.run_openmp(workers); }); }});
+    if constexpr (requires(Kernel k) { k.run_openmp_depend(1); })
+      systems.push_back({"openmp-depend", [this](int workers) {
+                           return timed([&] { kernel_.run_openmp_depend(workers); });
+                         }});
 #endif
 #ifdef VERSA_BENCH_TBB
     if constexpr (requires(Kernel k) { k.run_tbb(1); })
@@ -102,7 +108,9 @@ KernelEntry entry() {
           }};
 }
 
-std::vector<KernelEntry> all_kernels() { return {entry<bots::Fib>()}; }
+std::vector<KernelEntry> all_kernels() {
+  return {entry<bots::Fib>(), entry<bots::SparseLu>(), entry<bots::Alignment>()};
+}
 
 std::string kernel_names() {
   std::string names;
@@ -114,7 +122,7 @@ std::string kernel_names() {
 struct Options {
   std::vector<std::string> kernels;
   std::vector<int> workers = {2};
-  std::vector<std::string> systems = {"sequential", "versa", "openmp", "tbb"};
+  std::vector<std::string> systems = {"sequential", "versa", "openmp", "openmp-depend", "tbb"};
   bots::Scale scale = bots::Scale::bench;
   int reps = 5;
 };
@@ -133,7 +141,8 @@ void add_options(CLI::App& app, Options& o) {
       ->delimiter(',')
       ->type_name("2")
       ->transform(example::positive<int>());
-  app.add_option("--systems", o.systems, "systems: sequential, versa, openmp, tbb")
+  app.add_option("--systems", o.systems,
+                 "systems: sequential, versa, openmp, openmp-depend (where a kernel has it), tbb")
       ->delimiter(',')
       ->type_name("LIST");
   example::add_parsed_option(app, "--scale", o.scale, bots::parse_scale,
@@ -169,7 +178,7 @@ std::optional<double> measure(const char* kernel, const std::string& system, Ben
 }
 
 int run(const Options& o) {
-  std::printf("# bots: median of %d runs\n%-10s %-22s %-11s %7s %10s %8s %9s\n", o.reps, "kernel",
+  std::printf("# bots: median of %d runs\n%-10s %-22s %-13s %7s %10s %8s %9s\n", o.reps, "kernel",
               "input", "system", "workers", "seconds", "speedup", "ns/task");
   int status = 0;
   for (const KernelEntry& kernel : all_kernels()) {
@@ -186,7 +195,7 @@ int run(const Options& o) {
                                 (o.scale == bots::Scale::small ? ",scale=small" : "");
       const double ns_per_task =
           benchmark->tasks() ? seconds * 1e9 / static_cast<double>(benchmark->tasks()) : 0.0;
-      std::printf("%-10s %-22s %-11s %7d %10.4f %8.2f ", kernel.name, benchmark->input().c_str(),
+      std::printf("%-10s %-22s %-13s %7d %10.4f %8.2f ", kernel.name, benchmark->input().c_str(),
                   system.c_str(), workers, seconds, *base / seconds);
       if (benchmark->tasks() && system != "sequential")
         std::printf("%9.1f\n", ns_per_task);

@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "alignment.hpp"
 #include "fib.hpp"
+#include "sparselu.hpp"
 #include "support/config.hpp"
 
 namespace {
@@ -15,7 +17,7 @@ using versa::testing::workers;
 template <class Kernel>
 class BotsKernel : public ::testing::Test {};
 
-using Kernels = ::testing::Types<bots::Fib>;
+using Kernels = ::testing::Types<bots::Fib, bots::SparseLu, bots::Alignment>;
 
 class KernelName {
  public:
@@ -56,6 +58,52 @@ TEST(BotsFib, VerificationRefusesAWrongResultAndCountsTasks) {
   EXPECT_EQ(fib.tasks(), 176u);
   EXPECT_EQ(bots::fib_iterative(32), 2178309);
   EXPECT_THROW(bots::Fib{-1}, std::invalid_argument);
+}
+
+TEST(BotsSparseLu, VerificationRefusesACorruptedBlockAndFillInIsAllocated) {
+  bots::SparseLu lu{6, 4};
+  EXPECT_NE(lu.verify(), "");  // nothing ran: the blocks hold the input
+  lu.run_sequential();
+  EXPECT_EQ(lu.verify(), "");
+  // genmat's pattern on 6 x 6 blocks: the band (16 blocks) and (0, 2), (0, 4), (2, 0), (4, 0);
+  // step 0 fills (1, 4), (2, 4), (4, 1) and (4, 2).
+  EXPECT_EQ(lu.input_blocks(), 20);
+  EXPECT_EQ(lu.factor_blocks(), 24);
+  EXPECT_EQ(lu.block(2, 4).size(), 16u);
+  EXPECT_TRUE(lu.block(1, 3).empty());
+  // Tasks: 6 lu0; per step, the non-zero blocks right of the diagonal (3, 2, 2, 1, 1), as many
+  // below it, and their products (9, 4, 4, 1, 1).
+  EXPECT_EQ(lu.block_operations(), 6u + 2 * 9u + 19u);
+  lu.block(3, 3)[5] *= 1.0 + 1e-5;
+  EXPECT_NE(lu.verify(), "");
+  EXPECT_THROW(bots::SparseLu(0, 4), std::invalid_argument);
+}
+
+TEST(BotsAlignment, VerificationRefusesAWrongScore) {
+  bots::Alignment alignment{6, 20, 40};
+  alignment.run_sequential();
+  EXPECT_EQ(alignment.verify(), "");
+  const int n = alignment.sequence_count();
+  for (int length : {alignment.length(0), alignment.length(n - 1)}) {
+    EXPECT_GE(length, 20);
+    EXPECT_LE(length, 40);
+  }
+  alignment.scores()[0 * n + 1] += 1;
+  EXPECT_NE(alignment.verify(), "");
+  alignment.reset();
+  EXPECT_NE(alignment.verify(), "");
+}
+
+TEST(BotsAlignment, ScoresAnIdenticalPairAtOneHundredAndUsesBotsPenalties) {
+  const bots::alignment::ScoreTable table = bots::alignment::gonnet250_times10();
+  // BOTS's mean mismatch score of the Gonnet table: -19000 / 231, truncated.
+  EXPECT_EQ(bots::alignment::mean_mismatch_penalty(table), 82);
+  bots::alignment::Sequence protein{0};
+  for (char residue : std::string("MKTAYIAKQRQISFVKSHFSRQ"))
+    protein.push_back(
+        static_cast<std::uint8_t>(std::string(bots::alignment::amino_acids).find(residue)));
+  EXPECT_EQ(bots::alignment::pair_score(protein, protein, table, 82), 100);
+  EXPECT_EQ(bots::alignment::pair_score(protein, bots::alignment::Sequence{0}, table, 82), 1);
 }
 
 }  // namespace
