@@ -13,7 +13,10 @@
 
 #include "../common/harness.hpp"
 #include "command_line.hpp"
+#include "fft.hpp"
 #include "fib.hpp"
+#include "sort.hpp"
+#include "strassen.hpp"
 
 namespace {
 
@@ -102,7 +105,9 @@ KernelEntry entry() {
           }};
 }
 
-std::vector<KernelEntry> all_kernels() { return {entry<bots::Fib>()}; }
+std::vector<KernelEntry> all_kernels() {
+  return {entry<bots::Fib>(), entry<bots::Sort>(), entry<bots::Fft>(), entry<bots::Strassen>()};
+}
 
 std::string kernel_names() {
   std::string names;
