@@ -14,8 +14,11 @@
 #include "../common/harness.hpp"
 #include "alignment.hpp"
 #include "command_line.hpp"
+#include "fft.hpp"
 #include "fib.hpp"
+#include "sort.hpp"
 #include "sparselu.hpp"
+#include "strassen.hpp"
 
 namespace {
 
@@ -109,7 +112,8 @@ KernelEntry entry() {
 }
 
 std::vector<KernelEntry> all_kernels() {
-  return {entry<bots::Fib>(), entry<bots::SparseLu>(), entry<bots::Alignment>()};
+  return {entry<bots::Fib>(),      entry<bots::Sort>(), entry<bots::SparseLu>(),
+          entry<bots::Strassen>(), entry<bots::Fft>(),  entry<bots::Alignment>()};
 }
 
 std::string kernel_names() {

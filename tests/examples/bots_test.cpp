@@ -3,11 +3,17 @@
 // and the verifications themselves refuse a wrong answer.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "alignment.hpp"
+#include "fft.hpp"
 #include "fib.hpp"
+#include "sort.hpp"
 #include "sparselu.hpp"
+#include "strassen.hpp"
 #include "support/config.hpp"
 
 namespace {
@@ -17,7 +23,8 @@ using versa::testing::workers;
 template <class Kernel>
 class BotsKernel : public ::testing::Test {};
 
-using Kernels = ::testing::Types<bots::Fib, bots::SparseLu, bots::Alignment>;
+using Kernels = ::testing::Types<bots::Fib, bots::Sort, bots::SparseLu, bots::Strassen, bots::Fft,
+                                 bots::Alignment>;
 
 class KernelName {
  public:
@@ -104,6 +111,77 @@ TEST(BotsAlignment, ScoresAnIdenticalPairAtOneHundredAndUsesBotsPenalties) {
         static_cast<std::uint8_t>(std::string(bots::alignment::amino_acids).find(residue)));
   EXPECT_EQ(bots::alignment::pair_score(protein, protein, table, 82), 100);
   EXPECT_EQ(bots::alignment::pair_score(protein, bots::alignment::Sequence{0}, table, 82), 1);
+}
+
+TEST(BotsSort, VerificationRefusesAnUnsortedOrAlteredArray) {
+  bots::Sort sort{10007};        // not a multiple of 4: the last quarter is longer
+  EXPECT_NE(sort.verify(), "");  // the scrambled input
+  sort.run_sequential();
+  EXPECT_EQ(sort.verify(), "");
+  std::swap(sort.data()[10], sort.data()[9000]);
+  EXPECT_NE(sort.verify(), "");
+  std::swap(sort.data()[10], sort.data()[9000]);
+  sort.data()[500] = 501;  // sorted still, but no longer a permutation
+  EXPECT_NE(sort.verify(), "");
+  sort.reset();
+  EXPECT_NE(sort.verify(), "");
+  EXPECT_THROW(bots::Sort{3}, std::invalid_argument);
+}
+
+TEST(BotsSort, SortsSizesAroundTheCutOffs) {
+  for (std::size_t n : {4u, 19u, 20u, 21u, 2047u, 2048u, 8191u, 8192u, 8193u}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    bots::Sort sort{n};
+    sort.run_sequential();
+    EXPECT_EQ(sort.verify(), "");
+  }
+}
+
+TEST(BotsFft, EverySizeMatchesAPlainDftOfItsSpotOutputs) {
+  // The reference is the sequential run itself: the plain DFT of a few outputs is what checks the
+  // transform, for the base sizes and for every radix.
+  for (std::size_t n = 2; n <= 4096; n *= 2) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    bots::Fft fft{n};
+    fft.run_sequential();
+    EXPECT_EQ(fft.verify(), "");
+  }
+  EXPECT_THROW(bots::Fft{12}, std::invalid_argument);
+}
+
+TEST(BotsFft, VerificationRefusesAWrongOutput) {
+  bots::Fft fft{1024};
+  EXPECT_NE(fft.verify(), "");  // reset output
+  fft.run_sequential();
+  EXPECT_EQ(fft.verify(), "");
+  fft.output()[700].re += 1.0;  // beyond the suite's 1e-3 relative error
+  EXPECT_NE(fft.verify(), "");
+  fft.output()[700].re -= 1.0;
+  EXPECT_EQ(fft.verify(), "");
+  // Within the suite's tolerance, but not the plain DFT's: output n / 3 is one of its spots.
+  fft.output()[1024 / 3].im *= 1 + 1e-5;
+  EXPECT_NE(fft.verify(), "");
+}
+
+TEST(BotsStrassen, VerificationRefusesAWrongProduct) {
+  bots::Strassen strassen{128, 16};
+  EXPECT_NE(strassen.verify(), "");  // reset product
+  strassen.run_sequential();
+  EXPECT_EQ(strassen.verify(), "");
+  strassen.product()[128 * 77 + 3] *= 1 + 1e-5;
+  EXPECT_NE(strassen.verify(), "");
+  EXPECT_THROW((bots::Strassen{96, 16}), std::invalid_argument);
+  EXPECT_THROW((bots::Strassen{64, 8}), std::invalid_argument);
+}
+
+TEST(BotsStrassen, EveryDepthMatchesThePlainProduct) {
+  // n <= cutoff: the quadrant multiply alone; then one to three Strassen steps above it.
+  for (std::size_t n : {16u, 32u, 64u, 128u}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    bots::Strassen strassen{n, 16};
+    strassen.run_sequential();
+    EXPECT_EQ(strassen.verify(), "");
+  }
 }
 
 }  // namespace
