@@ -14,6 +14,9 @@
 #include "../common/harness.hpp"
 #include "command_line.hpp"
 #include "fib.hpp"
+#include "floorplan.hpp"
+#include "health.hpp"
+#include "nqueens.hpp"
 
 namespace {
 
@@ -102,7 +105,10 @@ KernelEntry entry() {
           }};
 }
 
-std::vector<KernelEntry> all_kernels() { return {entry<bots::Fib>()}; }
+std::vector<KernelEntry> all_kernels() {
+  return {entry<bots::Fib>(), entry<bots::NQueens>(), entry<bots::Floorplan>(),
+          entry<bots::Health>()};
+}
 
 std::string kernel_names() {
   std::string names;
