@@ -16,6 +16,9 @@
 #include "command_line.hpp"
 #include "fft.hpp"
 #include "fib.hpp"
+#include "floorplan.hpp"
+#include "health.hpp"
+#include "nqueens.hpp"
 #include "sort.hpp"
 #include "sparselu.hpp"
 #include "strassen.hpp"
@@ -112,8 +115,9 @@ KernelEntry entry() {
 }
 
 std::vector<KernelEntry> all_kernels() {
-  return {entry<bots::Fib>(),      entry<bots::Sort>(), entry<bots::SparseLu>(),
-          entry<bots::Strassen>(), entry<bots::Fft>(),  entry<bots::Alignment>()};
+  return {entry<bots::Fib>(),      entry<bots::NQueens>(),   entry<bots::Sort>(),
+          entry<bots::SparseLu>(), entry<bots::Strassen>(),  entry<bots::Fft>(),
+          entry<bots::Health>(),   entry<bots::Floorplan>(), entry<bots::Alignment>()};
 }
 
 std::string kernel_names() {

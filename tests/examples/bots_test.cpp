@@ -11,6 +11,9 @@
 #include "alignment.hpp"
 #include "fft.hpp"
 #include "fib.hpp"
+#include "floorplan.hpp"
+#include "health.hpp"
+#include "nqueens.hpp"
 #include "sort.hpp"
 #include "sparselu.hpp"
 #include "strassen.hpp"
@@ -23,8 +26,9 @@ using versa::testing::workers;
 template <class Kernel>
 class BotsKernel : public ::testing::Test {};
 
-using Kernels = ::testing::Types<bots::Fib, bots::Sort, bots::SparseLu, bots::Strassen, bots::Fft,
-                                 bots::Alignment>;
+using Kernels =
+    ::testing::Types<bots::Fib, bots::NQueens, bots::Sort, bots::SparseLu, bots::Strassen,
+                     bots::Fft, bots::Health, bots::Floorplan, bots::Alignment>;
 
 class KernelName {
  public:
@@ -182,6 +186,64 @@ TEST(BotsStrassen, EveryDepthMatchesThePlainProduct) {
     strassen.run_sequential();
     EXPECT_EQ(strassen.verify(), "");
   }
+}
+
+// Tasks are counted by walking the boards with the shared check, apart from the bit-mask count
+// the kernel uses.
+std::uint64_t boards_with_rows_left(int n, int row, const bots::QueenBoard& board) {
+  if (row == n) return 0;
+  std::uint64_t boards = 1;
+  for (int column = 0; column < n; ++column) {
+    bots::QueenBoard next;
+    bots::extend_board(board, row, column, next);
+    if (bots::queens_compatible(next, row + 1)) boards += boards_with_rows_left(n, row + 1, next);
+  }
+  return boards;
+}
+
+TEST(BotsNQueens, VerificationRefusesAWrongCountAndTasksAreCountedExactly) {
+  bots::NQueens queens{6};
+  EXPECT_NE(queens.verify(), "");  // nothing ran
+  queens.run_sequential();
+  EXPECT_EQ(queens.solutions(), 4);
+  EXPECT_EQ(queens.verify(), "");
+  queens.set_solutions(5);
+  EXPECT_NE(queens.verify(), "");
+  for (int n : {1, 4, 6, 8})
+    EXPECT_EQ(bots::NQueens{n}.tasks(), n * boards_with_rows_left(n, 0, bots::QueenBoard{})) << n;
+  EXPECT_THROW(bots::NQueens{0}, std::invalid_argument);
+  EXPECT_THROW(bots::NQueens{bots::max_queens + 1}, std::invalid_argument);
+}
+
+TEST(BotsFloorplan, FindsTheSuitesAreaForInput5AndRefusesAWrongOne) {
+  bots::Floorplan five{5};  // BOTS's input.5, whose minimum area the suite gives
+  five.reset();
+  five.run_sequential();
+  EXPECT_EQ(five.min_area(), 216);
+  EXPECT_EQ(five.verify(), "");
+  five.set_min_area(217);
+  EXPECT_NE(five.verify(), "");
+  five.reset();
+  EXPECT_NE(five.verify(), "");  // nothing ran
+  EXPECT_THROW(bots::Floorplan{16}, std::invalid_argument);
+}
+
+TEST(BotsHealth, VerificationRefusesALostCheckInOrAMovedPatient) {
+  bots::Health health{bots::health_input("test")};
+  health.run_sequential();
+  ASSERT_EQ(health.verify(), "");
+  bots::Village& leaf = health.world().root.children.front().children.front();
+  ASSERT_FALSE(leaf.population.empty());
+  bots::Patient* patient = leaf.population.back();
+  patient->hospitals_visited += 1;
+  EXPECT_NE(health.verify(), "");
+  patient->hospitals_visited -= 1;
+  leaf.population.pop_back();
+  leaf.hospital.waiting.push_back(patient);
+  EXPECT_NE(health.verify(), "");
+  health.reset();
+  EXPECT_NE(health.verify(), "");  // nothing ran
+  EXPECT_THROW(bots::health_input("huge"), std::invalid_argument);
 }
 
 }  // namespace
