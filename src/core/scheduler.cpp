@@ -1,6 +1,7 @@
 #include "core/scheduler.hpp"
 
 #include <chrono>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -355,13 +356,13 @@ void Scheduler::finish_task(Task* task, int worker) {
   destroy_task(task, worker);
   if (parent) {
     if (parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
-      root_.children.notify_all();
+      notify_waiters(root_.children);
   }
   if (!counted_in_pending(parent)) return;
   if (worker >= 0) {
     ++worker_locals_[worker].finished;
   } else if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    pending_.notify_all();
+    notify_waiters(pending_);
   }
 }
 
@@ -375,7 +376,7 @@ void Scheduler::destroy_task(Task* task, int worker) {
 void Scheduler::count_finished(int worker) {
   std::int64_t& finished = worker_locals_[worker].finished;
   if (finished == 0) return;
-  if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) pending_.notify_all();
+  if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) notify_waiters(pending_);
   finished = 0;
 }
 
@@ -430,22 +431,31 @@ void Scheduler::help_until(int worker, Done&& done) {
   }
 }
 
+// The caller keeps its slot until `done()`: when it has found nothing for about as long as a
+// worker searches, it sleeps as an idle worker does, so that a task pushed later wakes it (or a
+// worker) and the waiting thread stays one of the workers for the whole wait. Giving the slot up
+// instead left one core idle for the rest of a wait whenever work came in bursts further apart
+// than that search (UTS on 2 cores: a speedup of 0.9 instead of 1.8).
 template <class Done>
 void Scheduler::help_as_caller(Done&& done) {
   const int worker = pool_->attach_caller();
   if (worker < 0) return;
-  // About as long as a worker searches before it sleeps: a caller that found nothing for that
-  // long is waiting for long tasks, and sleeps rather than keep a core busy.
   constexpr int idle_limit = 64;
-  for (int idle = 0; !done() && idle < idle_limit;) {
+  const std::function<bool()> condition = done;
+  for (int idle = 0; !done();) {
     if (pool_->run_one(worker)) {
       idle = 0;
       continue;
     }
     count_finished(worker);  // so that done() sees the tasks this thread finished
+    if (done()) break;
     // Tasks on their way between queues are not "nothing found".
-    if (!pool_->any_queued()) ++idle;
-    std::this_thread::yield();
+    if (pool_->any_queued() || ++idle < idle_limit) {
+      std::this_thread::yield();
+      continue;
+    }
+    pool_->caller_sleep(condition);
+    idle = 0;
   }
   count_finished(worker);
   pool_->detach_caller();

@@ -139,6 +139,13 @@ class Scheduler final : public TaskRunner, public Waker {
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
   void count_finished(int worker);
+  // A count the waiting threads watch reached zero: wakes the threads sleeping on it and, with a
+  // caller's slot, a caller sleeping among the workers.
+  template <class Count>
+  void notify_waiters(Count& count) {
+    count.notify_all();
+    if (caller_slot_) pool_->wake_all();
+  }
   void destroy_task(Task* task, int worker);
 
   TaskPool& task_pool_;

@@ -176,7 +176,14 @@ bool WorkerPool::run_one(int worker) {
   return true;
 }
 
-void WorkerPool::sleep() {
+void WorkerPool::caller_sleep(const std::function<bool()>& done) { sleep(&done); }
+
+void WorkerPool::wake_all() {
+  wake_epoch_.fetch_add(1, std::memory_order_release);
+  wake_epoch_.notify_all();
+}
+
+void WorkerPool::sleep(const std::function<bool()>* done) {
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   fence_after_increment();
@@ -184,7 +191,8 @@ void WorkerPool::sleep() {
   // consume it here rather than sleep, or the flag would stay set and silence every later push.
   // (A flag set after `epoch` was read comes with an epoch change, which ends the wait.)
   const bool woken = wake_pending_.exchange(false, std::memory_order_acq_rel);
-  if (!woken && !any_queued() && !stopping_.load(std::memory_order_seq_cst)) {
+  if (!woken && !any_queued() && !stopping_.load(std::memory_order_seq_cst) &&
+      !(done && (*done)())) {
     wake_epoch_.wait(epoch);
     wake_pending_.store(false, std::memory_order_release);
   }

@@ -52,6 +52,12 @@ class WorkerPool {
   int attach_caller();
   // Gives the slot back; tasks left in its deque are stolen by the workers (one is woken).
   void detach_caller();
+  // On the attached caller: sleeps as an idle worker does (a push may wake it) until work may be
+  // had or `done()` holds. `done` is checked once the sleeper is counted, so wake_all() called
+  // after it became true is never missed.
+  void caller_sleep(const std::function<bool()>& done);
+  // Wakes every sleeper, the caller among them (its condition may now hold).
+  void wake_all();
 
   // Index of the calling thread's worker in this pool, or -1 for any other thread.
   int current_worker() const;
@@ -91,7 +97,7 @@ class WorkerPool {
   Task* find_task(int worker);
   Task* take_inbox(int worker, int into);
   Task* steal(int thief);
-  void sleep();
+  void sleep(const std::function<bool()>* done = nullptr);
   void wake_one();
 
   TaskRunner& runner_;
