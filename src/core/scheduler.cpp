@@ -46,7 +46,13 @@ void Scheduler::start(bool pin, const Topology& topology) {
                                        caller_slot_);
 }
 
-void Scheduler::stop() { pool_.reset(); }
+// Joined before the pointer is cleared: a worker flushing its count as it goes idle may still
+// reach the pool through it (notify_waiters).
+void Scheduler::stop() {
+  if (!pool_) return;
+  pool_->stop();
+  pool_.reset();
+}
 
 Task* Scheduler::parent_for(bool is_child, int worker) const {
   if (!is_child) return nullptr;

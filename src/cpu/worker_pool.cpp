@@ -66,7 +66,9 @@ WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner
   started.wait();
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { stop(); }
+
+void WorkerPool::stop() {
   stopping_.store(true, std::memory_order_seq_cst);
   wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
   wake_epoch_.notify_all();

@@ -40,7 +40,9 @@ class WorkerPool {
   // index, count, has no thread of its own: a thread that waits takes it (attach_caller).
   WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner,
              bool caller_slot = false);
-  ~WorkerPool();  // stops and joins the workers; queued tasks must have been drained
+  ~WorkerPool();  // stop()
+  // Stops and joins the workers; queued tasks must have been drained. Idempotent.
+  void stop();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
