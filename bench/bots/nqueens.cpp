@@ -36,11 +36,14 @@ struct QueensNode {
 
 std::int64_t count_queens_versa(QueensNode& node);
 
+// The node is built only for a board that passed its check, as the other systems build their
+// results array: most tasks fail it, and clearing a node is most of a failing task's work.
 void place_queen_versa(QueensNode& parent, int column) {
-  QueensNode child{parent.rt, parent.n, parent.row + 1, {}, {}};
-  extend_board(parent.board, parent.row, column, child.board);
-  if (queens_compatible(child.board, child.row))
-    parent.solutions[static_cast<std::size_t>(column)] = count_queens_versa(child);
+  QueenBoard board;
+  extend_board(parent.board, parent.row, column, board);
+  if (!queens_compatible(board, parent.row + 1)) return;
+  QueensNode child{parent.rt, parent.n, parent.row + 1, board, {}};
+  parent.solutions[static_cast<std::size_t>(column)] = count_queens_versa(child);
 }
 
 std::int64_t count_queens_versa(QueensNode& node) {
