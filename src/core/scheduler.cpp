@@ -109,7 +109,9 @@ void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
   }
-  if (try_make_ready(task, worker)) schedule(task, worker);
+  // A task without accesses waits for nothing (a spawned computation: the common fine-grained
+  // case).
+  if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
 }
 
 void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
@@ -355,7 +357,7 @@ void Scheduler::finish_accesses(Task* task, int worker) {
 }
 
 void Scheduler::finish_task(Task* task, int worker) {
-  finish_accesses(task, worker);
+  if (task->access_count != 0) finish_accesses(task, worker);
   Task* const parent = task->parent;
   // Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the
   // closure (and whatever it captured) is gone.
