@@ -68,6 +68,16 @@ Access<detail::view_of_t<H, false>> add(const H& handle) {
   return {detail::state_of(handle), AccessMode::add};
 }
 
+// An access in a user-defined mode (versa/access_mode.hpp); the body receives a writable view
+// when the mode writes, a read-only one otherwise.
+//   constexpr versa::AccessType multiply{.reorderable = true, .group = 1};
+//   rt.submit("scale", [](versa::Span<double> v) { v[0] *= 3; }, versa::access<multiply>(h));
+template <AccessType type, class H>
+Access<detail::view_of_t<H, !type.writes>> access(const H& handle) {
+  static_assert(type.group >= 0 && type.group <= 7, "versa::AccessType: group must be 0-7");
+  return {detail::state_of(handle), type.mode()};
+}
+
 // Task option: a higher priority runs earlier among the ready tasks of a queue. Default 0.
 struct Priority {
   int value;

@@ -46,6 +46,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_PERF_MODEL=<file>   perf_model_file
 //   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
+//   VERSA_RENAME_MEMORY=<MiB> rename_memory_limit
 //   VERSA_QUIET=0|1           quiet
 //   VERSA_STATS=0|1           print_statistics
 // A value out of range, here or in the environment, makes the Runtime constructor throw
@@ -103,6 +104,13 @@ struct Config {
   // parallel) may hold at once, on all memory nodes together. Past it, `add` tasks run one at a
   // time in place instead. 0 disables renaming.
   std::size_t reduction_memory_limit = std::size_t{256} << 20;
+
+  // Bytes that the buffers of renamed write_only accesses may hold at once. A write_only access
+  // registered while earlier accesses still use its handle gets a fresh buffer within this
+  // budget and runs at once, instead of waiting for them (versa/access_mode.hpp); past it, it
+  // waits. Handles with device replicas (a runtime with accelerators) and tokens are never
+  // renamed. 0 disables renaming.
+  std::size_t rename_memory_limit = std::size_t{256} << 20;
 
   // Do not print the one-line topology summary at start-up.
   bool quiet = false;

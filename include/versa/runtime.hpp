@@ -85,6 +85,9 @@ class Runtime {
   // node (Config::reduction_memory_limit bounds those in use). wait_all() returns them all: 0
   // after it.
   std::size_t reduction_memory_bytes() const;
+  // Bytes of buffers that renamed write_only accesses hold (in use, or kept for reuse until the
+  // next wait_all): 0 after wait_all.
+  std::size_t rename_memory_bytes() const;
 
   // --- Data -------------------------------------------------------------------------------
 

@@ -54,6 +54,11 @@ Config Config::from_environment(Config base) {
         static_cast<std::size_t>(parse_integer("VERSA_REDUCTION_MEMORY", value, 0, 1L << 24,
                                                "a size in MiB from 0 to 16777216"))
         << 20;
+  if (const char* value = std::getenv("VERSA_RENAME_MEMORY"))
+    base.rename_memory_limit =
+        static_cast<std::size_t>(parse_integer("VERSA_RENAME_MEMORY", value, 0, 1L << 24,
+                                               "a size in MiB from 0 to 16777216"))
+        << 20;
   if (const char* value = std::getenv("VERSA_PERF_MODEL")) base.perf_model_file = value;
   if (const char* value = std::getenv("VERSA_QUIET"))
     base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;

@@ -145,7 +145,7 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
   if (modifies(access.mode)) {
     if (Replica* filling = replicas->filling()) return wait_for(*filling);
   }
-  if (access.mode == AccessMode::write_only) {
+  if (overwrites(access.mode)) {
     replicas->apply(node, CoherenceEvent::overwrite_here, CoherenceEvent::write_elsewhere);
   } else {
     if (!is_valid(local.state)) {
@@ -158,7 +158,7 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
       }
       return fill_from(local, *source);
     }
-    if (access.mode != AccessMode::read)
+    if (modifies(access.mode))
       replicas->apply(node, CoherenceEvent::write_here, CoherenceEvent::write_elsewhere);
   }
   access.data = local.data;

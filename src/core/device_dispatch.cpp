@@ -277,7 +277,7 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
     trace_.record(cpu_workers_ + node - 1, task.name, start, end);
   }
   for (std::uint32_t i = 0; i < task.access_count; ++i)
-    if (task.accesses[i].mode == AccessMode::write_only) task.accesses[i].handle->clear_poison();
+    if (overwrites(task.accesses[i].mode)) task.accesses[i].handle->clear_poison();
   scheduler_.finish_task(&task, -1);
 }
 

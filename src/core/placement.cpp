@@ -64,7 +64,7 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     const AccessRecord& access = task.accesses[i];
     ReplicaSet* replicas = access.handle->replicas();
-    if (!replicas || access.mode == AccessMode::write_only) continue;
+    if (!replicas || overwrites(access.mode)) continue;
     int source = -1;
     {
       MutexLock guard(replicas->mutex());

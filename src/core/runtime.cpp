@@ -35,6 +35,7 @@ const std::string& Runtime::topology_summary() const { return impl_->core.summar
 std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_bytes(); }
 
 std::size_t Runtime::reduction_memory_bytes() const { return impl_->core.reduction_memory_bytes(); }
+std::size_t Runtime::rename_memory_bytes() const { return impl_->core.rename_memory_bytes(); }
 
 Token Runtime::token(std::string name) {
   return Token(impl_->core.create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));

@@ -48,8 +48,10 @@ RuntimeCore::RuntimeCore(Config config)
       failures_(diagnostics_),
       task_pool_(worker_count(config_, topology_)),
       trace_(!config_.trace_file.empty(), worker_count(config_, topology_)),
+      renaming_(config_.rename_memory_limit),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
-                 intern_name("reduction flush"), config_.caller_runs_tasks, config_.locality),
+                 renaming_, intern_name("reduction flush"), config_.caller_runs_tasks,
+                 config_.locality),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
   if (config_.task_statistics || config_.print_statistics) {
@@ -85,6 +87,7 @@ RuntimeCore::~RuntimeCore() {
   scheduler_.wait_for_pending();
   try {
     apply_all_partials();
+    scheduler_.bring_all_home();
   } catch (const std::exception& e) {
     diagnostics_.report(e.what());
   }
@@ -157,6 +160,8 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
     throw std::logic_error(
         "acquire() called inside a task: it would block a worker; give the "
         "handle to the task as an access instead");
+  // The view is of the user's own memory.
+  scheduler_.bring_home(*record.handle);
   Task* task = scheduler_.submit_host_access(record);
   AccessRecord& access = task->accesses[0];
   if (const std::string* error =
@@ -172,7 +177,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
       release_host(task);
       throw TaskFailure(cause->task_name, cause->exception, cause->message, failures_.cancelled());
     }
-  } else if (access.mode == AccessMode::write_only) {
+  } else if (overwrites(access.mode)) {
     access.handle->clear_poison();
   }
   access.data = access.handle->data();
@@ -203,7 +208,9 @@ void RuntimeCore::wait_all() {
   scheduler_.wait_for_pending();
   // Results are readable in the user's memory after wait_all, and no partial is left.
   apply_all_partials();
+  scheduler_.bring_all_home();
   reductions_.trim();
+  renaming_.trim();
   if (dispatch_) dispatch_->write_back_all();
   failures_.rethrow();
 }

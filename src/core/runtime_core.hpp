@@ -45,6 +45,8 @@ class RuntimeCore final : public HandleHost {
   std::size_t task_memory_bytes() const { return task_pool_.bytes_reserved(); }
   // Bytes of reduction partials: host buffers (in use or pooled) and partials on devices.
   std::size_t reduction_memory_bytes() const { return reductions_.memory_bytes(); }
+  // Bytes of buffers of renamed write_only accesses (in use or pooled).
+  std::size_t rename_memory_bytes() const { return renaming_.memory_bytes(); }
   // The set of host ranges this runtime pinned through the CUDA backend; null when no GPU is
   // in use. Outlives the runtime in the handles and PinnedHostMemory objects that hold it.
   const std::shared_ptr<HostPins>& host_pins() const;
@@ -62,6 +64,7 @@ class RuntimeCore final : public HandleHost {
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
   void retire_replicas(HandleState& handle) override;
   void settle(HandleState& handle) override { scheduler_.settle(handle); }
+  void bring_home(HandleState& handle) override { scheduler_.bring_home(handle); }
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.
@@ -85,6 +88,7 @@ class RuntimeCore final : public HandleHost {
   Mutex types_mutex_;
   std::vector<std::shared_ptr<const TaskTypeBase>> types_ VERSA_GUARDED_BY(types_mutex_);
 
+  WriteRenaming renaming_;
   Scheduler scheduler_;
   ReductionEngine reductions_;
   // Accelerators; null when there are none, and then nothing of it is on any task's path.

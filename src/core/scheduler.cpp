@@ -15,10 +15,10 @@ namespace {
 // The task running on this thread (for spawn/sync); null outside tasks.
 thread_local Task* this_thread_task = nullptr;
 
-// Commutes, and adds that could not be renamed, run holding their handle's exclusive flag.
+// Commutes (and exclusive user-defined modes), and adds that could not be renamed, run holding
+// their handle's exclusive flag.
 bool wants_flag(const Task& task, std::uint32_t i) {
-  return task.accesses[i].mode == AccessMode::commute ||
-         task.progress(i).add_role == AddRole::needs_flag;
+  return needs_exclusive(task.accesses[i].mode) || task.progress(i).add_role == AddRole::needs_flag;
 }
 void mark_flags_taken(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i)
@@ -28,12 +28,13 @@ void mark_flags_taken(Task* task) {
 }  // namespace
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-                     ReductionEngine& reductions, const char* flush_name, bool caller_slot,
-                     bool locality)
+                     ReductionEngine& reductions, WriteRenaming& renaming, const char* flush_name,
+                     bool caller_slot, bool locality)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
       reductions_(reductions),
+      renaming_(renaming),
       flush_name_(flush_name),
       caller_slot_(caller_slot),
       locality_(locality),
@@ -85,23 +86,30 @@ Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
 }
 
 // Registers each access in program order; an access that closes a run of adds gets the flush
-// registered just before it.
-void Scheduler::register_accesses(Task* task, int worker) {
+// registered just before it. An access that overwrites its handle may be renamed (a task's, not
+// a host access's: acquire shows the user's own memory): it then uses a fresh instance of the
+// handle from here on.
+void Scheduler::register_accesses(Task* task, int worker, bool may_rename) {
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
-    std::uint64_t& required = task->progress(i).required_version;
-    bool flush_first;
-    required = access.handle->register_access(access.mode, flush_first);
+    const Registration registration =
+        may_rename && overwrites(access.mode)
+            ? renaming_.register_overwrite(*access.handle, access.mode)
+            : access.handle->register_access(access.mode);
+    if (registration.flush_on)
+      submit_flush(registration.flush_on, registration.flush_required, worker);
+    delete registration.drained;
+    access.handle = registration.instance;
     access.layout = access.handle->layout();
-    if (flush_first) submit_flush(access.handle, required - 1, worker);
-    if (access.mode == AccessMode::commute) ++task->exclusive_count;
+    task->progress(i).required_version = registration.required;
+    if (needs_exclusive(access.mode)) ++task->exclusive_count;
     if (access.mode == AccessMode::add) ++task->add_count;
   }
 }
 
 void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
   Task* task = create_task(desc, worker);
-  if (desc.access_count != 0) register_accesses(task, worker);
+  if (desc.access_count != 0) register_accesses(task, worker, true);
   if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
   if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
@@ -136,22 +144,56 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
   if (devices_) devices_->adopt(*task, nullptr);
   task->set_accesses(&record, 1);
   AccessRecord& access = task->accesses[0];
-  register_accesses(task, -1);
+  register_accesses(task, -1, false);
   access.handle->host_view_opened();
   // The main program's additions go straight into the data, holding the exclusive flag.
   if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;
   task->add_count = 0;
-  task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
+  task->exclusive_count = needs_exclusive(access.mode) || access.mode == AccessMode::add ? 1 : 0;
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   return task;
 }
 
 void Scheduler::end_host_access(Task* ticket) {
-  HandleState* handle = ticket->accesses[0].handle;
+  ticket->accesses[0].handle->host_view_closed();  // before the finish, which may end the handle
   finish_accesses(ticket, -1);
-  handle->host_view_closed();
   destroy_task(ticket, -1);
+}
+
+// Excludes every other access of the handle's newest instance and of the root (the user's
+// memory) while the data is copied home; the root is the newest instance from then on.
+void Scheduler::bring_home(HandleState& root) {
+  HandleState* instance;
+  std::uint64_t instance_required;
+  std::uint64_t root_required;
+  Registration closing{};
+  if (!root.register_homecoming(instance, instance_required, root_required, closing)) return;
+  const int worker = current_worker();
+  if (closing.flush_on) submit_flush(closing.flush_on, closing.flush_required, worker);
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = "bring home";
+  task->host_access = true;
+  if (devices_) devices_->adopt(*task, nullptr);
+  task->set_accesses(nullptr, 2);
+  task->accesses[0] = {instance, nullptr, instance->layout(), AccessMode::write};
+  task->progress(0).required_version = instance_required;
+  task->accesses[1] = {&root, nullptr, root.layout(), AccessMode::write};
+  task->progress(1).required_version = root_required;
+  task->exclusive_count = 0;
+  task->add_count = 0;
+  if (try_make_ready(task, worker)) schedule(task, worker);
+  // A worker (a handle destroyed inside a task) runs other tasks meanwhile.
+  auto ready = [task] { return task->host_ready.load(std::memory_order_acquire); };
+  if (worker >= 0) {
+    help_until(worker, ready);
+  } else {
+    while (!ready()) task->host_ready.wait(false);
+  }
+  WriteRenaming::copy_home(*instance, instance_required, root, root_required);
+  renaming_.came_home(&root);
+  finish_accesses(task, worker);  // the instance's last access: it is destroyed
+  destroy_task(task, worker);
 }
 
 // --- Procedure: ready -----------------------------------------------------------------------
@@ -309,7 +351,7 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
     access.data = access.handle->data();
     access.layout = access.handle->layout();
     // Overwriting everything makes data left unusable by a failure valid again.
-    if (access.mode == AccessMode::write_only) access.handle->clear_poison();
+    if (overwrites(access.mode)) access.handle->clear_poison();
   }
   if (task->add_count != 0) reductions_.prepare_host_partials(task);
   Task* enclosing = this_thread_task;
@@ -351,8 +393,10 @@ void Scheduler::finish_accesses(Task* task, int worker) {
     if (locality_ && modifies(access.mode)) access.handle->set_last_writer(worker);
     const AddRole role = task->progress(i).add_role;
     if (role == AddRole::renamed) reductions_.attach_partial(task, i);
-    access.handle->finish_access(access.mode == AccessMode::commute || role == AddRole::in_place,
-                                 wake_one);
+    // The last access of an instance that renaming left behind ends it.
+    if (access.handle->finish_access(needs_exclusive(access.mode) || role == AddRole::in_place,
+                                     wake_one))
+      delete access.handle;
   }
 }
 
@@ -494,6 +538,7 @@ void Scheduler::wait_for_pending() {
 }
 
 void Scheduler::settle(HandleState& handle) {
+  bring_home(handle);  // waits for the accesses of the root and of its newest instance
   const int worker = current_worker();
   if (worker < 0) {
     // A host access after them (behind the flush of an open run of adds, which registering it

@@ -23,6 +23,7 @@
 #include "cpu/topology.hpp"
 #include "cpu/worker_pool.hpp"
 #include "data/reduction_engine.hpp"
+#include "data/write_renaming.hpp"
 
 namespace versa::detail {
 
@@ -34,7 +35,8 @@ class Scheduler final : public TaskRunner, public Waker {
   // waits (Config::caller_runs_tasks), and one fewer thread is started. `locality`:
   // Config::locality.
   Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-            ReductionEngine& reductions, const char* flush_name, bool caller_slot, bool locality);
+            ReductionEngine& reductions, WriteRenaming& renaming, const char* flush_name,
+            bool caller_slot, bool locality);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -66,6 +68,14 @@ class Scheduler final : public TaskRunner, public Waker {
   Task* submit_host_access(const AccessRecord& record);
   // Ends a host access: finishes its access and frees the record.
   void end_host_access(Task* ticket);
+  // Copies a renamed handle's data home to the user's memory, after every access registered
+  // before (data/handle_state.hpp, renaming); nothing when it is home. Any thread; a worker
+  // runs other tasks while it waits.
+  void bring_home(HandleState& root);
+  // Brings every renamed handle home (wait_all, shutdown).
+  void bring_all_home() {
+    for (HandleState* root : renaming_.renamed_handles()) bring_home(*root);
+  }
   // Hands a ready task to a CPU worker: the calling worker's deque, else round-robin.
   void push_to_cpu(Task* task, int worker);
   // With locality: the worker that last wrote the task's largest input, or -1 (none known, a
@@ -121,7 +131,7 @@ class Scheduler final : public TaskRunner, public Waker {
   // and the shared line is not touched once per fine-grained task.
   bool counted_in_pending(const Task* parent) const { return !parent || parent == &root_; }
   Task* create_task(const TaskDesc& desc, int worker);
-  void register_accesses(Task* task, int worker);
+  void register_accesses(Task* task, int worker, bool may_rename);
   bool try_make_ready(Task* task, int worker);
   bool take_exclusive_flags(Task* task, int worker);
   void schedule(Task* task, int worker);
@@ -152,6 +162,7 @@ class Scheduler final : public TaskRunner, public Waker {
   TraceRecorder& trace_;
   FailureLog& failures_;
   ReductionEngine& reductions_;
+  WriteRenaming& renaming_;
   const char* const flush_name_;
   const bool caller_slot_;
   const bool locality_;

@@ -104,7 +104,7 @@ void validate_task(const TaskDesc& desc, const Task* parent, const Task* root,
   for (const Task* ancestor = parent; ancestor && ancestor != root; ancestor = ancestor->parent) {
     for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t j = 0; j < ancestor->access_count; ++j)
-        if (accesses[i].handle == ancestor->accesses[j].handle)
+        if (accesses[i].handle == ancestor->accesses[j].handle->root())
           throw std::invalid_argument(
               "task '" + std::string(desc.name) + "' is spawned inside task '" + ancestor->name +
               "', which holds " + quoted_handle(accesses[i].handle->name()) +

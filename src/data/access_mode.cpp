@@ -3,6 +3,7 @@
 namespace versa {
 
 const char* to_string(AccessMode mode) {
+  if (is_user_defined(mode)) return "user-defined";
   switch (mode) {
     case AccessMode::read:
       return "read";

@@ -14,6 +14,17 @@
 // buffer (data/reduction_engine.hpp), and only waits for the flag when the partials' memory budget
 // is spent. A run of adds is closed by a flush access, registered before the next access of another
 // mode, which applies the partials to the data.
+//
+// Renaming (the versions of the dependence-tracking paper, shared/reading/task-graph-schemes-*):
+// an access that overwrites the data without reading it (write_only), registered while earlier
+// accesses are pending, may get a fresh *instance* of the handle instead: a HandleState of its
+// own with a new buffer and fresh counters, which the access finds at version 0 and so runs at
+// once. The handle's later accesses register on that instance and wait only for what follows
+// the rename; the earlier ones finish on the old buffer. The handle the user holds (the *root*)
+// keeps pointing at its newest instance; an instance that is no longer the newest is destroyed
+// by the finish of its last access. The user's memory is the root's buffer: bringing the data
+// home (acquire, wait_all, destruction) copies the newest instance into it and makes the root
+// the newest instance again (Scheduler::bring_home).
 #pragma once
 
 #include <atomic>
@@ -24,6 +35,7 @@
 #include "base/spin_lock.hpp"
 #include "base/wait_list.hpp"
 #include "data/host_pins.hpp"
+#include "data/partial_pool.hpp"
 #include "data/partial_slots.hpp"
 #include "data/replica.hpp"
 #include "versa/access_mode.hpp"
@@ -45,9 +57,31 @@ class HandleHost {
   // Called when the handle is destroyed with accesses pending or reduction partials not yet
   // applied: applies the partials and waits until every access registered has finished.
   virtual void settle(HandleState& handle) = 0;
+  // Called when the handle is destroyed while its data is in a renamed instance: copies it home
+  // after the accesses registered before.
+  virtual void bring_home(HandleState& handle) = 0;
 
  protected:
   ~HandleHost() = default;
+};
+
+class HandleState;
+
+// What registering an access decided.
+struct Registration {
+  // The instance the access was registered on: the handle itself, or its newest renamed
+  // instance. The access uses it from then on.
+  HandleState* instance;
+  // The version of `instance` the access requires.
+  std::uint64_t required;
+  // When not null, a flush access must be registered on `flush_on` at `flush_required` before
+  // the access (it closes a run of adds there).
+  HandleState* flush_on = nullptr;
+  std::uint64_t flush_required = 0;
+  // The handle was renamed for the first time since its data was last at home.
+  bool first_rename = false;
+  // An instance the registration left behind with nothing pending: the caller destroys it.
+  HandleState* drained = nullptr;
 };
 
 class HandleState {
@@ -61,11 +95,29 @@ class HandleState {
         name_(std::move(name)),
         owner_(owner),
         replicas_(nodes > 1 && layout.bytes() > 0 ? std::make_unique<ReplicaSet>(this, data, nodes)
-                                                  : nullptr) {}
+                                                  : nullptr),
+        root_(this),
+        current_(this) {}
+  // A renamed instance of `root`, over `buffer` (packed: ld = rows) taken from `pool`, which
+  // gets it back (and the bytes reserved for it) when the instance is destroyed.
+  HandleState(HandleState& root, void* buffer, PartialPool* pool)
+      : HandleState(buffer, root.packed_layout_, root.name_, root.owner_) {
+    root_ = &root;
+    current_ = nullptr;
+    buffer_pool_ = pool;
+  }
+  ~HandleState() {
+    if (buffer_pool_) {
+      buffer_pool_->give(data_, layout_.bytes());
+      buffer_pool_->release(layout_.bytes());
+    }
+  }
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
 
   void* data() const { return data_; }
+  // The handle the user holds: itself, unless this is a renamed instance.
+  HandleState* root() const { return root_; }
   // The CPU worker that last finished a task modifying the handle (Config::locality), or -1.
   int last_writer() const { return last_writer_.load(std::memory_order_relaxed); }
   void set_last_writer(int worker) { last_writer_.store(worker, std::memory_order_relaxed); }
@@ -82,26 +134,80 @@ class HandleState {
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
   void set_host_pins(std::shared_ptr<HostPins> pins) { host_pins_ = std::move(pins); }
 
-  // Registers an access in submission order and returns the version it requires. When the
-  // access closes a run of adds, a flush access is registered just before it: `flush_first` is
-  // set, and the flush requires the returned version minus one.
-  std::uint64_t register_access(AccessMode mode, bool& flush_first) {
+  // Registers an access in submission order, on the handle's newest instance (called on the
+  // root). When the access closes a run of adds, a flush access is registered just before it
+  // (Registration::flush_on).
+  Registration register_access(AccessMode mode) {
     SpinGuard guard(lock_);
-    flush_first = false;
-    if (!(is_run_mode(mode) && mode == run_mode_)) {
-      if (run_mode_ == AccessMode::add) {
-        flush_first = true;
-        ++registered_;
-      }
-      run_required_ = registered_;
-      run_mode_ = mode;
-    }
-    ++registered_;
-    return run_required_;
+    HandleState* target = current_;
+    if (target == this) return register_here(mode);
+    SpinGuard target_guard(target->lock_);
+    return target->register_here(mode);
   }
 
-  // Closes an open run of adds with a flush access (wait_all, handle destruction): returns
-  // whether it did, and the version the flush requires.
+  // Whether an access that overwrites the data now would gain from a fresh instance: the newest
+  // instance has accesses pending (it would wait for them) and no open run of adds (whose flush
+  // nothing later would wait for: a sync() after the adds would not cover it). Racy by nature:
+  // the caller decides with it whether to prepare an instance for register_renamed.
+  bool worth_renaming() {
+    SpinGuard guard(lock_);
+    HandleState* target = current_;
+    if (target == this) return busy_without_adds();
+    SpinGuard target_guard(target->lock_);
+    return target->busy_without_adds();
+  }
+
+  // Registers an access that overwrites the data (called on the root) on `fresh`, a new
+  // instance, which becomes the newest: the access requires version 0 of it. The previous
+  // newest instance gets no more accesses (an open run of adds there is closed by a flush).
+  Registration register_renamed(std::unique_ptr<HandleState> fresh, AccessMode mode) {
+    SpinGuard guard(lock_);
+    HandleState* previous = current_;
+    Registration registration{fresh.get(), 0};
+    if (previous == this) {
+      close_for_rename(registration);
+    } else {
+      SpinGuard previous_guard(previous->lock_);
+      previous->close_for_rename(registration);
+    }
+    registration.first_rename = previous == this;
+    HandleState* instance = fresh.release();
+    if (const ReductionOps* ops = reduction_.load(std::memory_order_relaxed))
+      instance->bind_reduction(ops, reduction_owner_, true);
+    SpinGuard instance_guard(instance->lock_);
+    instance->register_here(mode);
+    current_ = instance;
+    return registration;
+  }
+
+  // Whether accesses register on a renamed instance (the data is not at home).
+  bool renamed() {
+    SpinGuard guard(lock_);
+    return current_ != this;
+  }
+
+  // Registers the two halves of bringing the data home (called on the root): an access that
+  // excludes every other on the newest instance (`instance` receives it, `instance_required`
+  // its version) and one on the root (the returned version), after which the root is the
+  // newest instance again. Returns false when the data is at home already.
+  bool register_homecoming(HandleState*& instance, std::uint64_t& instance_required,
+                           std::uint64_t& root_required, Registration& closing) {
+    SpinGuard guard(lock_);
+    instance = current_;
+    if (instance == this) return false;
+    {
+      SpinGuard instance_guard(instance->lock_);
+      closing = instance->register_here(AccessMode::write);
+      instance_required = closing.required;
+      instance->retired_ = true;
+    }
+    root_required = register_here(AccessMode::write).required;
+    current_ = this;
+    return true;
+  }
+
+  // Closes an open run of adds on this instance with a flush access (wait_all, handle
+  // destruction): returns whether it did, and the version the flush requires.
   bool close_add_run(std::uint64_t& flush_required) {
     SpinGuard guard(lock_);
     if (run_mode_ != AccessMode::add) return false;
@@ -125,6 +231,10 @@ class HandleState {
         (registered_ != version_.load(std::memory_order_relaxed) || !slots_->empty()))
       return "a run of add accesses with operator '" + current->name + "' is still open";
     if (!slots_) slots_ = std::make_unique<PartialSlots>(replicas_ ? replicas_->nodes() : 1);
+    if (current_ && current_ != this) {
+      const std::string refused = current_->bind_reduction(ops, owner, replace);
+      if (!refused.empty()) return refused;
+    }
     reduction_owner_ = std::move(owner);
     reduction_.store(ops, std::memory_order_release);
     return {};
@@ -184,15 +294,19 @@ class HandleState {
   }
 
   // Ends one access: bumps the version, releases the exclusive flag if the access held it, and
-  // calls `wake` (outside the lock) for every parked task that may now go on.
+  // calls `wake` (outside the lock) for every parked task that may now go on. Returns true when
+  // this was the last access of an instance that is no longer the newest: the caller destroys
+  // it (nobody else may touch it any more).
   template <class Wake>
-  void finish_access(bool held_exclusive, Wake&& wake) {
+  bool finish_access(bool held_exclusive, Wake&& wake) {
     Waiter* woken = nullptr;  // singly linked through wait_next, in wake order
     Waiter** tail = &woken;
+    bool drained;
     {
       SpinGuard guard(lock_);
       const std::uint64_t version = version_.load(std::memory_order_relaxed) + 1;
       version_.store(version, std::memory_order_release);
+      drained = retired_ && version == registered_;
       while (Waiter* w = version_waiters_.pop_ready(version)) {
         *tail = w;
         tail = &w->wait_next;
@@ -211,6 +325,7 @@ class HandleState {
       w->wait_next = nullptr;
       wake(w);
     }
+    return drained;
   }
 
   // Views from Runtime::acquire that are alive (registered and not yet released).
@@ -218,10 +333,14 @@ class HandleState {
   void host_view_closed() { host_views_.fetch_sub(1, std::memory_order_release); }
   int host_views() const { return host_views_.load(std::memory_order_acquire); }
 
-  // Accesses registered but not finished.
+  // Accesses registered but not finished, on the handle and on its newest instance.
   std::uint64_t pending_accesses() {
     SpinGuard guard(lock_);
-    return registered_ - version_.load(std::memory_order_relaxed);
+    const std::uint64_t here = registered_ - version_.load(std::memory_order_relaxed);
+    HandleState* newest = current_;
+    if (!newest || newest == this) return here;
+    SpinGuard newest_guard(newest->lock_);
+    return here + newest->registered_ - newest->version_.load(std::memory_order_relaxed);
   }
 
   // --- failures ---
@@ -259,8 +378,37 @@ class HandleState {
   }
 
  private:
-  static constexpr bool is_run_mode(AccessMode mode) {
-    return mode == AccessMode::read || is_unordered(mode);
+  // Registers an access on this instance.
+  Registration register_here(AccessMode mode) VERSA_REQUIRES(lock_) {
+    Registration registration{this, 0};
+    if (!(forms_runs(mode) && mode == run_mode_)) {
+      if (run_mode_ == AccessMode::add) {
+        registration.flush_on = this;
+        registration.flush_required = registered_++;
+      }
+      run_required_ = registered_;
+      run_mode_ = mode;
+    }
+    ++registered_;
+    registration.required = run_required_;
+    return registration;
+  }
+
+  bool busy_without_adds() VERSA_REQUIRES(lock_) {
+    return registered_ != version_.load(std::memory_order_relaxed) && run_mode_ != AccessMode::add;
+  }
+
+  // This instance stops being the newest: an open run of adds is closed by a flush, and a
+  // renamed instance with nothing pending is handed to the caller to destroy.
+  void close_for_rename(Registration& registration) VERSA_REQUIRES(lock_) {
+    if (run_mode_ == AccessMode::add) {
+      registration.flush_on = this;
+      registration.flush_required = registered_++;
+      run_mode_ = AccessMode::write;  // no run open
+    }
+    if (root_ == this) return;
+    retired_ = true;
+    if (registered_ == version_.load(std::memory_order_relaxed)) registration.drained = this;
   }
 
   void* const data_;
@@ -269,8 +417,14 @@ class HandleState {
   const std::string name_;
   HandleHost* const owner_;
   const std::unique_ptr<ReplicaSet> replicas_;
+  HandleState* root_;                   // set at construction
+  PartialPool* buffer_pool_ = nullptr;  // a renamed instance's: where data_ goes back
 
   SpinLock lock_;
+  // The root's newest instance (itself when the data is at home); null in renamed instances.
+  HandleState* current_ VERSA_GUARDED_BY(lock_);
+  // A renamed instance that is no longer the newest: it gets no more accesses.
+  bool retired_ VERSA_GUARDED_BY(lock_) = false;
   std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;
   std::uint64_t run_required_ VERSA_GUARDED_BY(lock_) = 0;
   AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;  // write: no run open

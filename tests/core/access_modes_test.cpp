@@ -111,7 +111,8 @@ TEST_P(AccessModes, WriteWaitsForEveryEarlierAccessAndRunsAlone) {
   EXPECT_LE(probe.max_overlap(), std::min(4, GetParam()));
 }
 
-TEST_P(AccessModes, WriteOnlyIsOrderedLikeWrite) {
+// The earlier read keeps the old data (write_only is renamed or waits: renaming_test.cpp).
+TEST_P(AccessModes, AnEarlierReadSeesTheDataBeforeAWriteOnly) {
   std::vector<int> data(4, 1);
   auto h = rt.data(data);
   std::atomic<int> sum_seen{0};

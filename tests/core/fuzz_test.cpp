@@ -9,8 +9,10 @@
 //
 // Updates are chosen so that any ordering mistake shows: `write` mixes the old value with what
 // the task read (not commutative), `write_only` ignores the old value, `commute` adds to the
-// first value (commutative, so any order within their run is correct) and `add` adds to every
-// value, through the handle's sum operator (renamed adds see a partial, not the data).
+// first value (commutative, so any order within their run is correct), `add` adds to every
+// value, through the handle's sum operator (renamed adds see a partial, not the data), and
+// `multiply`, a user-defined mode (a second commuting group), multiplies the first value by an
+// odd number. A write_only registered while its handle is in use is renamed.
 //
 // With failure injection, some tasks throw (before or after updating their data), and the
 // sequential model applies the failure rule of access_mode.hpp: a task is cancelled when a
@@ -39,6 +41,10 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   x ^= x >> 31;
   return x * 0xBF58476D1CE4E5B9ULL;
 }
+
+// Multiplications commute with each other, not with commute's additions: a run of their own.
+constexpr versa::AccessType multiply{.reorderable = true, .group = 1};
+constexpr AccessMode multiply_mode = multiply.mode();
 
 struct AccessSpec {
   int handle;
@@ -87,6 +93,9 @@ Value apply(const TaskSpec& task, Value* const* values) {
       case AccessMode::add:
         for (int k = 0; k < width; ++k) values[i][k] += (observed | 1) * (i + 1) * (k + 1);
         break;
+      default:  // multiply
+        v *= (observed | 1) * (2 * i + 1);
+        break;
     }
     if (modifies(task.accesses[i].mode) && task.accesses[i].mode != AccessMode::add)
       for (int k = 1; k < width; ++k) values[i][k] = mix(v, k);
@@ -121,10 +130,10 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth, int f
     const int h = static_cast<int>(rng() % handles);
     if (std::find(chosen.begin(), chosen.end(), h) == chosen.end()) chosen.push_back(h);
   }
-  static constexpr AccessMode modes[] = {AccessMode::read,    AccessMode::read,
-                                         AccessMode::write,   AccessMode::write_only,
-                                         AccessMode::commute, AccessMode::add};
-  for (int h : chosen) task.accesses.push_back({h, modes[rng() % 6]});
+  static constexpr AccessMode modes[] = {
+      AccessMode::read,    AccessMode::read, AccessMode::write,      AccessMode::write_only,
+      AccessMode::commute, AccessMode::add,  AccessMode::write_only, multiply_mode};
+  for (int h : chosen) task.accesses.push_back({h, modes[rng() % 8]});
   if (rng() % 10 == 0) task.spin_ns = static_cast<int>(rng() % 20000);
   static constexpr versa::Placement rules[] = {
       versa::Placement::automatic, versa::Placement::cpu_only, versa::Placement::gpu_only,
@@ -222,8 +231,8 @@ bool cancelled_by_failures(const TaskSpec& task, std::vector<HandleFailure>& han
       h.run_mode = a.mode;
       h.failed_before_run = h.failed;
     }
-    if (a.mode == AccessMode::read || a.mode == AccessMode::write) cancelled |= h.failed;
-    if (a.mode == AccessMode::commute) cancelled |= h.failed_before_run;
+    // A run of commutes (or multiplications) reads what was there before the run.
+    if (reads_contents(a.mode)) cancelled |= is_unordered(a.mode) ? h.failed_before_run : h.failed;
   }
   return cancelled;
 }
@@ -245,7 +254,7 @@ Outcome sequential(const Program& program) {
     }
     run_sequentially(task, outcome.data, outcome.observed[task.id]);
     for (const AccessSpec& a : task.accesses)
-      if (a.mode == AccessMode::write_only) handles[a.handle].failed = false;
+      if (overwrites(a.mode)) handles[a.handle].failed = false;
   }
   for (int h = 0; h < program.handles; ++h) outcome.failed[h] = handles[h].failed;
   return outcome;

@@ -15,17 +15,15 @@ std::vector<std::uint64_t> required_versions(const std::vector<AccessMode>& mode
   HandleState handle(nullptr, Layout{}, "h", nullptr);
   std::vector<std::uint64_t> versions;
   for (AccessMode mode : modes) {
-    bool flush_first;
-    const std::uint64_t required = handle.register_access(mode, flush_first);
-    if (flush_first) versions.push_back(flush);
-    versions.push_back(required);
+    const Registration registration = handle.register_access(mode);
+    if (registration.flush_on) versions.push_back(flush);
+    versions.push_back(registration.required);
   }
   return versions;
 }
 
 std::uint64_t register_one(HandleState& handle, AccessMode mode) {
-  bool flush_first;
-  return handle.register_access(mode, flush_first);
+  return handle.register_access(mode).required;
 }
 
 using M = AccessMode;
