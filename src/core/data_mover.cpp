@@ -42,8 +42,8 @@ class CopyLatch final : public FillListener {
 
 }  // namespace
 
-DataMover::DataMover(std::vector<Node> nodes, FillListener& tasks)
-    : nodes_(std::move(nodes)), tasks_(tasks), counters_(nodes_.size()) {}
+DataMover::DataMover(std::vector<Node> nodes, FillListener& tasks, TraceRecorder& trace)
+    : nodes_(std::move(nodes)), tasks_(tasks), trace_(trace), counters_(nodes_.size()) {}
 
 BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
                                 const Replica& from) const {
@@ -73,8 +73,15 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
   Device& device = *nodes_[device_node].device;
   DeviceWorker* worker = nodes_[device_node].worker;
   const BlockCopy copy = block_copy(*target.handle, target, source);
-  Completion done = [this, &replicas, worker, to = target.node,
+  // Recorded where it completes, on the device's thread: the end is the copy's own.
+  Completion done = [this, &replicas, worker, handle = target.handle, to = target.node,
                      from = source.node](OperationResult result) {
+    if (trace_.enabled() && result.error.empty())
+      trace_.record_device(to != 0 ? to : from,
+                           to != 0 ? TraceRecorder::DeviceTrack::copies_to_device
+                                   : TraceRecorder::DeviceTrack::copies_to_host,
+                           to != 0 ? "to device" : "to host", result.seconds,
+                           handle->layout()->bytes(), TraceRecorder::handle_label(handle->name()));
     worker->post([this, &replicas, to, from, result = std::move(result)] {
       fill_done(replicas, to, from, result);
     });
@@ -318,6 +325,9 @@ std::string DataMover::copy_partial_home(int node, void* host, const void* parti
   // The completion comes from the device's own threads, not its worker: waiting here is safe
   // from any thread.
   nodes_[node].device->copy_to_host(copy, [&](OperationResult result) {
+    if (trace_.enabled() && result.error.empty())
+      trace_.record_device(node, TraceRecorder::DeviceTrack::copies_to_host, "partial to host",
+                           result.seconds, bytes, "(reduction partial)");
     MutexLock guard(mutex);
     outcome = std::move(result);
     done = true;
@@ -357,6 +367,10 @@ DataMover::Eviction DataMover::evict_one(int node) {
       memory.give(candidate->data, candidate->handle->layout()->bytes());
       candidate->data = nullptr;
       counters_[node].evictions.fetch_add(1, std::memory_order_relaxed);
+      if (trace_.enabled())
+        trace_.record_device(node, TraceRecorder::DeviceTrack::evictions, "evict", 0,
+                             candidate->handle->layout()->bytes(),
+                             TraceRecorder::handle_label(candidate->handle->name()));
       return Eviction::freed;
     }
     Replica& host = replicas.at(0);

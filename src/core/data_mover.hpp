@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace.hpp"
 #include "data/handle_state.hpp"
 #include "data/node_memory.hpp"
 #include "device/device.hpp"
@@ -45,7 +46,8 @@ class DataMover {
     DeviceWorker* worker = nullptr;  // receives the completions of the device's copies
   };
 
-  DataMover(std::vector<Node> nodes, FillListener& tasks);
+  // Copies and evictions are recorded in `trace` when it is enabled.
+  DataMover(std::vector<Node> nodes, FillListener& tasks, TraceRecorder& trace);
 
   int nodes() const { return static_cast<int>(nodes_.size()); }
   // Sets the worker that receives the completions of node `node`'s copies (before any copy).
@@ -115,6 +117,7 @@ class DataMover {
 
   std::vector<Node> nodes_;
   FillListener& tasks_;
+  TraceRecorder& trace_;
   std::vector<TransferCounters> counters_;
 };
 

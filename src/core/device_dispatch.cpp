@@ -1,6 +1,5 @@
 #include "core/device_dispatch.hpp"
 
-#include <chrono>
 #include <stdexcept>
 
 #include "base/task.hpp"
@@ -37,13 +36,13 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
           [d](void* data, std::size_t bytes) { return d->register_host_memory(data, bytes); },
           [d](void* data) { d->unregister_host_memory(data); });
   }
-  mover_ = std::make_unique<DataMover>(mover_nodes, *this);
+  mover_ = std::make_unique<DataMover>(mover_nodes, *this, trace_);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const int node = static_cast<int>(i) + 1;
     device_workers_.push_back(std::make_unique<DeviceWorker>(node, *devices_[i], *mover_, *this));
     mover_->attach_worker(node, device_workers_.back().get());
     placement_nodes[node].worker = device_workers_.back().get();
-    trace_.add_track(devices_[i]->name());
+    trace_.add_device(devices_[i]->name());
   }
   placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpu_workers, perf_model_);
   tasks_per_node_ = std::vector<std::atomic<std::uint64_t>>(devices_.size() + 1);
@@ -252,6 +251,9 @@ void DeviceDispatch::cpu_task_ran(Task& task, double seconds) {
 
 void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult result) {
   if (task.reduction_flush) {
+    if (trace_.enabled() && result.error.empty())
+      trace_.record_device(node, TraceRecorder::DeviceTrack::flushes, task.name, result.seconds, 0,
+                           TraceRecorder::handle_label(task.accesses[0].handle->name()));
     reductions_.device_flush_ended(task, node, result.error);
     scheduler_.finish_task(&task, -1);
     return;
@@ -270,12 +272,9 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
   if (task_statistics_)
     task_statistics_->record(cpu_workers_ + node - 1, task.type_name, device.kind(), result.seconds,
                              task.bytes_moved);
-  if (trace_.enabled()) {
-    const auto end = TraceRecorder::Clock::now();
-    const auto start = end - std::chrono::duration_cast<TraceRecorder::Clock::duration>(
-                                 std::chrono::duration<double>(result.seconds));
-    trace_.record(cpu_workers_ + node - 1, task.name, start, end);
-  }
+  if (trace_.enabled())
+    trace_.record_device(node, TraceRecorder::DeviceTrack::kernels, task.name, result.seconds, 0,
+                         {});
   for (std::uint32_t i = 0; i < task.access_count; ++i)
     if (overwrites(task.accesses[i].mode)) task.accesses[i].handle->clear_poison();
   scheduler_.finish_task(&task, -1);

@@ -272,6 +272,7 @@ void Scheduler::schedule(Task* task, int worker) {
 }
 
 void Scheduler::push_to_cpu(Task* task, int worker) {
+  if (trace_.enabled()) trace_.ready_changed(worker, +1);
   if (worker >= 0) {
     WorkerLocal& local = worker_locals_[worker];
     if (local.finishing && !local.continuation && pool_->queued_locally(worker) == 0) {
@@ -331,8 +332,15 @@ void Scheduler::finish_ran_task(Task* task, int worker) {
 }
 
 void Scheduler::run_and_finish(Task* task, int worker) {
+  if (trace_.enabled()) trace_.ready_changed(worker, -1);
   if (!task->invoke && task->reduction_flush) {
+    const auto start =
+        trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
     reductions_.apply_partials(task);
+    if (trace_.enabled())
+      trace_.record_flush(worker, task->name,
+                          TraceRecorder::handle_label(task->accesses[0].handle->name()), start,
+                          TraceRecorder::Clock::now());
     if (devices_) devices_->cpu_task_ended(*task);
     finish_ran_task(task, worker);
     return;

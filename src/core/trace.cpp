@@ -1,15 +1,25 @@
 #include "core/trace.hpp"
 
+#include <algorithm>
+#include <array>
 #include <fstream>
+#include <ostream>
 #include <stdexcept>
 
 namespace versa::detail {
 
 namespace {
-void write_json_string(std::ostream& out, const char* text) {
+
+constexpr int device_track_count = 5;
+constexpr std::array<const char*, device_track_count> device_track_names = {
+    "kernels", "copies to device", "copies to host", "evictions", "reduction flushes"};
+constexpr std::array<const char*, device_track_count> device_track_categories = {
+    "task", "copy", "copy", "eviction", "flush"};
+
+void write_json_string(std::ostream& out, std::string_view text) {
   out << '"';
-  for (const char* c = text; *c; ++c) {
-    switch (*c) {
+  for (const char c : text) {
+    switch (c) {
       case '"':
         out << "\\\"";
         break;
@@ -20,54 +30,166 @@ void write_json_string(std::ostream& out, const char* text) {
         out << "\\n";
         break;
       default:
-        if (static_cast<unsigned char>(*c) < 0x20) {
-          out << ' ';
-        } else {
-          out << *c;
-        }
+        out << (static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
     }
   }
   out << '"';
 }
+
 }  // namespace
 
+struct TraceRecorder::DeviceTracks {
+  std::string name;
+  SpinLock lock;
+  std::array<std::vector<Detailed>, device_track_count> events VERSA_GUARDED_BY(lock);
+};
+
+// One event per line, so that a reader can grep the file.
+class TraceRecorder::Writer {
+ public:
+  Writer(std::ostream& out, Clock::time_point origin) : out_(out), origin_(origin) {
+    out_.precision(3);
+    out_ << std::fixed;
+  }
+
+  void name(const char* what, int pid, int tid, std::string_view name) {
+    begin(what, "M", pid, tid);
+    out_ << ",\"args\":{\"name\":";
+    write_json_string(out_, name);
+    out_ << "}}";
+  }
+  void process_order(int pid) {
+    begin("process_sort_index", "M", pid, 0);
+    out_ << ",\"args\":{\"sort_index\":" << pid << "}}";
+  }
+  void slice(const Slice& slice, const char* category, int pid, int tid) {
+    begin(slice.name, "X", pid, tid);
+    out_ << ",\"cat\":\"" << category << "\",\"ts\":" << micros(slice.start)
+         << ",\"dur\":" << micros(slice.end) - micros(slice.start) << '}';
+  }
+  void detailed(const Detailed& event, const char* category, bool instant, int pid, int tid) {
+    begin(event.name, instant ? "i" : "X", pid, tid);
+    out_ << ",\"cat\":\"" << category << "\",\"ts\":" << micros(event.start);
+    if (instant) {
+      out_ << ",\"s\":\"t\"";
+    } else {
+      out_ << ",\"dur\":" << micros(event.end) - micros(event.start);
+    }
+    if (event.bytes != 0 || !event.handle.empty()) {
+      out_ << ",\"args\":{";
+      if (event.bytes != 0)
+        out_ << "\"bytes\":" << event.bytes << (event.handle.empty() ? "" : ",");
+      if (!event.handle.empty()) {
+        out_ << "\"handle\":";
+        write_json_string(out_, event.handle);
+      }
+      out_ << '}';
+    }
+    out_ << '}';
+  }
+  void counter(const Sample& sample) {
+    begin("ready tasks", "C", 0, 0);
+    out_ << ",\"ts\":" << micros(sample.time) << ",\"args\":{\"ready\":" << sample.ready << "}}";
+  }
+
+ private:
+  void begin(std::string_view name, const char* phase, int pid, int tid) {
+    out_ << (first_ ? "\n" : ",\n") << "{\"name\":";
+    first_ = false;
+    write_json_string(out_, name);
+    out_ << ",\"ph\":\"" << phase << "\",\"pid\":" << pid << ",\"tid\":" << tid;
+  }
+  double micros(Clock::time_point t) const {
+    return std::chrono::duration<double, std::micro>(t - origin_).count();
+  }
+
+  std::ostream& out_;
+  Clock::time_point origin_;
+  bool first_ = true;
+};
+
 TraceRecorder::TraceRecorder(bool enabled, int workers)
-    : enabled_(enabled), origin_(Clock::now()), tracks_(enabled ? workers : 0) {
-  for (int w = 0; w < static_cast<int>(tracks_.size()); ++w)
-    tracks_[w].name = "cpu worker " + std::to_string(w);
+    : enabled_(enabled), origin_(Clock::now()), workers_(enabled ? workers : 0) {
+  for (int w = 0; w < static_cast<int>(workers_.size()); ++w)
+    workers_[w].name = "cpu worker " + std::to_string(w);
 }
 
-int TraceRecorder::add_track(std::string name) {
-  if (!enabled_) return -1;
-  tracks_.emplace_back();
-  tracks_.back().name = std::move(name);
-  return static_cast<int>(tracks_.size()) - 1;
+TraceRecorder::~TraceRecorder() = default;
+
+void TraceRecorder::add_device(const std::string& name) {
+  if (!enabled_) return;
+  devices_.push_back(std::make_unique<DeviceTracks>());
+  devices_.back()->name = name;
+}
+
+void TraceRecorder::record_flush(int worker, const char* name, std::string_view handle,
+                                 Clock::time_point start, Clock::time_point end) {
+  workers_[worker].flushes.push_back({name, start, end, 0, std::string(handle)});
+}
+
+void TraceRecorder::record_device(int node, DeviceTrack track, const char* name, double seconds,
+                                  std::uint64_t bytes, std::string_view handle) {
+  const Clock::time_point end = Clock::now();
+  const Clock::time_point start = track == DeviceTrack::evictions
+                                      ? end
+                                      : end - std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(seconds));
+  DeviceTracks& device = *devices_[node - 1];
+  Detailed event{name, start, end, bytes, std::string(handle)};  // allocated outside the lock
+  SpinGuard guard(device.lock);
+  device.events[static_cast<int>(track)].push_back(std::move(event));
+}
+
+void TraceRecorder::ready_changed(int worker, int delta) {
+  const std::int64_t ready = ready_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  const Sample sample{Clock::now(), ready};
+  if (worker >= 0) {
+    workers_[worker].samples.push_back(sample);
+    return;
+  }
+  SpinGuard guard(other_samples_lock_);
+  other_samples_.push_back(sample);
 }
 
 void TraceRecorder::write(const std::string& path) const {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write the trace file '" + path + "'");
-  auto micros = [this](Clock::time_point t) {
-    return std::chrono::duration<double, std::micro>(t - origin_).count();
-  };
-  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  out << R"({"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"versa"}})";
-  for (std::size_t w = 0; w < tracks_.size(); ++w) {
-    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << w
-        << ",\"args\":{\"name\":";
-    write_json_string(out, tracks_[w].name.c_str());
-    out << "}}";
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  Writer writer(out, origin_);
+  writer.name("process_name", 0, 0, "host");
+  writer.process_order(0);
+  for (std::size_t w = 0; w < workers_.size(); ++w)
+    writer.name("thread_name", 0, static_cast<int>(w), workers_[w].name);
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    const int pid = static_cast<int>(d) + 1;
+    writer.name("process_name", pid, 0, devices_[d]->name);
+    writer.process_order(pid);
+    for (int t = 0; t < device_track_count; ++t)
+      writer.name("thread_name", pid, t, devices_[d]->name + " " + device_track_names[t]);
   }
-  out.precision(3);
-  out << std::fixed;
-  for (std::size_t w = 0; w < tracks_.size(); ++w) {
-    for (const Event& e : tracks_[w].events) {
-      out << ",\n{\"name\":";
-      write_json_string(out, e.name);
-      out << ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":" << w
-          << ",\"ts\":" << micros(e.start) << ",\"dur\":" << micros(e.end) - micros(e.start) << "}";
-    }
+  std::vector<Sample> samples;
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    const WorkerTrack& track = workers_[w];
+    for (const Slice& s : track.slices) writer.slice(s, "task", 0, static_cast<int>(w));
+    for (const Detailed& f : track.flushes)
+      writer.detailed(f, "flush", false, 0, static_cast<int>(w));
+    samples.insert(samples.end(), track.samples.begin(), track.samples.end());
   }
+  constexpr int evictions = static_cast<int>(DeviceTrack::evictions);
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    SpinGuard guard(devices_[d]->lock);
+    for (int t = 0; t < device_track_count; ++t)
+      for (const Detailed& e : devices_[d]->events[t])
+        writer.detailed(e, device_track_categories[t], t == evictions, static_cast<int>(d) + 1, t);
+  }
+  {
+    SpinGuard guard(other_samples_lock_);
+    samples.insert(samples.end(), other_samples_.begin(), other_samples_.end());
+  }
+  // Samples from different threads interleave: in time order, the counter reads as a line.
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Sample& a, const Sample& b) { return a.time < b.time; });
+  for (const Sample& s : samples) writer.counter(s);
   out << "\n]}\n";
   if (!out) throw std::runtime_error("error while writing the trace file '" + path + "'");
 }

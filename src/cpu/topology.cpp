@@ -1,5 +1,7 @@
 #include "cpu/topology.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -8,10 +10,24 @@
 #else
 #include <pthread.h>
 #include <sched.h>
-#include <unistd.h>
 #endif
 
 namespace versa::detail {
+
+// The OS's figure, not hwloc's: hwloc's root object reported one NUMA node's memory on some
+// machines (5 GiB of 24).
+unsigned long long host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
+}
+
+std::string format_memory(unsigned long long bytes) {
+  constexpr unsigned long long mib = 1ull << 20, gib = 1ull << 30;
+  const unsigned long long mibs = (bytes + mib / 2) / mib;
+  if (mibs < 1024) return std::to_string(mibs) + " MiB";
+  return std::to_string((bytes + gib / 2) / gib) + " GiB";
+}
 
 #if VERSA_HAVE_HWLOC
 
@@ -22,7 +38,7 @@ struct Topology::Hwloc {
   }
 };
 
-Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
+Topology::Topology() : hwloc_(std::make_unique<Hwloc>()), memory_bytes_(host_memory_bytes()) {
   const int fallback = std::max(1u, std::thread::hardware_concurrency());
   if (hwloc_topology_init(&hwloc_->topology) != 0 || hwloc_topology_load(hwloc_->topology) != 0) {
     if (hwloc_->topology) hwloc_topology_destroy(hwloc_->topology);
@@ -34,8 +50,6 @@ Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
   const int pus = hwloc_get_nbobjs_by_type(hwloc_->topology, HWLOC_OBJ_PU);
   processing_units_ = pus > 0 ? pus : fallback;
   cores_ = cores > 0 ? cores : processing_units_;
-  const hwloc_obj_t machine = hwloc_get_root_obj(hwloc_->topology);
-  if (machine) memory_bytes_ = machine->total_memory;
 }
 
 Topology::~Topology() = default;
@@ -53,12 +67,8 @@ bool Topology::pin_current_thread(int index) const {
 // Without hwloc: every hardware thread counts as a core, and pinning binds to one of them.
 struct Topology::Hwloc {};
 
-Topology::Topology() : hwloc_(std::make_unique<Hwloc>()) {
+Topology::Topology() : hwloc_(std::make_unique<Hwloc>()), memory_bytes_(host_memory_bytes()) {
   cores_ = processing_units_ = std::max(1u, std::thread::hardware_concurrency());
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0)
-    memory_bytes_ =
-        static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
 }
 
 Topology::~Topology() = default;
@@ -74,7 +84,7 @@ bool Topology::pin_current_thread(int index) const {
 std::string Topology::summary() const {
   std::string text =
       std::to_string(cores_) + " cores, " + std::to_string(processing_units_) + " PUs";
-  if (memory_bytes_ > 0) text += ", " + std::to_string(memory_bytes_ >> 30) + " GiB";
+  if (memory_bytes_ > 0) text += ", " + format_memory(memory_bytes_);
 #if !VERSA_HAVE_HWLOC
   text += " (no hwloc: hardware threads as cores)";
 #endif

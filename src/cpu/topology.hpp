@@ -1,10 +1,17 @@
-// The machine's cores as hwloc reports them, and pinning of the calling thread to one of them.
+// The machine's cores as hwloc reports them, pinning of the calling thread to one of them, and
+// the host's memory as the operating system reports it.
 #pragma once
 
 #include <memory>
 #include <string>
 
 namespace versa::detail {
+
+// The host's physical memory as the OS reports it (sysconf), or 0 when it does not.
+unsigned long long host_memory_bytes();
+// A memory size for the start-up line: whole GiB, rounded to the nearest, or whole MiB under
+// 1 GiB ("24 GiB", "512 MiB").
+std::string format_memory(unsigned long long bytes);
 
 class Topology {
  public:
@@ -20,6 +27,9 @@ class Topology {
   // unbound) when the system refuses, e.g. in a restricted container.
   bool pin_current_thread(int index) const;
 
+  // The host's physical memory (host_memory_bytes()), 0 if unknown.
+  unsigned long long memory_bytes() const { return memory_bytes_; }
+
   // "2 cores, 4 PUs, 16 GiB" style summary.
   std::string summary() const;
 
@@ -28,7 +38,7 @@ class Topology {
   std::unique_ptr<Hwloc> hwloc_;
   int cores_ = 1;
   int processing_units_ = 1;
-  unsigned long long memory_bytes_ = 0;  // host memory, when hwloc reports it
+  unsigned long long memory_bytes_ = 0;
 };
 
 }  // namespace versa::detail

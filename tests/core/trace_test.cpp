@@ -1,14 +1,18 @@
 // The Chrome trace-event file (DESIGN.md section 7): written when the runtime is destroyed if
 // Config::trace_file or VERSA_TRACE names it, with one track per worker and one slice per task
-// that ran; nothing is written when tracing is off.
+// that ran, a counter of ready tasks, and per device tracks of kernels, copies each way,
+// evictions and reduction flushes; nothing is written when tracing is off.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -217,6 +221,65 @@ std::vector<long> slice_threads(const std::string& trace) {
   return threads;
 }
 
+// One event of the trace, from its line: the fields the tests look at (-1 or "" when absent).
+struct TraceEvent {
+  std::string name;
+  std::string phase;
+  std::string category;
+  long pid = -1;
+  long tid = -1;
+  double ts = 0;
+  std::int64_t bytes = -1;
+  std::string handle;
+  std::int64_t ready = -1;
+  std::string label;  // a metadata event's "args":{"name":...}
+};
+
+std::vector<TraceEvent> events_of(const std::string& trace) {
+  static const std::regex name(R"re("name":"((?:[^"\\]|\\.)*)")re");
+  static const std::regex phase(R"re("ph":"([A-Za-z])")re");
+  static const std::regex category(R"re("cat":"([a-z]+)")re");
+  static const std::regex pid(R"re("pid":(\d+))re");
+  static const std::regex tid(R"re("tid":(\d+))re");
+  static const std::regex ts(R"re("ts":(-?[0-9.]+))re");
+  static const std::regex bytes(R"re("bytes":(\d+))re");
+  static const std::regex handle(R"re("handle":"((?:[^"\\]|\\.)*)")re");
+  static const std::regex ready(R"re("ready":(-?\d+))re");
+  static const std::regex label(R"re("args":\{"name":"((?:[^"\\]|\\.)*)")re");
+  std::vector<TraceEvent> events;
+  std::istringstream lines(trace);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, phase)) continue;
+    TraceEvent e;
+    e.phase = m[1];
+    auto text = [&](const std::regex& field, std::string& into) {
+      if (std::regex_search(line, m, field)) into = m[1];
+    };
+    auto number = [&](const std::regex& field, auto& into) {
+      if (std::regex_search(line, m, field)) into = std::stoll(m[1]);
+    };
+    text(name, e.name);
+    text(category, e.category);
+    text(handle, e.handle);
+    text(label, e.label);
+    number(pid, e.pid);
+    number(tid, e.tid);
+    number(bytes, e.bytes);
+    number(ready, e.ready);
+    if (std::regex_search(line, m, ts)) e.ts = std::stod(m[1]);
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+template <class Predicate>
+std::vector<TraceEvent> select(const std::vector<TraceEvent>& events, Predicate&& keep) {
+  std::vector<TraceEvent> kept;
+  std::copy_if(events.begin(), events.end(), std::back_inserter(kept), keep);
+  return kept;
+}
+
 class TraceTest : public testing::TestWithParam<int> {
  protected:
   // VERSA_TRACE would redirect every trace of these tests.
@@ -357,6 +420,171 @@ TEST_P(TraceTest, UnwritableTraceFileIsReportedWithoutThrowingFromTheDestructor)
   const std::string errors = testing::internal::GetCapturedStderr();
   EXPECT_THAT(errors, HasSubstr(file.string()));
   EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_P(TraceTest, ReadyCounterIsSampledWhenEachTaskIsQueuedAndWhenItStarts) {
+  const TemporaryPath trace("trace.json");
+  constexpr int tasks = 40;
+  {
+    versa::Config config = workers(GetParam());
+    config.trace_file = trace.path().string();
+    versa::Runtime rt{config};
+    int x = 0;
+    auto h = rt.data(x, "x");
+    for (int i = 0; i < tasks; ++i) {
+      rt.submit(
+          "inc", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
+      rt.submit("free", [] {});
+    }
+    rt.wait_all();
+    EXPECT_EQ(x, tasks);
+  }
+  const std::vector<TraceEvent> events = events_of(read_file(trace.path()));
+  const auto samples = select(events, [](const TraceEvent& e) { return e.phase == "C"; });
+  ASSERT_EQ(samples.size(), 2u * 2 * tasks) << "one sample when queued, one when started";
+  std::int64_t highest = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i].name, "ready tasks");
+    EXPECT_EQ(samples[i].pid, 0);
+    EXPECT_GE(samples[i].ready, 0);
+    EXPECT_LE(samples[i].ready, 2 * tasks);
+    if (i > 0) {
+      EXPECT_GE(samples[i].ts, samples[i - 1].ts) << "samples are in time order";
+    }
+    highest = std::max(highest, samples[i].ready);
+  }
+  EXPECT_GE(highest, 1);
+}
+
+// A device with room for four of eight handles: copies both ways, evictions, kernels, and an add
+// renamed on the device whose partial a flush brings home and applies on a CPU worker.
+TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
+  const ScopedEnvironment no_trace_override{"VERSA_TRACE", nullptr};
+  const TemporaryPath trace("trace.json");
+  constexpr std::size_t n = 256;
+  constexpr std::int64_t bytes = n * sizeof(double);
+  constexpr std::size_t sum_n = 64;
+  constexpr std::int64_t sum_bytes = sum_n * sizeof(double);
+  constexpr int handles = 8;
+  constexpr int passes = 2;
+  versa::DeviceStatistics device;
+  {
+    versa::Config config = versa::testing::with_emulated(workers(2), 1, 4 * bytes);
+    config.trace_file = trace.path().string();
+    versa::Runtime rt{config};
+    std::vector<std::vector<double>> data(handles, std::vector<double>(n, 1.0));
+    std::vector<versa::Handle<double>> h;
+    for (int k = 0; k < handles; ++k) h.push_back(rt.data(data[k], "h" + std::to_string(k)));
+    const auto on_device = versa::placement(versa::Placement::gpu_only);
+    for (int pass = 0; pass < passes; ++pass)
+      for (int k = 0; k < handles; ++k)
+        rt.submit(
+            "scale",
+            [](versa::Span<double> x) {
+              for (double& e : x) e *= 2;
+            },
+            on_device, versa::write(h[k]));
+    std::vector<double> total(sum_n, 0.0);
+    auto s = rt.data(total, "s");
+    s.set_reduction(versa::sum<double>());
+    rt.submit(
+        "add",
+        [](versa::Span<double> x) {
+          for (double& e : x) e += 1;
+        },
+        on_device, versa::add(s));
+    rt.submit(
+        "look", [](versa::Span<const double>) {}, versa::placement(versa::Placement::cpu_only),
+        versa::read(s));
+    rt.wait_all();
+    for (const auto& d : data) EXPECT_EQ(d, std::vector<double>(n, 4.0));
+    EXPECT_EQ(total, std::vector<double>(sum_n, 1.0));
+    device = rt.statistics()[1];
+  }
+  const std::string text = read_file(trace.path());
+  ASSERT_TRUE(is_json(text)) << text.substr(0, 2000);
+  const std::vector<TraceEvent> events = events_of(text);
+  auto on_track = [&](long pid, long tid) {
+    return select(events, [=](const TraceEvent& e) {
+      return e.pid == pid && e.tid == tid && e.phase != "M";
+    });
+  };
+  auto label = [&](const char* what, long pid, long tid) {
+    for (const TraceEvent& e : events)
+      if (e.phase == "M" && e.name == what && e.pid == pid && e.tid == tid) return e.label;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(label("process_name", 0, 0), "host");
+  EXPECT_EQ(label("process_name", 1, 0), "emulated:0");
+  EXPECT_EQ(label("thread_name", 0, 1), "cpu worker 1");
+  EXPECT_EQ(label("thread_name", 1, 0), "emulated:0 kernels");
+  EXPECT_EQ(label("thread_name", 1, 1), "emulated:0 copies to device");
+  EXPECT_EQ(label("thread_name", 1, 2), "emulated:0 copies to host");
+  EXPECT_EQ(label("thread_name", 1, 3), "emulated:0 evictions");
+  EXPECT_EQ(label("thread_name", 1, 4), "emulated:0 reduction flushes");
+
+  const auto kernels = on_track(1, 0);
+  EXPECT_EQ(kernels.size(), static_cast<std::size_t>(handles * passes + 1));
+  for (const TraceEvent& e : kernels) {
+    EXPECT_EQ(e.phase, "X");
+    EXPECT_TRUE(e.name == "scale" || e.name == "add") << e.name;
+  }
+  auto is_data_handle = [](const std::string& name) {
+    return std::regex_match(name, std::regex("h[0-7]"));
+  };
+  // Every copy of a handle carries its size; the statistics count the same bytes.
+  const auto to_device = on_track(1, 1);
+  EXPECT_GE(to_device.size(), static_cast<std::size_t>(handles));
+  std::int64_t bytes_to_device = 0;
+  for (const TraceEvent& e : to_device) {
+    EXPECT_EQ(e.phase, "X");
+    EXPECT_EQ(e.category, "copy");
+    EXPECT_EQ(e.bytes, bytes);
+    EXPECT_TRUE(is_data_handle(e.handle)) << e.handle;
+    bytes_to_device += e.bytes;
+  }
+  EXPECT_EQ(bytes_to_device, static_cast<std::int64_t>(device.bytes_to_device));
+  const auto to_host = on_track(1, 2);
+  std::int64_t bytes_to_host = 0;
+  int partials = 0;
+  for (const TraceEvent& e : to_host) {
+    EXPECT_EQ(e.phase, "X");
+    if (e.name == "partial to host") {
+      ++partials;
+      EXPECT_EQ(e.bytes, sum_bytes);
+    } else {
+      EXPECT_EQ(e.name, "to host");
+      EXPECT_EQ(e.bytes, bytes);
+      EXPECT_TRUE(is_data_handle(e.handle)) << e.handle;
+    }
+    bytes_to_host += e.bytes;
+  }
+  EXPECT_EQ(partials, 1) << "the add's partial comes home once, for the flush";
+  EXPECT_GT(bytes_to_host, sum_bytes) << "evicted and final data goes home";
+  // A write-back started by an eviction may land after the statistics were read.
+  EXPECT_GE(bytes_to_host, static_cast<std::int64_t>(device.bytes_to_host));
+
+  const auto evictions = on_track(1, 3);
+  EXPECT_GE(evictions.size(), 1u);
+  EXPECT_EQ(evictions.size(), device.evictions);
+  for (const TraceEvent& e : evictions) {
+    EXPECT_EQ(e.phase, "i");
+    EXPECT_EQ(e.category, "eviction");
+    EXPECT_EQ(e.bytes, bytes);
+    EXPECT_TRUE(is_data_handle(e.handle)) << e.handle;
+  }
+
+  const auto flushes = select(events, [](const TraceEvent& e) { return e.category == "flush"; });
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0].pid, 0) << "applied on a CPU worker";
+  EXPECT_EQ(flushes[0].phase, "X");
+  EXPECT_EQ(flushes[0].name, "reduction flush");
+  EXPECT_EQ(flushes[0].handle, "s");
+
+  // The CPU ran the flush and "look": each was queued once and started once.
+  const auto samples = select(events, [](const TraceEvent& e) { return e.phase == "C"; });
+  EXPECT_EQ(samples.size(), 4u);
+  for (const TraceEvent& e : samples) EXPECT_GE(e.ready, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, TraceTest, testing::Values(1, 2, 4, 8));
