@@ -9,7 +9,7 @@
 #   device     the accelerator interface and the registry of device kinds
 #   cuda, emulated, and any other device kind: the backends
 #   core       the runtime: scheduler, dispatch, placement; may include everything
-cmake_minimum_required(VERSION 3.24)
+cmake_minimum_required(VERSION 3.22)
 set(allowed_base base)
 set(allowed_data base data)
 set(allowed_cpu base cpu)
