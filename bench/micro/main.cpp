@@ -206,6 +206,42 @@ void suite_task_count(const std::vector<System>& systems, const Options& o) {
   for (auto& [param, values] : memory_rows) print_row(param, values);
 }
 
+// Renaming: n writers that overwrite an item after n long readers of it. Where the writers
+// declare that they overwrite (write_only), Versa gives them fresh buffers and they need not wait
+// for the readers; the figure is when the last writer ends, and the speed-up is the time with
+// read-modify-write writers over the time with overwriting ones, in the same run.
+void suite_overwrite_after_readers(const std::vector<System>& all, const Options& o, int workers) {
+  std::vector<System> systems;
+  for (const System& s : all)
+    if (s.overwrite_after_readers) systems.push_back(s);
+  if (systems.empty()) return;
+  const long n = 100;
+  const double task_us = o.quick ? 50 : 200;
+  print_header(
+      "generations with overwriting writers: ms until the last of n writers ends (1 "
+      "writer, n readers, n writers, each busy " +
+          number(task_us) +
+          " us; writers at "
+          "priority 1), " +
+          std::to_string(workers) + " workers",
+      "writers", systems);
+  std::vector<double> times[2];
+  for (bool overwrite : {false, true}) {
+    times[overwrite] = measure(systems, o, [&](const System& s) {
+      return s.overwrite_after_readers(workers, n, task_us, overwrite) * 1e3;
+    });
+    const std::string param = "n=" + std::to_string(n) + ",task_us=" + number(task_us) +
+                              ",writers=" + (overwrite ? "write_only" : "write");
+    print_row(overwrite ? "write_only" : "write", times[overwrite]);
+    report("generations", systems, param, "writers_done_ms", times[overwrite], "ms");
+  }
+  std::vector<double> speedup;
+  for (std::size_t s = 0; s < systems.size(); ++s) speedup.push_back(times[0][s] / times[1][s]);
+  print_row("speed-up", speedup);
+  report("generations", systems, "n=" + std::to_string(n) + ",task_us=" + number(task_us),
+         "write_only_speedup", speedup, "x");
+}
+
 void suite_generations(const std::vector<System>& systems, const Options& o) {
   const int workers = all_cores();
   print_header("generations: ns per task (1 writer, n readers, n writers), " +
@@ -219,6 +255,7 @@ void suite_generations(const std::vector<System>& systems, const Options& o) {
     print_row(param, values);
     report("generations", systems, param, "ns_per_task", values, "ns");
   }
+  suite_overwrite_after_readers(systems, o, workers);
 }
 
 void suite_reduction(const std::vector<System>& systems, const Options& o) {

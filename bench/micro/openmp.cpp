@@ -24,6 +24,10 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -265,6 +269,58 @@ double generations(int workers, long n) {
   return seconds;
 }
 
+// The writers' dependence is `out` with overwrite (OpenMP orders it after the readers all the
+// same) and `inout` without; priority(1) takes effect where OMP_MAX_TASK_PRIORITY allows it.
+double overwrite_after_readers(int workers, long n, double task_us, bool overwrite) {
+  prepare_team(workers);
+  std::vector<double> values(1024, 0.0);
+  double* const x = values.data();
+  std::atomic<std::int64_t> last_writer_end{0};
+  Clock::time_point start;
+  int team_size = 0;
+  auto overwrite_all = [x, task_us, &last_writer_end] {
+    busy_wait_us(task_us);
+    for (int i = 0; i < 1024; ++i) x[i] = 1.0;
+    const std::int64_t now = Clock::now().time_since_epoch().count();
+    std::int64_t seen = last_writer_end.load();
+    while (now > seen && !last_writer_end.compare_exchange_weak(seen, now)) {
+    }
+  };
+#pragma omp parallel num_threads(workers) default(none) \
+    shared(x, n, task_us, overwrite, start, team_size, overwrite_all)
+#pragma omp single
+  {
+    team_size = omp_get_num_threads();
+    start = Clock::now();
+#pragma omp task default(none) shared(overwrite_all) depend(inout : x[0])
+    overwrite_all();
+    for (long i = 0; i < n; ++i) {
+#pragma omp task default(none) firstprivate(task_us) shared(x) depend(in : x[0])
+      {
+        busy_wait_us(task_us);
+        if (x[0] < 0) std::abort();
+      }
+    }
+    for (long i = 0; i < n; ++i) {
+      if (overwrite) {
+#pragma omp task default(none) shared(overwrite_all) depend(out : x[0]) priority(1)
+        overwrite_all();
+      } else {
+#pragma omp task default(none) shared(overwrite_all) depend(inout : x[0]) priority(1)
+        overwrite_all();
+      }
+    }
+#pragma omp taskwait
+  }
+  check_team_size(workers, team_size);
+  if (values[0] != 1.0) {
+    std::fprintf(stderr, "overwrite_after_readers: openmp left a wrong value\n");
+    std::exit(1);
+  }
+  return std::chrono::duration<double>(Clock::time_point(Clock::duration(last_writer_end)) - start)
+      .count();
+}
+
 // Reduction: an OpenMP 5.0 task reduction. The arrays lie end to end in one buffer, the reduction
 // variable of a taskgroup (task_reduction) and of every add task (in_reduction): each thread that
 // runs add tasks gets a private copy of the whole buffer, initialised to zero, into whose slice
@@ -319,6 +375,7 @@ std::vector<System> openmp_systems() {
   system.dependencies = dependencies;
   system.task_count = task_count;
   system.generations = generations;
+  system.overwrite_after_readers = overwrite_after_readers;
   system.reduction = reduction;
   return {system};
 }

@@ -50,6 +50,15 @@ struct System {
   // submitted in that order; then wait for all.
   std::function<double(int workers, long n)> generations;
 
+  // On one array of 1024 doubles: one writer, then n readers, then n writers that overwrite the
+  // whole array, each reader and writer busy-waiting `task_us` microseconds; the writers have a
+  // higher priority (a producer on the critical path) where the system has priorities. With
+  // `overwrite`, the writers declare that they do not read the old contents (Versa's write_only,
+  // OpenMP's depend(out)); otherwise they are read-modify-writes. Returns the seconds from the
+  // first submission until the last writer ended.
+  std::function<double(int workers, long n, double task_us, bool overwrite)>
+      overwrite_after_readers;
+
   // Add-heavy reduction: `handles` arrays of `elements` doubles, all zero; `tasks` tasks, task i
   // busy-waiting `task_us` microseconds and then adding reduction_contribution(i) to every element
   // of array i % handles, each system with its own reduction or commutative access. The clock

@@ -8,6 +8,11 @@
 #include <malloc.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -150,6 +155,47 @@ double generations(int workers, long n) {
   return seconds_since(start);
 }
 
+double overwrite_after_readers(int workers, long n, double task_us, bool overwrite) {
+  std::vector<double> values(1024, 0.0);
+  double seconds = 0;
+  {
+    versa::Runtime rt{config_for(workers)};
+    auto item = rt.data(values, "item");
+    std::atomic<std::int64_t> last_writer_end{0};
+    auto read = [task_us](versa::Span<const double> v) {
+      busy_wait_us(task_us);
+      if (v[0] < 0) std::abort();  // uses the data
+    };
+    auto overwrite_all = [task_us, &last_writer_end](versa::Span<double> v) {
+      busy_wait_us(task_us);
+      for (double& x : v) x = 1.0;
+      const std::int64_t now = Clock::now().time_since_epoch().count();
+      std::int64_t seen = last_writer_end.load();
+      while (now > seen && !last_writer_end.compare_exchange_weak(seen, now)) {
+      }
+    };
+    const auto start = Clock::now();
+    rt.submit("init", overwrite_all, versa::write(item));
+    for (long i = 0; i < n; ++i) rt.submit("reader", read, versa::read(item));
+    for (long i = 0; i < n; ++i) {
+      if (overwrite) {
+        rt.submit("writer", overwrite_all, versa::write_only(item), versa::priority(1));
+      } else {
+        rt.submit("writer", overwrite_all, versa::write(item), versa::priority(1));
+      }
+    }
+    rt.wait_all();
+    seconds =
+        std::chrono::duration<double>(Clock::time_point(Clock::duration(last_writer_end)) - start)
+            .count();
+  }
+  if (values[0] != 1.0 || values.back() != 1.0) {
+    std::fprintf(stderr, "overwrite_after_readers: versa left a wrong value\n");
+    std::exit(1);
+  }
+  return seconds;
+}
+
 // Each array is a handle with the sum reduction; every task adds into its handle, so the tasks of
 // one handle may run at once, each on a partial buffer of the runtime's (renaming). Reading the
 // handles before the clock stops makes sure the partials have been merged into the arrays.
@@ -194,6 +240,7 @@ std::vector<System> versa_systems() {
   system.dependencies = dependencies;
   system.task_count = task_count;
   system.generations = generations;
+  system.overwrite_after_readers = overwrite_after_readers;
   system.reduction = reduction;
   return {system};
 }
