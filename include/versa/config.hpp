@@ -48,6 +48,9 @@ struct EmulatedDeviceConfig {
 //   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
 //   VERSA_QUIET=0|1           quiet
 //   VERSA_STATS=0|1           print_statistics
+//   VERSA_DOT=<file>          dot_file
+//   VERSA_DOT_TIMES=0|1       dot_times
+//   VERSA_TRACK_TASKS=0|1     track_tasks
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
 //
@@ -121,6 +124,21 @@ struct Config {
   // Print, when the Runtime is destroyed, what each device did: tasks, bytes moved each way,
   // evictions, time in copies and kernels (Runtime::statistics() gives the same figures).
   bool print_statistics = false;
+
+  // When not empty, the task graph is written here as a Graphviz DOT file when the Runtime is
+  // destroyed: one node per task (its name, and the CPU worker or device it ran on; reduction
+  // flushes and host accesses from acquire() have shapes of their own) and one edge per direct
+  // dependency the data versions imply, labelled with the handle. Turns track_tasks on; costs
+  // a record per task. Nothing is recorded when empty.
+  std::string dot_file;
+
+  // With dot_file: each task's start and end time on the CPU (microseconds since the runtime
+  // started) in its node, for CPU tasks and flushes; two clock reads per task.
+  bool dot_times = false;
+
+  // Keep a registry of the tasks pending and of what each worker runs, for the diagnostics.
+  // Costs a locked insertion and removal per task with accesses; on with dot_file.
+  bool track_tasks = false;
 
   // Read the environment variables listed above, returning `base` with them applied.
   // Throws std::invalid_argument naming the variable when a value is malformed or out of range.

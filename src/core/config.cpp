@@ -25,6 +25,7 @@ long parse_integer(const char* variable, const char* value, long low, long high,
     bad_variable(variable, value, expected);
   return parsed;
 }
+
 }  // namespace
 
 Config Config::from_environment(Config base) {
@@ -59,6 +60,11 @@ Config Config::from_environment(Config base) {
     base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_STATS"))
     base.print_statistics = parse_integer("VERSA_STATS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_DOT")) base.dot_file = value;
+  if (const char* value = std::getenv("VERSA_DOT_TIMES"))
+    base.dot_times = parse_integer("VERSA_DOT_TIMES", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_TRACK_TASKS"))
+    base.track_tasks = parse_integer("VERSA_TRACK_TASKS", value, 0, 1, "0 or 1") == 1;
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
     throw std::invalid_argument("Config::cpu_workers = " + std::to_string(base.cpu_workers) +
                                 " is out of range: expected 0 (one per core) to 4096");

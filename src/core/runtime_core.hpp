@@ -17,11 +17,14 @@
 #include "base/task.hpp"
 #include "base/thread_annotations.hpp"
 #include "core/device_dispatch.hpp"
+#include "core/dot_recorder.hpp"
 #include "core/scheduler.hpp"
 #include "core/task_pool.hpp"
 #include "core/task_statistics.hpp"
+#include "core/task_tracker.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
+#include "data/handle_registry.hpp"
 #include "data/reduction_engine.hpp"
 #include "versa/config.hpp"
 #include "versa/statistics.hpp"
@@ -70,6 +73,10 @@ class RuntimeCore final : public HandleHost {
   void apply_all_partials();
   // Writes statistics() as a table on stderr (Config::print_statistics).
   void print_statistics() const;
+  // Sets up the diagnostics once the devices are open (they name them).
+  void start_diagnostics();
+  // Writes the files asked for at shutdown (trace, DOT); errors go to the diagnostics.
+  void write_files();
 
   const std::uint64_t id_;  // distinguishes runtimes in thread-local caches
   Config config_;
@@ -78,6 +85,10 @@ class RuntimeCore final : public HandleHost {
   FailureLog failures_;
   TaskPool task_pool_;
   TraceRecorder trace_;
+  // Every handle of this runtime, for the diagnostics; shared with the handles.
+  const std::shared_ptr<HandleRegistry> handles_;
+  std::unique_ptr<DotRecorder> dot_;  // null unless Config::dot_file
+  TaskTracker tracker_;
 
   Mutex names_mutex_;
   // Node-based: the strings' c_str() stay put.

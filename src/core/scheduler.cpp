@@ -28,12 +28,14 @@ void mark_flags_taken(Task* task) {
 }  // namespace
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-                     ReductionEngine& reductions, const char* flush_name, bool caller_slot,
-                     bool locality)
+                     ReductionEngine& reductions, TaskTracker& tracker, const char* flush_name,
+                     bool caller_slot, bool locality)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
       reductions_(reductions),
+      tracker_(tracker),
+      track_(tracker.tracking() ? &tracker : nullptr),
       flush_name_(flush_name),
       caller_slot_(caller_slot),
       locality_(locality),
@@ -109,6 +111,7 @@ void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
   }
+  if (track_) track_->submitted(*task);
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
   if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
@@ -126,6 +129,7 @@ void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int wo
   task->progress(0).required_version = required;
   access.mode = AccessMode::write;  // brings the data home and excludes every other access
   pending_.fetch_add(1, std::memory_order_relaxed);
+  if (track_) track_->submitted(*task);
   if (try_make_ready(task, worker)) schedule(task, worker);
 }
 
@@ -142,6 +146,7 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
   if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;
   task->add_count = 0;
   task->exclusive_count = is_unordered(access.mode) ? 1 : 0;
+  tracker_.host_access_submitted(*task);
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   return task;
@@ -149,6 +154,7 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
 
 void Scheduler::end_host_access(Task* ticket) {
   HandleState* handle = ticket->accesses[0].handle;
+  tracker_.host_access_ended(*ticket);
   finish_accesses(ticket, -1);
   handle->host_view_closed();
   destroy_task(ticket, -1);
@@ -289,17 +295,18 @@ void Scheduler::finish_ran_task(Task* task, int worker) {
 }
 
 void Scheduler::run_and_finish(Task* task, int worker) {
+  if (track_) track_->started(*task, worker);
   if (!task->invoke && task->reduction_flush) {
     reductions_.apply_partials(task);
     if (devices_) devices_->cpu_task_ended(*task);
-    finish_ran_task(task, worker);
-    return;
+  } else {
+    // Only data can carry a failure to a task.
+    std::shared_ptr<const Failure> cause = task->access_count ? inherited_failure(task) : nullptr;
+    if (!cause) run_body(task, worker, cause);
+    if (devices_) devices_->cpu_task_ended(*task);
+    if (cause) poison_outputs(task, cause);
   }
-  // Only data can carry a failure to a task.
-  std::shared_ptr<const Failure> cause = task->access_count ? inherited_failure(task) : nullptr;
-  if (!cause) run_body(task, worker, cause);
-  if (devices_) devices_->cpu_task_ended(*task);
-  if (cause) poison_outputs(task, cause);
+  if (track_) track_->stopped(worker);
   finish_ran_task(task, worker);
 }
 
@@ -357,6 +364,7 @@ void Scheduler::finish_accesses(Task* task, int worker) {
 }
 
 void Scheduler::finish_task(Task* task, int worker) {
+  if (track_) track_->finished(*task, worker, devices_ ? task->node : 0);
   if (task->access_count != 0) finish_accesses(task, worker);
   Task* const parent = task->parent;
   // Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the

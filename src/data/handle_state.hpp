@@ -32,7 +32,8 @@
 
 namespace versa::detail {
 
-struct Failure;  // base/failure.hpp: why a task did not produce its outputs
+struct Failure;        // base/failure.hpp: why a task did not produce its outputs
+class HandleRegistry;  // data/handle_registry.hpp: the runtime's list of handles
 
 // The runtime a handle belongs to, as the handle sees it.
 class HandleHost {
@@ -81,6 +82,15 @@ class HandleState {
   // (set once, before the handle is used); null otherwise.
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
   void set_host_pins(std::shared_ptr<HostPins> pins) { host_pins_ = std::move(pins); }
+
+  // The runtime's registry of handles and the handle's number there (set once, before the
+  // handle is used; null and 0 for a handle no runtime listed).
+  void set_registry(std::shared_ptr<HandleRegistry> registry, std::uint64_t id) {
+    registry_ = std::move(registry);
+    id_ = id;
+  }
+  const std::shared_ptr<HandleRegistry>& registry() const { return registry_; }
+  std::uint64_t id() const { return id_; }
 
   // Registers an access in submission order and returns the version it requires. When the
   // access closes a run of adds, a flush access is registered just before it: `flush_first` is
@@ -286,6 +296,8 @@ class HandleState {
   std::unique_ptr<PartialSlots> slots_;  // created under lock_ before reduction_ is published
 
   std::shared_ptr<HostPins> host_pins_;
+  std::shared_ptr<HandleRegistry> registry_;
+  std::uint64_t id_ = 0;
   std::shared_ptr<const Failure> poison_ VERSA_GUARDED_BY(lock_);
   std::uint64_t poisoned_by_ VERSA_GUARDED_BY(lock_) = 0;  // required version of the poisoner
   std::atomic<bool> poisoned_{false};                      // poison_ != null
