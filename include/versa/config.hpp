@@ -50,6 +50,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_STATS=0|1           print_statistics
 //   VERSA_DOT=<file>          dot_file
 //   VERSA_DOT_TIMES=0|1       dot_times
+//   VERSA_STALL_REPORT=<s>    stall_report_seconds
 //   VERSA_TRACK_TASKS=0|1     track_tasks
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
@@ -136,8 +137,16 @@ struct Config {
   // started) in its node, for CPU tasks and flushes; two clock reads per task.
   bool dot_times = false;
 
-  // Keep a registry of the tasks pending and of what each worker runs, for the diagnostics.
-  // Costs a locked insertion and removal per task with accesses; on with dot_file.
+  // When more than 0: if no task finishes for this many seconds while tasks are pending, the
+  // runtime describes what waits for what (Runtime::describe_pending) through `diagnostics`, or
+  // on stderr at once without it (a program that stalls never reaches the destructor), once
+  // per stall. A thread checks about every 50 ms. Turns track_tasks on. At most 10^6.
+  double stall_report_seconds = 0;
+
+  // Keep a registry of the tasks pending, so that Runtime::describe_pending and the stall
+  // report can name who holds a handle (a running task, one ready in a queue or on a device,
+  // one parked at another handle). Costs a locked insertion and removal per task. Host views
+  // from acquire() are always known.
   bool track_tasks = false;
 
   // Read the environment variables listed above, returning `base` with them applied.

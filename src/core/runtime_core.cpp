@@ -52,7 +52,8 @@ RuntimeCore::RuntimeCore(Config config)
       dot_(config_.dot_file.empty() ? nullptr
                                     : std::make_unique<DotRecorder>(
                                           worker_count(config_, topology_), config_.dot_times)),
-      tracker_(worker_count(config_, topology_), config_.track_tasks, dot_.get()),
+      tracker_(worker_count(config_, topology_),
+               config_.track_tasks || config_.stall_report_seconds > 0, dot_.get()),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
                  tracker_, intern_name("reduction flush"), config_.caller_runs_tasks,
                  config_.locality),
@@ -71,7 +72,29 @@ RuntimeCore::RuntimeCore(Config config)
 void RuntimeCore::start_diagnostics() {
   std::vector<std::string> node_names(1, "host");
   for (int node = 1; node < nodes(); ++node) node_names.push_back(dispatch_->node_name(node));
-  if (dot_) dot_->set_node_names(std::move(node_names));
+  if (dot_) dot_->set_node_names(node_names);
+  stall_report_ = std::make_unique<StallReport>(*handles_, tracker_, std::move(node_names));
+  if (config_.stall_report_seconds <= 0) return;
+  StallWatchdog::Probe probe;
+  probe.finished = [this] { return tracker_.activity().finished_count(); };
+  probe.pending = [this] {
+    return scheduler_.pending() > 0 || tracker_.live().host_access_waiting();
+  };
+  probe.describe = [this](double seconds) {
+    char header[96];
+    std::snprintf(header, sizeof header, "versa: stall: no task has finished for %.1f s", seconds);
+    return stall_report_->describe(header, scheduler_.pending());
+  };
+  // Straight to stderr without a hook: a stalled program never reaches the destructor, where
+  // the other messages are written.
+  probe.emit = [hook = config_.diagnostics](const std::string& report) {
+    if (hook) {
+      hook(report);
+    } else {
+      std::fprintf(stderr, "%s", report.c_str());
+    }
+  };
+  watchdog_ = std::make_unique<StallWatchdog>(config_.stall_report_seconds, std::move(probe));
 }
 
 void RuntimeCore::open_devices() {
@@ -101,6 +124,7 @@ RuntimeCore::~RuntimeCore() {
   } catch (const std::exception& e) {
     diagnostics_.report(e.what());
   }
+  if (watchdog_) watchdog_->stop();
   if (config_.print_statistics) print_statistics();
   if (dispatch_)
     for (std::string& error : dispatch_->shutdown(config_.perf_model_file))

@@ -19,6 +19,8 @@
 #include "core/device_dispatch.hpp"
 #include "core/dot_recorder.hpp"
 #include "core/scheduler.hpp"
+#include "core/stall_report.hpp"
+#include "core/stall_watchdog.hpp"
 #include "core/task_pool.hpp"
 #include "core/task_statistics.hpp"
 #include "core/task_tracker.hpp"
@@ -60,6 +62,10 @@ class RuntimeCore final : public HandleHost {
   void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
   void sync() { scheduler_.sync(); }
   void wait_all();
+  // Runtime::describe_pending.
+  std::string describe_pending() {
+    return stall_report_->describe("versa: pending work", scheduler_.pending());
+  }
 
   // HandleHost
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
@@ -73,7 +79,8 @@ class RuntimeCore final : public HandleHost {
   void apply_all_partials();
   // Writes statistics() as a table on stderr (Config::print_statistics).
   void print_statistics() const;
-  // Sets up the diagnostics once the devices are open (they name them).
+  // Sets up what describes pending work (after the devices are open: it names them) and starts
+  // the stall watchdog when Config::stall_report_seconds asks for it.
   void start_diagnostics();
   // Writes the files asked for at shutdown (trace, DOT); errors go to the diagnostics.
   void write_files();
@@ -103,6 +110,9 @@ class RuntimeCore final : public HandleHost {
   // Per task type figures; null unless Config::task_statistics or print_statistics.
   std::unique_ptr<TaskStatisticsLog> task_statistics_;
   std::string summary_;
+  std::unique_ptr<StallReport> stall_report_;
+  // Null unless Config::stall_report_seconds; last, so that it stops before anything it reads.
+  std::unique_ptr<StallWatchdog> watchdog_;
 };
 
 }  // namespace versa::detail

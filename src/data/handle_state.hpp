@@ -228,6 +228,23 @@ class HandleState {
   void host_view_closed() { host_views_.fetch_sub(1, std::memory_order_release); }
   int host_views() const { return host_views_.load(std::memory_order_acquire); }
 
+  // What the diagnostics show of the handle, read at one instant under its lock: the version,
+  // the accesses registered, whether the exclusive flag is taken, and, through
+  // `visit(const Waiter&, bool for_flag)`, each parked task (waiting for a version, or for the
+  // flag). The waiters' tasks cannot finish while `visit` runs.
+  struct Snapshot {
+    std::uint64_t version;
+    std::uint64_t registered;
+    bool exclusive_held;
+  };
+  template <class Visit>
+  Snapshot inspect(Visit&& visit) {
+    SpinGuard guard(lock_);
+    version_waiters_.for_each([&](const Waiter& w) { visit(w, false); });
+    exclusive_waiters_.for_each([&](const Waiter& w) { visit(w, true); });
+    return {version_.load(std::memory_order_relaxed), registered_, exclusive_held_};
+  }
+
   // Accesses registered but not finished.
   std::uint64_t pending_accesses() {
     SpinGuard guard(lock_);
