@@ -49,6 +49,10 @@ struct EmulatedDeviceConfig {
 //   VERSA_RENAME_MEMORY=<MiB> rename_memory_limit
 //   VERSA_QUIET=0|1           quiet
 //   VERSA_STATS=0|1           print_statistics
+//   VERSA_DOT=<file>          dot_file
+//   VERSA_DOT_TIMES=0|1       dot_times
+//   VERSA_STALL_REPORT=<s>    stall_report_seconds
+//   VERSA_TRACK_TASKS=0|1     track_tasks
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
 //
@@ -129,6 +133,29 @@ struct Config {
   // Print, when the Runtime is destroyed, what each device did: tasks, bytes moved each way,
   // evictions, time in copies and kernels (Runtime::statistics() gives the same figures).
   bool print_statistics = false;
+
+  // When not empty, the task graph is written here as a Graphviz DOT file when the Runtime is
+  // destroyed: one node per task (its name, and the CPU worker or device it ran on; reduction
+  // flushes and host accesses from acquire() have shapes of their own) and one edge per direct
+  // dependency the data versions imply, labelled with the handle. Turns track_tasks on; costs
+  // a record per task. Nothing is recorded when empty.
+  std::string dot_file;
+
+  // With dot_file: each task's start and end time on the CPU (microseconds since the runtime
+  // started) in its node, for CPU tasks and flushes; two clock reads per task.
+  bool dot_times = false;
+
+  // When more than 0: if no task finishes for this many seconds while tasks are pending, the
+  // runtime describes what waits for what (Runtime::describe_pending) through `diagnostics`, or
+  // on stderr at once without it (a program that stalls never reaches the destructor), once
+  // per stall. A thread checks about every 50 ms. Turns track_tasks on. At most 10^6.
+  double stall_report_seconds = 0;
+
+  // Keep a registry of the tasks pending, so that Runtime::describe_pending and the stall
+  // report can name who holds a handle (a running task, one ready in a queue or on a device,
+  // one parked at another handle). Costs a locked insertion and removal per task. Host views
+  // from acquire() are always known.
+  bool track_tasks = false;
 
   // Read the environment variables listed above, returning `base` with them applied.
   // Throws std::invalid_argument naming the variable when a value is malformed or out of range.

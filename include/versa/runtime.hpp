@@ -74,6 +74,16 @@ class Runtime {
   //                 (unsigned long long)t.tasks, t.kernel_seconds);
   std::vector<TaskStatistics> task_statistics() const;
 
+  // Describes what pending work waits for: each handle with tasks parked at it (or a host view
+  // open), its version (accesses finished), the version each parked task needs, and who holds
+  // it: the unfinished accesses allowed on it, each with what it is doing (running on a CPU
+  // worker, ready, on a device, parked at another handle, a host view from acquire() not
+  // released); then the chains of tasks waiting for tasks. Holders other than host views need
+  // Config::track_tasks (also on with stall_report_seconds or dot_file). The stall report
+  // (Config::stall_report_seconds) is this text. Thread-safe; not from Config::diagnostics.
+  //   std::fprintf(stderr, "%s", rt.describe_pending().c_str());
+  std::string describe_pending() const;
+
   // The one-line summary of the machine printed at start-up (unless Config::quiet).
   const std::string& topology_summary() const;
 

@@ -53,6 +53,13 @@ class WaitList {
     return w;
   }
 
+  // Calls `visit(const Waiter&)` for each waiter, head first, without changing the list: what
+  // the diagnostics show (Runtime::describe_pending). Under the owning lock, like the rest.
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (const Waiter* w = head_; w; w = w->wait_next) visit(*w);
+  }
+
  private:
   Waiter* head_ = nullptr;
   Waiter* tail_ = nullptr;

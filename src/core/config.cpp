@@ -10,6 +10,7 @@ namespace versa {
 namespace {
 constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
+constexpr double max_stall_seconds = 1e6;
 
 [[noreturn]] void bad_variable(const char* variable, const char* value, const char* expected) {
   throw std::invalid_argument(std::string(variable) + "='" + value + "' is invalid: expected " +
@@ -23,6 +24,15 @@ long parse_integer(const char* variable, const char* value, long low, long high,
   const long parsed = std::strtol(value, &end, 10);
   if (errno != 0 || end == value || *end != '\0' || parsed < low || parsed > high)
     bad_variable(variable, value, expected);
+  return parsed;
+}
+
+double parse_seconds(const char* variable, const char* value) {
+  errno = 0;
+  char* end = nullptr;
+  const double parsed = std::strtod(value, &end);
+  if (errno != 0 || end == value || *end != '\0' || !(parsed >= 0 && parsed <= max_stall_seconds))
+    bad_variable(variable, value, "a number of seconds from 0 (off) to 1000000");
   return parsed;
 }
 }  // namespace
@@ -64,6 +74,13 @@ Config Config::from_environment(Config base) {
     base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_STATS"))
     base.print_statistics = parse_integer("VERSA_STATS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_DOT")) base.dot_file = value;
+  if (const char* value = std::getenv("VERSA_DOT_TIMES"))
+    base.dot_times = parse_integer("VERSA_DOT_TIMES", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_STALL_REPORT"))
+    base.stall_report_seconds = parse_seconds("VERSA_STALL_REPORT", value);
+  if (const char* value = std::getenv("VERSA_TRACK_TASKS"))
+    base.track_tasks = parse_integer("VERSA_TRACK_TASKS", value, 0, 1, "0 or 1") == 1;
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
     throw std::invalid_argument("Config::cpu_workers = " + std::to_string(base.cpu_workers) +
                                 " is out of range: expected 0 (one per core) to 4096");
@@ -78,6 +95,10 @@ Config Config::from_environment(Config base) {
     throw std::invalid_argument(
         "Config::device_memory_limit = " + std::to_string(base.device_memory_limit) +
         " is too small: expected 0 (no limit) or at least 64 bytes");
+  if (!(base.stall_report_seconds >= 0 && base.stall_report_seconds <= max_stall_seconds))
+    throw std::invalid_argument(
+        "Config::stall_report_seconds = " + std::to_string(base.stall_report_seconds) +
+        " is out of range: expected 0 (off) to 1000000");
   return base;
 }
 

@@ -129,6 +129,7 @@ void DeviceDispatch::place(Task* task, int worker) {
   if (task->reduction_flush) {
     task->node = reductions_.flush_node(*task);
     if (task->node != 0) {
+      scheduler_.placed_on_device(*task, false);
       device_workers_[task->node - 1]->push(task);
       return;
     }
@@ -150,6 +151,7 @@ void DeviceDispatch::place(Task* task, int worker) {
     placement_->cpu_queued(task->expected_ns);
     stage_and_dispatch(task, worker);
   } else {
+    scheduler_.placed_on_device(*task, false);
     device_workers_[task->node - 1]->push(task);  // it reserves memory, then calls stage()
   }
 }
@@ -168,6 +170,7 @@ Task* DeviceDispatch::pull_for_device(int node) {
   Task* task = placement_->pull(node);
   if (task) {
     task->node = node;
+    scheduler_.placed_on_device(*task, false);
     if (task->add_count != 0) reductions_.rename_remote_adds(task, -1);
   }
   return task;
@@ -234,6 +237,7 @@ void DeviceDispatch::dispatch(Task* task, int worker) {
   if (task->host_access) {
     Scheduler::release_host_access(task);
   } else if (task->node != 0) {
+    scheduler_.placed_on_device(*task, true);
     device_workers_[task->node - 1]->launch(task);
   } else {
     scheduler_.push_to_cpu(task, worker);

@@ -32,6 +32,8 @@ std::vector<TaskStatistics> Runtime::task_statistics() const {
 
 const std::string& Runtime::topology_summary() const { return impl_->core.summary(); }
 
+std::string Runtime::describe_pending() const { return impl_->core.describe_pending(); }
+
 std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_bytes(); }
 
 std::size_t Runtime::reduction_memory_bytes() const { return impl_->core.reduction_memory_bytes(); }

@@ -48,9 +48,15 @@ RuntimeCore::RuntimeCore(Config config)
       failures_(diagnostics_),
       task_pool_(worker_count(config_, topology_)),
       trace_(!config_.trace_file.empty(), worker_count(config_, topology_)),
+      handles_(std::make_shared<HandleRegistry>()),
+      dot_(config_.dot_file.empty() ? nullptr
+                                    : std::make_unique<DotRecorder>(
+                                          worker_count(config_, topology_), config_.dot_times)),
+      tracker_(worker_count(config_, topology_),
+               config_.track_tasks || config_.stall_report_seconds > 0, dot_.get()),
       renaming_(config_.rename_memory_limit),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
-                 renaming_, intern_name("reduction flush"), config_.caller_runs_tasks,
+                 renaming_, tracker_, intern_name("reduction flush"), config_.caller_runs_tasks,
                  config_.locality),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
@@ -61,6 +67,35 @@ RuntimeCore::RuntimeCore(Config config)
   }
   if (!config_.quiet) std::fprintf(stderr, "%s\n", summary_.c_str());
   scheduler_.start(config_.pin_workers, topology_);
+  start_diagnostics();
+}
+
+void RuntimeCore::start_diagnostics() {
+  std::vector<std::string> node_names(1, "host");
+  for (int node = 1; node < nodes(); ++node) node_names.push_back(dispatch_->node_name(node));
+  if (dot_) dot_->set_node_names(node_names);
+  stall_report_ = std::make_unique<StallReport>(*handles_, tracker_, std::move(node_names));
+  if (config_.stall_report_seconds <= 0) return;
+  StallWatchdog::Probe probe;
+  probe.finished = [this] { return tracker_.activity().finished_count(); };
+  probe.pending = [this] {
+    return scheduler_.pending() > 0 || tracker_.live().host_access_waiting();
+  };
+  probe.describe = [this](double seconds) {
+    char header[96];
+    std::snprintf(header, sizeof header, "versa: stall: no task has finished for %.1f s", seconds);
+    return stall_report_->describe(header, scheduler_.pending());
+  };
+  // Straight to stderr without a hook: a stalled program never reaches the destructor, where
+  // the other messages are written.
+  probe.emit = [hook = config_.diagnostics](const std::string& report) {
+    if (hook) {
+      hook(report);
+    } else {
+      std::fprintf(stderr, "%s", report.c_str());
+    }
+  };
+  watchdog_ = std::make_unique<StallWatchdog>(config_.stall_report_seconds, std::move(probe));
 }
 
 void RuntimeCore::open_devices() {
@@ -91,14 +126,26 @@ RuntimeCore::~RuntimeCore() {
   } catch (const std::exception& e) {
     diagnostics_.report(e.what());
   }
+  if (watchdog_) watchdog_->stop();
   if (config_.print_statistics) print_statistics();
   if (dispatch_)
     for (std::string& error : dispatch_->shutdown(config_.perf_model_file))
       diagnostics_.report(std::move(error));
   scheduler_.stop();
+  write_files();
+}
+
+void RuntimeCore::write_files() {
   if (trace_.enabled()) {
     try {
       trace_.write(config_.trace_file);
+    } catch (const std::exception& e) {
+      diagnostics_.report(e.what());
+    }
+  }
+  if (dot_) {
+    try {
+      dot_->write(config_.dot_file);
     } catch (const std::exception& e) {
       diagnostics_.report(e.what());
     }
@@ -121,6 +168,9 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
                                 "with leading dimension " + std::to_string(layout.ld) +
                                 " smaller than its row count " + std::to_string(layout.rows));
   auto* handle = new HandleState(const_cast<void*>(data), layout, std::move(name), this, nodes());
+  handle->set_registry(handles_, handles_->next_id());
+  if (dot_) dot_->handle_created(handle->id(), handle->name());
+  handles_->add(handle->id(), handle);
   // Copies from pageable memory go through a bounce buffer and block the copying thread: pin
   // the handle's memory unless it is small or lies in a range pinned already (a TiledMatrix
   // pins its whole matrix; its tiles' ranges overlap, which CUDA would refuse).

@@ -17,11 +17,16 @@
 #include "base/task.hpp"
 #include "base/thread_annotations.hpp"
 #include "core/device_dispatch.hpp"
+#include "core/dot_recorder.hpp"
 #include "core/scheduler.hpp"
+#include "core/stall_report.hpp"
+#include "core/stall_watchdog.hpp"
 #include "core/task_pool.hpp"
 #include "core/task_statistics.hpp"
+#include "core/task_tracker.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
+#include "data/handle_registry.hpp"
 #include "data/reduction_engine.hpp"
 #include "versa/config.hpp"
 #include "versa/statistics.hpp"
@@ -59,6 +64,10 @@ class RuntimeCore final : public HandleHost {
   void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
   void sync() { scheduler_.sync(); }
   void wait_all();
+  // Runtime::describe_pending.
+  std::string describe_pending() {
+    return stall_report_->describe("versa: pending work", scheduler_.pending());
+  }
 
   // HandleHost
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
@@ -73,6 +82,11 @@ class RuntimeCore final : public HandleHost {
   void apply_all_partials();
   // Writes statistics() as a table on stderr (Config::print_statistics).
   void print_statistics() const;
+  // Sets up what describes pending work (after the devices are open: it names them) and starts
+  // the stall watchdog when Config::stall_report_seconds asks for it.
+  void start_diagnostics();
+  // Writes the files asked for at shutdown (trace, DOT); errors go to the diagnostics.
+  void write_files();
 
   const std::uint64_t id_;  // distinguishes runtimes in thread-local caches
   Config config_;
@@ -81,6 +95,10 @@ class RuntimeCore final : public HandleHost {
   FailureLog failures_;
   TaskPool task_pool_;
   TraceRecorder trace_;
+  // Every handle of this runtime, for the diagnostics; shared with the handles.
+  const std::shared_ptr<HandleRegistry> handles_;
+  std::unique_ptr<DotRecorder> dot_;  // null unless Config::dot_file
+  TaskTracker tracker_;
 
   Mutex names_mutex_;
   // Node-based: the strings' c_str() stay put.
@@ -96,6 +114,9 @@ class RuntimeCore final : public HandleHost {
   // Per task type figures; null unless Config::task_statistics or print_statistics.
   std::unique_ptr<TaskStatisticsLog> task_statistics_;
   std::string summary_;
+  std::unique_ptr<StallReport> stall_report_;
+  // Null unless Config::stall_report_seconds; last, so that it stops before anything it reads.
+  std::unique_ptr<StallWatchdog> watchdog_;
 };
 
 }  // namespace versa::detail

@@ -28,13 +28,15 @@ void mark_flags_taken(Task* task) {
 }  // namespace
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-                     ReductionEngine& reductions, WriteRenaming& renaming, const char* flush_name,
-                     bool caller_slot, bool locality)
+                     ReductionEngine& reductions, WriteRenaming& renaming, TaskTracker& tracker,
+                     const char* flush_name, bool caller_slot, bool locality)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
       reductions_(reductions),
       renaming_(renaming),
+      tracker_(tracker),
+      track_(tracker.tracking() ? &tracker : nullptr),
       flush_name_(flush_name),
       caller_slot_(caller_slot),
       locality_(locality),
@@ -117,6 +119,7 @@ void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
   }
+  if (track_) track_->submitted(*task);
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
   if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
@@ -134,6 +137,7 @@ void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int wo
   task->progress(0).required_version = required;
   access.mode = AccessMode::write;  // brings the data home and excludes every other access
   pending_.fetch_add(1, std::memory_order_relaxed);
+  if (track_) track_->submitted(*task);
   if (try_make_ready(task, worker)) schedule(task, worker);
 }
 
@@ -150,12 +154,14 @@ Task* Scheduler::submit_host_access(const AccessRecord& record) {
   if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;
   task->add_count = 0;
   task->exclusive_count = needs_exclusive(access.mode) || access.mode == AccessMode::add ? 1 : 0;
+  tracker_.host_access_submitted(*task);
   if (try_make_ready(task, -1)) schedule(task, -1);
   while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
   return task;
 }
 
 void Scheduler::end_host_access(Task* ticket) {
+  tracker_.host_access_ended(*ticket);
   ticket->accesses[0].handle->host_view_closed();  // before the finish, which may end the handle
   finish_accesses(ticket, -1);
   destroy_task(ticket, -1);
@@ -333,6 +339,7 @@ void Scheduler::finish_ran_task(Task* task, int worker) {
 
 void Scheduler::run_and_finish(Task* task, int worker) {
   if (trace_.enabled()) trace_.ready_changed(worker, -1);
+  if (track_) track_->started(*task, worker);
   if (!task->invoke && task->reduction_flush) {
     const auto start =
         trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
@@ -342,14 +349,14 @@ void Scheduler::run_and_finish(Task* task, int worker) {
                           TraceRecorder::handle_label(task->accesses[0].handle->name()), start,
                           TraceRecorder::Clock::now());
     if (devices_) devices_->cpu_task_ended(*task);
-    finish_ran_task(task, worker);
-    return;
+  } else {
+    // Only data can carry a failure to a task.
+    std::shared_ptr<const Failure> cause = task->access_count ? inherited_failure(task) : nullptr;
+    if (!cause) run_body(task, worker, cause);
+    if (devices_) devices_->cpu_task_ended(*task);
+    if (cause) poison_outputs(task, cause);
   }
-  // Only data can carry a failure to a task.
-  std::shared_ptr<const Failure> cause = task->access_count ? inherited_failure(task) : nullptr;
-  if (!cause) run_body(task, worker, cause);
-  if (devices_) devices_->cpu_task_ended(*task);
-  if (cause) poison_outputs(task, cause);
+  if (track_) track_->stopped(worker);
   finish_ran_task(task, worker);
 }
 
@@ -409,6 +416,7 @@ void Scheduler::finish_accesses(Task* task, int worker) {
 }
 
 void Scheduler::finish_task(Task* task, int worker) {
+  if (track_) track_->finished(*task, worker, devices_ ? task->node : 0);
   if (task->access_count != 0) finish_accesses(task, worker);
   Task* const parent = task->parent;
   // Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the

@@ -19,6 +19,7 @@
 #include "base/wait_list.hpp"
 #include "core/task_pool.hpp"
 #include "core/task_statistics.hpp"
+#include "core/task_tracker.hpp"
 #include "core/trace.hpp"
 #include "cpu/topology.hpp"
 #include "cpu/worker_pool.hpp"
@@ -33,10 +34,10 @@ class Scheduler final : public TaskRunner, public Waker {
  public:
   // `workers` CPU workers; with `caller_slot`, the last of them is the slot of the thread that
   // waits (Config::caller_runs_tasks), and one fewer thread is started. `locality`:
-  // Config::locality.
+  // Config::locality. `tracker` hears of host accesses, and of every task when it is tracking.
   Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
-            ReductionEngine& reductions, WriteRenaming& renaming, const char* flush_name,
-            bool caller_slot, bool locality);
+            ReductionEngine& reductions, WriteRenaming& renaming, TaskTracker& tracker,
+            const char* flush_name, bool caller_slot, bool locality);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -56,6 +57,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // spawn() on a worker, the main program's root for spawn() elsewhere, none for submit().
   Task* parent_for(bool is_child, int worker) const;
   const Task* root() const { return &root_; }
+  // Tasks of the main program not yet finished, give or take what workers finished and have
+  // not yet subtracted (they do when they run out of work).
+  std::int64_t pending() const { return pending_.load(std::memory_order_acquire); }
 
   // --- the life cycle ---------------------------------------------------------------------
   // Creates, registers and counts a validated task submitted on `worker` (current_worker()),
@@ -85,6 +89,11 @@ class Scheduler final : public TaskRunner, public Waker {
   void notify_cpu_work() { pool_->notify_work(); }
   // Lets a host access proceed.
   static void release_host_access(Task* task);
+  // The dispatch hands `task` to its device (task.node); `launched`: its data is there. For the
+  // diagnostics, when tracking; called before the device may finish it.
+  void placed_on_device(const Task& task, bool launched) {
+    if (track_) track_->placed(task, task.node, launched);
+  }
   // Finishes a task: its accesses (waking what waited), its parent's count, the record.
   void finish_task(Task* task, int worker);
 
@@ -163,6 +172,8 @@ class Scheduler final : public TaskRunner, public Waker {
   FailureLog& failures_;
   ReductionEngine& reductions_;
   WriteRenaming& renaming_;
+  TaskTracker& tracker_;
+  TaskTracker* const track_;  // &tracker_ when it tracks every task, else null
   const char* const flush_name_;
   const bool caller_slot_;
   const bool locality_;

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "base/names.hpp"
+#include "data/handle_registry.hpp"
 #include "data/handle_state.hpp"
 #include "versa/handle.hpp"
 
@@ -26,6 +27,7 @@ void retire(HandleState* state) {
   if (state->partials() && !state->partials()->empty()) state->owner()->settle(*state);
   if (state->replicas() && state->replicas()->on_devices()) state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
+  if (state->registry()) state->registry()->remove(state->id());
   delete state;
 }
 }  // namespace

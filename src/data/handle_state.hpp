@@ -34,6 +34,7 @@
 
 #include "base/spin_lock.hpp"
 #include "base/wait_list.hpp"
+#include "data/handle_registry.hpp"
 #include "data/host_pins.hpp"
 #include "data/partial_pool.hpp"
 #include "data/partial_slots.hpp"
@@ -44,7 +45,8 @@
 
 namespace versa::detail {
 
-struct Failure;  // base/failure.hpp: why a task did not produce its outputs
+struct Failure;        // base/failure.hpp: why a task did not produce its outputs
+class HandleRegistry;  // data/handle_registry.hpp: the runtime's list of handles
 
 // The runtime a handle belongs to, as the handle sees it.
 class HandleHost {
@@ -105,8 +107,16 @@ class HandleState {
     root_ = &root;
     current_ = nullptr;
     buffer_pool_ = pool;
+    // Listed under a number of its own: the diagnostics show its waiters, and the DOT file's
+    // versions are per instance.
+    if (root.registry_) {
+      registry_ = root.registry_;
+      id_ = registry_->next_id();
+      registry_->add(id_, this);
+    }
   }
   ~HandleState() {
+    if (buffer_pool_ && registry_) registry_->remove(id_);
     if (buffer_pool_) {
       buffer_pool_->give(data_, layout_.bytes());
       buffer_pool_->release(layout_.bytes());
@@ -133,6 +143,15 @@ class HandleState {
   // (set once, before the handle is used); null otherwise.
   const std::shared_ptr<HostPins>& host_pins() const { return host_pins_; }
   void set_host_pins(std::shared_ptr<HostPins> pins) { host_pins_ = std::move(pins); }
+
+  // The runtime's registry of handles and the handle's number there (set once, before the
+  // handle is used; null and 0 for a handle no runtime listed).
+  void set_registry(std::shared_ptr<HandleRegistry> registry, std::uint64_t id) {
+    registry_ = std::move(registry);
+    id_ = id;
+  }
+  const std::shared_ptr<HandleRegistry>& registry() const { return registry_; }
+  std::uint64_t id() const { return id_; }
 
   // Registers an access in submission order, on the handle's newest instance (called on the
   // root). When the access closes a run of adds, a flush access is registered just before it
@@ -333,6 +352,23 @@ class HandleState {
   void host_view_closed() { host_views_.fetch_sub(1, std::memory_order_release); }
   int host_views() const { return host_views_.load(std::memory_order_acquire); }
 
+  // What the diagnostics show of the handle, read at one instant under its lock: the version,
+  // the accesses registered, whether the exclusive flag is taken, and, through
+  // `visit(const Waiter&, bool for_flag)`, each parked task (waiting for a version, or for the
+  // flag). The waiters' tasks cannot finish while `visit` runs.
+  struct Snapshot {
+    std::uint64_t version;
+    std::uint64_t registered;
+    bool exclusive_held;
+  };
+  template <class Visit>
+  Snapshot inspect(Visit&& visit) {
+    SpinGuard guard(lock_);
+    version_waiters_.for_each([&](const Waiter& w) { visit(w, false); });
+    exclusive_waiters_.for_each([&](const Waiter& w) { visit(w, true); });
+    return {version_.load(std::memory_order_relaxed), registered_, exclusive_held_};
+  }
+
   // Accesses registered but not finished, on the handle and on its newest instance.
   std::uint64_t pending_accesses() {
     SpinGuard guard(lock_);
@@ -440,6 +476,8 @@ class HandleState {
   std::unique_ptr<PartialSlots> slots_;  // created under lock_ before reduction_ is published
 
   std::shared_ptr<HostPins> host_pins_;
+  std::shared_ptr<HandleRegistry> registry_;
+  std::uint64_t id_ = 0;
   std::shared_ptr<const Failure> poison_ VERSA_GUARDED_BY(lock_);
   std::uint64_t poisoned_by_ VERSA_GUARDED_BY(lock_) = 0;  // required version of the poisoner
   std::atomic<bool> poisoned_{false};                      // poison_ != null
