@@ -384,14 +384,11 @@ DataMover::Eviction DataMover::evict_one(int node) {
   return busy ? Eviction::busy : Eviction::nothing;
 }
 
-std::vector<HandleState*> DataMover::resident_handles(int node, bool owned_only) {
+std::vector<HandleState*> DataMover::resident_handles(int node) {
   std::vector<HandleState*> handles;
   NodeMemory& memory = *nodes_[node].memory;
   MutexLock memory_guard(memory.mutex());
-  for (Replica* r = memory.oldest(); r; r = r->lru_next) {
-    // The state is read without the replica's mutex: only a hint, re-checked under it.
-    if (!owned_only || r->state == ReplicaState::owned) handles.push_back(r->handle);
-  }
+  for (Replica* r = memory.oldest(); r; r = r->lru_next) handles.push_back(r->handle);
   return handles;
 }
 
@@ -414,9 +411,12 @@ void DataMover::write_back(std::vector<HandleState*>& handles) {
   if (!error.empty()) throw std::runtime_error("writing device data home: " + error);
 }
 
+// Every resident handle, not only those owned on the device: an eviction's write-back may still
+// be landing in the host copy of a handle whose device copy it left shared, and the user's
+// memory must not change after wait_all returns.
 void DataMover::write_back_all() {
   for (int node = 1; node < nodes(); ++node) {
-    std::vector<HandleState*> handles = resident_handles(node, true);
+    std::vector<HandleState*> handles = resident_handles(node);
     write_back(handles);
   }
 }
@@ -457,7 +457,7 @@ void DataMover::retire(HandleState& handle) {
 void DataMover::release_all() {
   write_back_all();
   for (int node = 1; node < nodes(); ++node)
-    for (HandleState* handle : resident_handles(node, false)) retire(*handle);
+    for (HandleState* handle : resident_handles(node)) retire(*handle);
 }
 
 }  // namespace versa::detail

@@ -88,8 +88,9 @@ class DataMover {
   // nodes need reserve() first.
   std::uint32_t stage(Task& task, int node);
 
-  // Copies every device-owned replica home and waits (wait_all: results are readable in the
-  // user's memory). Keeps the device copies, as shared.
+  // Copies every device-owned replica home, and waits for those copies and for write-backs of
+  // evictions still landing (wait_all: results are readable in the user's memory). Keeps the
+  // device copies, as shared.
   void write_back_all();
   // For a handle being destroyed with no access pending: waits for its copies in flight, brings
   // its data home if needed and frees its device buffers.
@@ -113,7 +114,8 @@ class DataMover {
   void free_buffer(Replica& replica);
   BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
   void write_back(std::vector<HandleState*>& handles);
-  std::vector<HandleState*> resident_handles(int node, bool owned_only);
+  // The handles with a buffer on `node`.
+  std::vector<HandleState*> resident_handles(int node);
 
   std::vector<Node> nodes_;
   FillListener& tasks_;

@@ -45,8 +45,7 @@
 
 namespace versa::detail {
 
-struct Failure;        // base/failure.hpp: why a task did not produce its outputs
-class HandleRegistry;  // data/handle_registry.hpp: the runtime's list of handles
+struct Failure;  // base/failure.hpp: why a task did not produce its outputs
 
 // The runtime a handle belongs to, as the handle sees it.
 class HandleHost {

@@ -229,10 +229,8 @@ TEST_P(Renaming, FailuresFollowProgramOrderAcrossARename) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, Renaming, testing::Values(2, 4, 8));
 
-// Without a budget, or on a token, write_only waits for the earlier accesses as write does.
-TEST(RenamingOff, AWriteOnlyWaitsWhenRenamingIsDisabled) {
-  versa::Config config = workers(2);
-  config.rename_memory_limit = 0;
+// Whether a write_only after a 5 ms reader of its handle ran after the reader ended.
+bool write_only_waited_for_reader(const versa::Config& config) {
   versa::Runtime rt{config};
   std::vector<int> data(4, 1);
   auto h = rt.data(data);
@@ -249,30 +247,21 @@ TEST(RenamingOff, AWriteOnlyWaitsWhenRenamingIsDisabled) {
       "overwrite", [&](versa::Span<int>) { writer_saw_reader_done = reader_done.load(); },
       versa::write_only(h));
   rt.wait_all();
-  EXPECT_TRUE(writer_saw_reader_done);
   EXPECT_EQ(rt.rename_memory_bytes(), 0u);
+  return writer_saw_reader_done;
+}
+
+// Without a budget, write_only waits for the earlier accesses as write does.
+TEST(RenamingOff, AWriteOnlyWaitsWhenRenamingIsDisabled) {
+  versa::Config config = workers(2);
+  config.rename_memory_limit = 0;
+  EXPECT_TRUE(write_only_waited_for_reader(config));
 }
 
 TEST(RenamingOff, ABudgetTooSmallForTheHandleLeavesItInPlace) {
   versa::Config config = workers(2);
   config.rename_memory_limit = 8;  // bytes: less than the handle
-  versa::Runtime rt{config};
-  std::vector<int> data(4, 1);
-  auto h = rt.data(data);
-  std::atomic<bool> reader_done{false};
-  bool writer_saw_reader_done = false;
-  rt.submit(
-      "reader",
-      [&](versa::Span<const int>) {
-        std::this_thread::sleep_for(5ms);
-        reader_done = true;
-      },
-      versa::read(h));
-  rt.submit(
-      "overwrite", [&](versa::Span<int>) { writer_saw_reader_done = reader_done.load(); },
-      versa::write_only(h));
-  rt.wait_all();
-  EXPECT_TRUE(writer_saw_reader_done);
+  EXPECT_TRUE(write_only_waited_for_reader(config));
 }
 
 }  // namespace
