@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string>
@@ -95,9 +96,13 @@ class Runtime {
   // node (Config::reduction_memory_limit bounds those in use). wait_all() returns them all: 0
   // after it.
   std::size_t reduction_memory_bytes() const;
-  // Bytes of buffers that renamed write_only accesses hold (in use, or kept for reuse until the
-  // next wait_all): 0 after wait_all.
+  // Bytes of host buffers that renamed write_only accesses hold (in use, or kept for reuse until
+  // the next wait_all): 0 after wait_all. (On a device, a renamed buffer is a replica like any
+  // other, in the device's memory, freed when its last access ends.)
   std::size_t rename_memory_bytes() const;
+  // Accesses renamed so far: write_only accesses (and user-defined modes that write without
+  // reading) that got a fresh buffer instead of waiting for the accesses before them.
+  std::uint64_t renamed_accesses() const;
 
   // --- Data -------------------------------------------------------------------------------
 

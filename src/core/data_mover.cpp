@@ -414,11 +414,18 @@ void DataMover::write_back(std::vector<HandleState*>& handles) {
 // Every resident handle, not only those owned on the device: an eviction's write-back may still
 // be landing in the host copy of a handle whose device copy it left shared, and the user's
 // memory must not change after wait_all returns.
-void DataMover::write_back_all() {
+void DataMover::write_back_resident() {
+  destroy_dropped();  // no need to bring dead data home
   for (int node = 1; node < nodes(); ++node) {
     std::vector<HandleState*> handles = resident_handles(node);
     write_back(handles);
   }
+  destroy_dropped();  // those whose copies were in flight
+}
+
+void DataMover::write_back_all() {
+  MutexLock walk(walk_mutex_);
+  write_back_resident();
 }
 
 void DataMover::free_buffer(Replica& replica) {
@@ -454,8 +461,45 @@ void DataMover::retire(HandleState& handle) {
   }
 }
 
+void DataMover::drop_instance(HandleState* instance) {
+  {
+    MutexLock guard(dropped_mutex_);
+    dropped_.push_back(instance);
+  }
+  if (!walk_mutex_.try_lock()) return;
+  MutexLock walk(walk_mutex_, std::adopt_lock);
+  destroy_dropped();
+}
+
+void DataMover::destroy_dropped() {
+  std::vector<HandleState*> dropped;
+  {
+    MutexLock guard(dropped_mutex_);
+    dropped.swap(dropped_);
+  }
+  std::vector<HandleState*> kept;
+  for (HandleState* instance : dropped) {
+    ReplicaSet& replicas = *instance->replicas();
+    {
+      MutexLock guard(replicas.mutex());
+      // The copy's completion refers to the replicas.
+      if (replicas.filling()) {
+        kept.push_back(instance);
+        continue;
+      }
+      for (int node = 1; node < replicas.nodes(); ++node)
+        if (replicas.at(node).data) free_buffer(replicas.at(node));
+    }
+    delete instance;
+  }
+  if (kept.empty()) return;
+  MutexLock guard(dropped_mutex_);
+  dropped_.insert(dropped_.end(), kept.begin(), kept.end());
+}
+
 void DataMover::release_all() {
-  write_back_all();
+  MutexLock walk(walk_mutex_);
+  write_back_resident();
   for (int node = 1; node < nodes(); ++node)
     for (HandleState* handle : resident_handles(node)) retire(*handle);
 }

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "core/trace.hpp"
 #include "data/handle_state.hpp"
 #include "data/node_memory.hpp"
@@ -95,6 +97,12 @@ class DataMover {
   // For a handle being destroyed with no access pending: waits for its copies in flight, brings
   // its data home if needed and frees its device buffers.
   void retire(HandleState& handle);
+  // Destroys `instance`, a renamed instance no access will use again (its data is dead), and
+  // frees its device buffers. Never waits, so that any thread may call it, a device's worker
+  // included: an instance with a copy still in flight (an eviction's write-back), or dropped
+  // while write_back_all walks the resident handles, stays listed until a later call or
+  // write_back_all destroys it.
+  void drop_instance(HandleState* instance);
   // At shutdown: write_back_all, then frees every device buffer.
   void release_all();
 
@@ -114,13 +122,21 @@ class DataMover {
   void free_buffer(Replica& replica);
   BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
   void write_back(std::vector<HandleState*>& handles);
+  void write_back_resident() VERSA_REQUIRES(walk_mutex_);
   // The handles with a buffer on `node`.
   std::vector<HandleState*> resident_handles(int node);
+  // Destroys the dropped instances with no copy in flight.
+  void destroy_dropped() VERSA_REQUIRES(walk_mutex_);
 
   std::vector<Node> nodes_;
   FillListener& tasks_;
   TraceRecorder& trace_;
   std::vector<TransferCounters> counters_;
+  // Held while resident handles are walked (their list is a snapshot): dropped instances are
+  // destroyed only under it.
+  Mutex walk_mutex_;
+  Mutex dropped_mutex_;
+  std::vector<HandleState*> dropped_ VERSA_GUARDED_BY(dropped_mutex_);
 };
 
 }  // namespace versa::detail

@@ -78,6 +78,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   // --- data ---
   void write_back_all() { mover_->write_back_all(); }
   void retire(HandleState& handle) { mover_->retire(handle); }
+  void drop_instance(HandleState* instance) { mover_->drop_instance(instance); }
   // At shutdown: writes everything home, frees device memory, stops the device workers, saves
   // the performance model. Returns what went wrong, one message each.
   std::vector<std::string> shutdown(const std::string& perf_model_file);

@@ -30,6 +30,12 @@ void DotRecorder::handle_created(std::uint64_t id, const std::string& name) {
   handle_names_.emplace(id, name);
 }
 
+void DotRecorder::handle_renamed(std::uint64_t instance, std::uint64_t root) {
+  std::string label = handle_label(root) + " (renamed)";
+  MutexLock guard(names_mutex_);
+  handle_names_.emplace(instance, std::move(label));
+}
+
 void DotRecorder::add(Records& records, const Task& task, int ran_on, int node, bool timed,
                       Clock::time_point start, Clock::time_point end) {
   const Kind kind = task.host_access       ? Kind::host_access

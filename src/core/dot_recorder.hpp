@@ -35,6 +35,9 @@ class DotRecorder {
   void set_node_names(std::vector<std::string> names) { node_names_ = std::move(names); }
   // A handle was created: its name labels the edges (its number when it has none).
   void handle_created(std::uint64_t id, const std::string& name);
+  // An access of handle `root` was renamed onto the fresh instance `instance`, which has a
+  // number of its own (its edges are labelled with the root's label and "(renamed)").
+  void handle_renamed(std::uint64_t instance, std::uint64_t root);
 
   // Records a finished task. `worker`: the CPU worker finishing it (-1: another thread);
   // `ran_on`: the CPU worker that ran it, or -1; `node`: the device node it ran on (0: none);

@@ -38,6 +38,7 @@ std::size_t Runtime::task_memory_bytes() const { return impl_->core.task_memory_
 
 std::size_t Runtime::reduction_memory_bytes() const { return impl_->core.reduction_memory_bytes(); }
 std::size_t Runtime::rename_memory_bytes() const { return impl_->core.rename_memory_bytes(); }
+std::uint64_t Runtime::renamed_accesses() const { return impl_->core.renamed_accesses(); }
 
 Token Runtime::token(std::string name) {
   return Token(impl_->core.create_handle(nullptr, detail::Layout{0, 0, 0}, std::move(name)));

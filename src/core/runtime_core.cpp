@@ -260,8 +260,10 @@ void RuntimeCore::wait_all() {
   apply_all_partials();
   scheduler_.bring_all_home();
   reductions_.trim();
-  renaming_.trim();
+  // After the write-backs, which also free the device buffers of renamed instances dropped
+  // while a copy of theirs was in flight.
   if (dispatch_) dispatch_->write_back_all();
+  renaming_.trim();
   failures_.rethrow();
 }
 

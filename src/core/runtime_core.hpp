@@ -52,6 +52,7 @@ class RuntimeCore final : public HandleHost {
   std::size_t reduction_memory_bytes() const { return reductions_.memory_bytes(); }
   // Bytes of buffers of renamed write_only accesses (in use or pooled).
   std::size_t rename_memory_bytes() const { return renaming_.memory_bytes(); }
+  std::uint64_t renamed_accesses() const { return renaming_.renamed_accesses(); }
   // The set of host ranges this runtime pinned through the CUDA backend; null when no GPU is
   // in use. Outlives the runtime in the handles and PinnedHostMemory objects that hold it.
   const std::shared_ptr<HostPins>& host_pins() const;
@@ -73,7 +74,10 @@ class RuntimeCore final : public HandleHost {
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
   void retire_replicas(HandleState& handle) override;
   void settle(HandleState& handle) override { scheduler_.settle(handle); }
-  void bring_home(HandleState& handle) override { scheduler_.bring_home(handle); }
+  void bring_home_for_good(HandleState& handle) override {
+    scheduler_.bring_home(handle);
+    renaming_.forget(&handle);
+  }
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.

@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "base/failure.hpp"
+#include "base/names.hpp"
 #include "core/device_dispatch.hpp"
 
 namespace versa::detail {
@@ -100,7 +102,9 @@ void Scheduler::register_accesses(Task* task, int worker, bool may_rename) {
             : access.handle->register_access(access.mode);
     if (registration.flush_on)
       submit_flush(registration.flush_on, registration.flush_required, worker);
-    delete registration.drained;
+    if (registration.drained) drop_instance(registration.drained);
+    if (registration.instance != access.handle && registration.required == 0)
+      tracker_.handle_renamed(registration.instance->id(), access.handle->id());
     access.handle = registration.instance;
     access.layout = access.handle->layout();
     task->progress(i).required_version = registration.required;
@@ -141,34 +145,61 @@ void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int wo
   if (try_make_ready(task, worker)) schedule(task, worker);
 }
 
-Task* Scheduler::submit_host_access(const AccessRecord& record) {
-  Task* task = new (task_pool_.allocate(-1)) Task;
-  task->name = "host acquire";
+// A task whose work the calling thread does itself once its accesses are ready (a host access,
+// bringing renamed data home): `count` accesses, filled in by the caller.
+Task* Scheduler::create_host_task(const char* name, std::uint32_t count, int worker) {
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = name;
   task->host_access = true;
   if (devices_) devices_->adopt(*task, nullptr);
-  task->set_accesses(&record, 1);
+  task->set_accesses(nullptr, count);
+  task->add_count = 0;
+  task->exclusive_count = 0;
+  return task;
+}
+
+// Schedules a registered host task and returns when it may proceed. A worker (a handle
+// destroyed inside a task) runs other tasks meanwhile; another thread sleeps.
+void Scheduler::wait_host_task(Task* task, int worker) {
+  tracker_.host_access_submitted(*task);
+  if (try_make_ready(task, worker)) schedule(task, worker);
+  auto ready = [task] { return task->host_ready.load(std::memory_order_acquire); };
+  if (worker >= 0) {
+    help_until(worker, ready);
+  } else {
+    while (!ready()) task->host_ready.wait(false);
+  }
+}
+
+void Scheduler::end_host_task(Task* task, int worker) {
+  tracker_.host_access_ended(*task);
+  finish_accesses(task, worker);
+  destroy_task(task, worker);
+}
+
+Task* Scheduler::submit_host_access(const AccessRecord& record) {
+  Task* task = create_host_task("host acquire", 1, -1);
   AccessRecord& access = task->accesses[0];
+  access = record;
   register_accesses(task, -1, false);
   access.handle->host_view_opened();
   // The main program's additions go straight into the data, holding the exclusive flag.
   if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;
   task->add_count = 0;
   task->exclusive_count = needs_exclusive(access.mode) || access.mode == AccessMode::add ? 1 : 0;
-  tracker_.host_access_submitted(*task);
-  if (try_make_ready(task, -1)) schedule(task, -1);
-  while (!task->host_ready.load(std::memory_order_acquire)) task->host_ready.wait(false);
+  wait_host_task(task, -1);
   return task;
 }
 
 void Scheduler::end_host_access(Task* ticket) {
-  tracker_.host_access_ended(*ticket);
   ticket->accesses[0].handle->host_view_closed();  // before the finish, which may end the handle
-  finish_accesses(ticket, -1);
-  destroy_task(ticket, -1);
+  end_host_task(ticket, -1);
 }
 
 // Excludes every other access of the handle's newest instance and of the root (the user's
-// memory) while the data is copied home; the root is the newest instance from then on.
+// memory) while the data is copied home; the root is the newest instance from then on. In a
+// runtime with devices, both halves are staged on the host: the instance's data is copied
+// there, the root's host copy is overwritten (write_only) and its device copies invalidated.
 void Scheduler::bring_home(HandleState& root) {
   HandleState* instance;
   std::uint64_t instance_required;
@@ -177,29 +208,25 @@ void Scheduler::bring_home(HandleState& root) {
   if (!root.register_homecoming(instance, instance_required, root_required, closing)) return;
   const int worker = current_worker();
   if (closing.flush_on) submit_flush(closing.flush_on, closing.flush_required, worker);
-  Task* task = new (task_pool_.allocate(worker)) Task;
-  task->name = "bring home";
-  task->host_access = true;
-  if (devices_) devices_->adopt(*task, nullptr);
-  task->set_accesses(nullptr, 2);
+  Task* task = create_host_task("bring home", 2, worker);
   task->accesses[0] = {instance, nullptr, instance->layout(), AccessMode::write};
   task->progress(0).required_version = instance_required;
-  task->accesses[1] = {&root, nullptr, root.layout(), AccessMode::write};
+  task->accesses[1] = {&root, nullptr, root.layout(), AccessMode::write_only};
   task->progress(1).required_version = root_required;
-  task->exclusive_count = 0;
-  task->add_count = 0;
-  if (try_make_ready(task, worker)) schedule(task, worker);
-  // A worker (a handle destroyed inside a task) runs other tasks meanwhile.
-  auto ready = [task] { return task->host_ready.load(std::memory_order_acquire); };
-  if (worker >= 0) {
-    help_until(worker, ready);
+  wait_host_task(task, worker);
+  if (const std::string* error =
+          devices_ ? task->staging_error().load(std::memory_order_acquire) : nullptr) {
+    // The data could not be copied out of the device: the user's memory does not hold it.
+    auto failure = std::make_shared<Failure>();
+    failure->task_name = task->name;
+    failure->message = "bringing " + quoted_handle(root.name()) + " home: " + *error;
+    failure->exception = std::make_exception_ptr(std::runtime_error(failure->message));
+    failures_.record(failure);
+    root.poison(failure, root_required);
   } else {
-    while (!ready()) task->host_ready.wait(false);
+    WriteRenaming::copy_home(*instance, instance_required, root, root_required);
   }
-  WriteRenaming::copy_home(*instance, instance_required, root, root_required);
-  renaming_.came_home(&root);
-  finish_accesses(task, worker);  // the instance's last access: it is destroyed
-  destroy_task(task, worker);
+  end_host_task(task, worker);  // the instance's last access: it is destroyed
 }
 
 // --- Procedure: ready -----------------------------------------------------------------------
@@ -411,7 +438,15 @@ void Scheduler::finish_accesses(Task* task, int worker) {
     // The last access of an instance that renaming left behind ends it.
     if (access.handle->finish_access(needs_exclusive(access.mode) || role == AddRole::in_place,
                                      wake_one))
-      delete access.handle;
+      drop_instance(access.handle);
+  }
+}
+
+void Scheduler::drop_instance(HandleState* instance) {
+  if (instance->replicas()) {
+    devices_->drop_instance(instance);  // it frees the device buffers too
+  } else {
+    delete instance;
   }
 }
 

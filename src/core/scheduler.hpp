@@ -157,6 +157,12 @@ class Scheduler final : public TaskRunner, public Waker {
   void help_as_caller(Done&& done);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
+  // Destroys a renamed instance no access will use again (from whatever thread finished its
+  // last access); the data mover frees its device buffers without waiting.
+  void drop_instance(HandleState* instance);
+  Task* create_host_task(const char* name, std::uint32_t count, int worker);
+  void wait_host_task(Task* task, int worker);
+  void end_host_task(Task* task, int worker);
   void count_finished(int worker);
   // A count the waiting threads watch reached zero: wakes the threads sleeping on it and, with a
   // caller's slot, a caller sleeping among the workers.

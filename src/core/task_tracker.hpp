@@ -47,6 +47,11 @@ class TaskTracker {
   // `task` was handed to device `node`; `launched`: its data is there and it runs next.
   void placed(const Task& task, int node, bool launched) { live_.placed(&task, node, launched); }
 
+  // An access of the handle numbered `root` was renamed onto a fresh instance, `instance`.
+  void handle_renamed(std::uint64_t instance, std::uint64_t root) {
+    if (dot_) dot_->handle_renamed(instance, root);
+  }
+
   // --- always: the ticket of a host access, registered, before it waits; and at its end ---
   void host_access_submitted(const Task& ticket) { live_.add(&ticket); }
   void host_access_ended(const Task& ticket);

@@ -23,7 +23,7 @@ namespace {
 // Destroys a handle nobody uses any more: its partials are applied and its data goes home from
 // the devices first.
 void retire(HandleState* state) {
-  if (state->renamed()) state->owner()->bring_home(*state);
+  if (state->ever_renamed()) state->owner()->bring_home_for_good(*state);
   if (state->partials() && !state->partials()->empty()) state->owner()->settle(*state);
   if (state->replicas() && state->replicas()->on_devices()) state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());

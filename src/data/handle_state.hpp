@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "base/spin_lock.hpp"
 #include "base/wait_list.hpp"
@@ -58,9 +59,9 @@ class HandleHost {
   // Called when the handle is destroyed with accesses pending or reduction partials not yet
   // applied: applies the partials and waits until every access registered has finished.
   virtual void settle(HandleState& handle) = 0;
-  // Called when the handle is destroyed while its data is in a renamed instance: copies it home
-  // after the accesses registered before.
-  virtual void bring_home(HandleState& handle) = 0;
+  // Called when a handle that was ever renamed is destroyed: copies its data home if it is in a
+  // renamed instance, after the accesses registered before, and forgets the handle.
+  virtual void bring_home_for_good(HandleState& handle) = 0;
 
  protected:
   ~HandleHost() = default;
@@ -79,7 +80,8 @@ struct Registration {
   // the access (it closes a run of adds there).
   HandleState* flush_on = nullptr;
   std::uint64_t flush_required = 0;
-  // The handle was renamed for the first time since its data was last at home.
+  // The handle was renamed for the first time in its life: the runtime lists it (wait_all brings
+  // the data of listed handles home).
   bool first_rename = false;
   // An instance the registration left behind with nothing pending: the caller destroys it.
   HandleState* drained = nullptr;
@@ -100,9 +102,12 @@ class HandleState {
         root_(this),
         current_(this) {}
   // A renamed instance of `root`, over `buffer` (packed: ld = rows) taken from `pool`, which
-  // gets it back (and the bytes reserved for it) when the instance is destroyed.
+  // gets it back (and the bytes reserved for it) when the instance is destroyed. It has
+  // replicas on the root's memory nodes, its host replica being `buffer`; device buffers are
+  // reserved as for any handle when a task runs there.
   HandleState(HandleState& root, void* buffer, PartialPool* pool)
-      : HandleState(buffer, root.packed_layout_, root.name_, root.owner_) {
+      : HandleState(buffer, root.packed_layout_, root.name_, root.owner_,
+                    root.replicas_ ? root.replicas_->nodes() : 1) {
     root_ = &root;
     current_ = nullptr;
     buffer_pool_ = pool;
@@ -188,7 +193,7 @@ class HandleState {
       SpinGuard previous_guard(previous->lock_);
       previous->close_for_rename(registration);
     }
-    registration.first_rename = previous == this;
+    registration.first_rename = !std::exchange(ever_renamed_, true);
     HandleState* instance = fresh.release();
     if (const ReductionOps* ops = reduction_.load(std::memory_order_relaxed))
       instance->bind_reduction(ops, reduction_owner_, true);
@@ -202,6 +207,11 @@ class HandleState {
   bool renamed() {
     SpinGuard guard(lock_);
     return current_ != this;
+  }
+  // Whether the handle was ever renamed (the runtime lists it until it is destroyed).
+  bool ever_renamed() {
+    SpinGuard guard(lock_);
+    return ever_renamed_;
   }
 
   // Registers the two halves of bringing the data home (called on the root): an access that
@@ -460,6 +470,8 @@ class HandleState {
   HandleState* current_ VERSA_GUARDED_BY(lock_);
   // A renamed instance that is no longer the newest: it gets no more accesses.
   bool retired_ VERSA_GUARDED_BY(lock_) = false;
+  // A root that was renamed at least once (Registration::first_rename).
+  bool ever_renamed_ VERSA_GUARDED_BY(lock_) = false;
   std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;
   std::uint64_t run_required_ VERSA_GUARDED_BY(lock_) = 0;
   AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;  // write: no run open

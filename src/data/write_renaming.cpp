@@ -7,14 +7,13 @@ namespace versa::detail {
 
 Registration WriteRenaming::register_overwrite(HandleState& root, AccessMode mode) {
   const std::size_t bytes = root.layout()->bytes();
-  // Tokens only order their tasks (a token's write_only waits as a write does); device
-  // replicas would each need a renamed buffer of their own.
-  if (!enabled_ || bytes == 0 || root.replicas() || !root.worth_renaming() ||
-      !buffers_.try_reserve(bytes))
+  // Tokens only order their tasks (a token's write_only waits as a write does).
+  if (!enabled_ || bytes == 0 || !root.worth_renaming() || !buffers_.try_reserve(bytes))
     return root.register_access(mode);
   auto fresh = std::make_unique<HandleState>(root, buffers_.take(bytes), &buffers_);
   Registration registration = root.register_renamed(std::move(fresh), mode);
   if (registration.first_rename) buffers_.list(&root);
+  renamed_.fetch_add(1, std::memory_order_relaxed);
   return registration;
 }
 

@@ -3,6 +3,7 @@
 // within a memory budget, and the handles whose data is away from home because of it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -19,8 +20,8 @@ class WriteRenaming {
   explicit WriteRenaming(std::size_t budget) : buffers_(budget), enabled_(budget > 0) {}
 
   // Registers an access of `root` (a handle as the user holds it) in `mode`, which overwrites
-  // the data: on a fresh instance when earlier accesses are still pending, the handle has no
-  // device replicas and the budget allows; otherwise as any other access.
+  // the data: on a fresh instance when earlier accesses are still pending and the budget
+  // allows; otherwise as any other access.
   Registration register_overwrite(HandleState& root, AccessMode mode);
 
   // Copies the data of `instance`, the newest instance of `root`, into the root's buffer, with
@@ -30,10 +31,14 @@ class WriteRenaming {
   static void copy_home(HandleState& instance, std::uint64_t instance_required, HandleState& root,
                         std::uint64_t root_required);
 
-  // The handles whose newest instance is renamed (wait_all brings them home), and forgetting
-  // one when it is home.
+  // The handles that were ever renamed (wait_all brings them home), and forgetting one when it
+  // is destroyed. A handle stays listed while it is home: unlisting it when its data came home
+  // could race with a rename registered meanwhile, which would then be missed.
   std::vector<HandleState*> renamed_handles() { return buffers_.listed(); }
-  void came_home(HandleState* root) { buffers_.unlist(root); }
+  void forget(HandleState* root) { buffers_.unlist(root); }
+
+  // Accesses renamed so far.
+  std::uint64_t renamed_accesses() const { return renamed_.load(std::memory_order_relaxed); }
 
   // Bytes of buffers held (in use or pooled for reuse), and freeing the pooled ones.
   std::size_t memory_bytes() const { return buffers_.host_bytes(); }
@@ -42,6 +47,7 @@ class WriteRenaming {
  private:
   PartialPool buffers_;
   const bool enabled_;
+  std::atomic<std::uint64_t> renamed_{0};
 };
 
 }  // namespace versa::detail

@@ -10,27 +10,19 @@
 #include <vector>
 
 #include "support/config.hpp"
+#include "support/eventually.hpp"
 #include "versa/versa.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
+using versa::testing::eventually;
 using versa::testing::workers;
 
 // How long a test lets tasks that must stay blocked have to run anyway before it checks that
 // they did not. Long enough for an idle worker to pick a task up many times over.
 constexpr auto blocked_window = 20ms;
-
-// Polls `done` until it holds or `limit` passes; returns whether it held.
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100us);
-  }
-  return true;
-}
 
 class AcquireTest : public testing::TestWithParam<int> {
  protected:

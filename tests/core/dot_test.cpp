@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "support/config.hpp"
+#include "support/eventually.hpp"
 #include "support/scoped_environment.hpp"
 #include "versa/versa.hpp"
 
@@ -29,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 using versa::Span;
+using versa::testing::eventually;
 using versa::testing::workers;
 using versa::testing_support::ScopedEnvironment;
 
@@ -246,6 +249,41 @@ TEST(Dot, AHostAccessIsANodeOfItsOwnKind) {
   EXPECT_EQ(host["kind"], "host_access");
   EXPECT_EQ(host["shape"], "ellipse");
   EXPECT_EQ(host["where"], "host");
+}
+
+// A renamed write_only starts a new line of versions (its edges are labelled as the renamed
+// handle), with no edge from the reader it did not wait for; bringing the data home (here at
+// wait_all) joins the two lines.
+TEST(Dot, ARenamedWriteOnlyWaitsForNobodyAndComesHomeAtTheEnd) {
+  TemporaryFile file;
+  {
+    versa::Runtime rt{dot_config(file)};
+    int x = 0;
+    auto h = rt.data(x, "x");
+    std::atomic<bool> written{false};
+    rt.submit(
+        "w", [](Span<int> v) { v[0] = 1; }, versa::write(h));
+    rt.submit(
+        "slow", [&](Span<const int>) { eventually(written); }, versa::read(h));
+    rt.submit(
+        "wo",
+        [&](Span<int> v) {
+          v[0] = 2;
+          written = true;
+        },
+        versa::write_only(h));
+    rt.submit(
+        "r", [](Span<const int>) {}, versa::read(h));
+    rt.wait_all();
+    EXPECT_EQ(x, 2);
+    EXPECT_EQ(rt.renamed_accesses(), 1u);
+  }
+  const Graph graph = parse(file.path());
+  EXPECT_EQ(graph.edges, (Edges{{"w", "slow", "x"},
+                                {"wo", "r", "x (renamed)"},
+                                {"r", "bring home", "x (renamed)"},
+                                {"slow", "bring home", "x"}}));
+  EXPECT_EQ(graph.named("bring home")["kind"], "host_access");
 }
 
 TEST(Dot, TimesAreWrittenWhenAskedFor) {

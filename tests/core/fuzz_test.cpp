@@ -183,8 +183,9 @@ struct Outcome {
   std::vector<Value> data;
   std::vector<Value> observed;  // 0 for the tasks that failed or were cancelled
   std::vector<versa::DeviceStatistics> statistics;
-  std::vector<bool> failed;  // per handle, at the end
-  int cancelled = 0;         // tasks cancelled (counted by the sequential model only)
+  std::vector<bool> failed;   // per handle, at the end
+  int cancelled = 0;          // tasks cancelled (counted by the sequential model only)
+  std::uint64_t renamed = 0;  // write_only accesses renamed (by the runtime only)
 };
 
 Value initial_value(int h, int k) { return mix(h, 12345 + k); }
@@ -350,6 +351,7 @@ Outcome parallel(const Program& program, versa::Config config) {
     }
   }
   outcome.statistics = rt.statistics();
+  outcome.renamed = rt.renamed_accesses();
   return outcome;
 }
 
@@ -370,6 +372,7 @@ class Fuzz : public testing::TestWithParam<int> {};
 
 TEST_P(Fuzz, RandomProgramsMatchSequentialExecution) {
   const int workers = GetParam();
+  std::uint64_t renamed = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     const int handles = seed % 2 ? 16 : 48;
     const Program program = random_program(seed * 7919 + workers, 2000, handles);
@@ -377,7 +380,9 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecution) {
     const Outcome actual = parallel(program, versa::testing::workers(workers));
     ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
     ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
+    renamed += actual.renamed;
   }
+  EXPECT_GT(renamed, 100u);  // the write_onlys were renamed, not only ordered
 }
 
 TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenTheCallerRunsTasks) {
@@ -459,6 +464,7 @@ class DeviceFuzz : public testing::TestWithParam<DeviceSet> {};
 TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
   const DeviceSet set = GetParam();
   const versa::Config config = device_config(set);
+  std::uint64_t renamed = 0;
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const int handles = seed % 2 ? 16 : 48;
     const Program program = random_program(seed * 104729 + set.devices, 1000, handles);
@@ -477,7 +483,9 @@ TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
       }
     }
     EXPECT_GT(actual.statistics[0].tasks, 50u);
+    renamed += actual.renamed;
   }
+  EXPECT_GT(renamed, 50u);  // renamed instances on the devices too
 }
 
 TEST_P(DeviceFuzz, InjectedFailuresSpreadAsInTheSequentialModel) {

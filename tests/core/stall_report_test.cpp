@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/config.hpp"
+#include "support/eventually.hpp"
 #include "support/scoped_environment.hpp"
 #include "versa/versa.hpp"
 
@@ -24,18 +25,9 @@ using namespace std::chrono_literals;
 using testing::HasSubstr;
 using testing::Not;
 using versa::Span;
+using versa::testing::eventually;
 using versa::testing::workers;
 using versa::testing_support::ScopedEnvironment;
-
-// Polls `done` until it holds or `limit` passes; returns whether it held.
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 10000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 // A gate a task body waits at until the test opens it (or 20 s pass, so that a failing test
 // still ends).
