@@ -577,6 +577,11 @@ void Scheduler::sync() {
 }
 
 void Scheduler::wait_for_pending() {
+  pending_watchers_.fetch_add(1, std::memory_order_seq_cst);
+  struct Unwatch {
+    std::atomic<int>& watchers;
+    ~Unwatch() { watchers.fetch_sub(1, std::memory_order_relaxed); }
+  } unwatch{pending_watchers_};
   if (current_worker() < 0)
     help_as_caller([this] { return pending_.load(std::memory_order_acquire) == 0; });
   // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of

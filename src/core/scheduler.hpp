@@ -120,7 +120,13 @@ class Scheduler final : public TaskRunner, public Waker {
 
   // TaskRunner
   void run_task(Task* task, int worker) override;
-  void worker_idle(int worker) override { count_finished(worker); }
+  // A worker flushes the tasks it finished into pending_ only when a thread waits for it, or
+  // before it sleeps: a flush per task it finishes would bounce pending_'s line to the
+  // submitting thread once per task while that thread submits.
+  void worker_idle(int worker) override {
+    if (pending_watchers_.load(std::memory_order_relaxed) != 0) count_finished(worker);
+  }
+  void worker_sleeping(int worker) override { count_finished(worker); }
   bool pull_work(int worker) override;
   void worker_started(int) override {}
   void worker_stopping(int worker) override { count_finished(worker); }
@@ -189,9 +195,12 @@ class Scheduler final : public TaskRunner, public Waker {
 
   // Tasks submitted and not yet finished (counted_in_pending: spawned children count through
   // their parents), minus what workers have finished but not flushed. Submissions add
-  // immediately (so the count can never reach zero early); workers subtract in batches when
-  // they run out of work, so the line is not bounced once per task.
+  // immediately (so the count can never reach zero early); workers subtract in batches
+  // (worker_idle), so the line is not bounced once per task.
   std::atomic<std::int64_t> pending_{0};
+  // Threads in wait_for_pending. Idle workers look at it in every round of their search, so a
+  // waiter that comes after a worker decided not to flush is seen a round later.
+  alignas(64) std::atomic<int> pending_watchers_{0};
   // Parent of the tasks spawned by the main program (outside any task).
   Task root_;
 

@@ -98,9 +98,17 @@ class ReadyDeque {
 
   void push_bottom(Task* task) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    const std::int64_t t = top_.load(std::memory_order_acquire);
     Ring* ring = ring_.load(std::memory_order_relaxed);
-    if (b - t > static_cast<std::int64_t>(ring->capacity()) - 1) ring = grow(ring, t, b);
+    const auto full = [&] {
+      return b - top_seen_ > static_cast<std::int64_t>(ring->capacity()) - 1;
+    };
+    // The top the owner last read is at most the real one: a ring that is not full by it is not
+    // full. Reading top_ only then spares the owner a cache miss per push while thieves take
+    // what it pushes (the thread submitting to workers that keep up with it).
+    if (full()) {
+      top_seen_ = top_.load(std::memory_order_acquire);
+      if (full()) ring = grow(ring, top_seen_, b);
+    }
     ring->put(b, task);
     // Release: a thief that sees the new bottom sees the slot and the task it points to (a plain
     // store on x86, and a form ThreadSanitizer understands, unlike a release fence).
@@ -114,6 +122,7 @@ class ReadyDeque {
     // element from top_ before this load, or sees the new bottom and backs off.
     bottom_.store(b, std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_seq_cst);
+    top_seen_ = t;
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -175,6 +184,7 @@ class ReadyDeque {
   // Apart, so that the owner's bottom and the thieves' top do not share a line.
   alignas(64) std::atomic<std::int64_t> top_{0};
   alignas(64) std::atomic<std::int64_t> bottom_{0};
+  std::int64_t top_seen_ = 0;  // owner only: top_ as it last read it
   std::atomic<Ring*> ring_{nullptr};
   std::atomic<std::size_t> prioritised_{0};  // heap_.size(), readable without the lock
 

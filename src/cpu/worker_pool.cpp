@@ -9,9 +9,17 @@ namespace {
 // starts; a thread belongs to at most one pool.
 thread_local const WorkerPool* this_thread_pool = nullptr;
 thread_local int this_thread_worker = -1;
-// Round-robin position of a submitting thread that is not a worker. Per thread rather than per
-// pool: an atomic shared by all submitters would cost a locked instruction per task.
+// Round-robin position of a submitting thread that is not a worker and has no submission deque.
+// Per thread rather than per pool: an atomic shared by all submitters would cost a locked
+// instruction per task.
 thread_local std::uint32_t next_external_slot = 0;
+// The submission deque of this thread in the pool it last submitted to (WorkerPool::id_).
+struct CachedSubmissionDeque {
+  std::uint64_t pool = 0;
+  ReadyDeque* deque = nullptr;
+};
+thread_local CachedSubmissionDeque this_thread_submission;
+std::atomic<std::uint64_t> next_pool_id{1};
 
 // The full fence of the sleep protocol (see worker_pool.hpp). ThreadSanitizer does not model
 // std::atomic_thread_fence, so under it the fence becomes a read-modify-write of the sleeper
@@ -48,7 +56,7 @@ constexpr int yield_rounds = 64;
 
 WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner& runner,
                        bool caller_slot)
-    : runner_(runner), threads_(count) {
+    : runner_(runner), id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)), threads_(count) {
   const int slots = count + (caller_slot ? 1 : 0);
   workers_.reserve(slots);
   for (int i = 0; i < slots; ++i) {
@@ -96,6 +104,11 @@ int WorkerPool::current_worker() const {
 }
 
 void WorkerPool::push_external(Task* task) {
+  if (ReadyDeque* deque = submission_deque()) {
+    deque->push_front(task);
+    wake_one();
+    return;
+  }
   // Not into the caller's slot: nobody may be there to take it.
   std::uint32_t slot = next_external_slot++;
   if (slot >= static_cast<std::uint32_t>(threads_)) {
@@ -104,6 +117,34 @@ void WorkerPool::push_external(Task* task) {
   }
   workers_[slot]->inbox.push(task);
   wake_one();
+}
+
+ReadyDeque* WorkerPool::submission_deque() {
+  if (this_thread_submission.pool == id_) return this_thread_submission.deque;
+  const std::thread::id self = std::this_thread::get_id();
+  ReadyDeque* deque = nullptr;
+  {
+    MutexLock guard(submitters_mutex_);
+    const int count = submitters_.load(std::memory_order_relaxed);
+    for (int i = 0; i < count && !deque; ++i)
+      if (submitter_threads_[i] == self)
+        deque = submission_deques_[i].load(std::memory_order_relaxed);
+    if (!deque && count < max_submitters) {
+      deque = owned_deques_.emplace_back(std::make_unique<ReadyDeque>()).get();
+      submitter_threads_[count] = self;
+      submission_deques_[count].store(deque, std::memory_order_relaxed);
+      submitters_.store(count + 1, std::memory_order_release);
+    }
+  }
+  this_thread_submission = {id_, deque};
+  return deque;
+}
+
+Task* WorkerPool::steal_submitted() {
+  const int count = submitters_.load(std::memory_order_acquire);
+  for (int i = 0; i < count; ++i)
+    if (Task* task = submission_deques_[i].load(std::memory_order_relaxed)->pop_back()) return task;
+  return nullptr;
 }
 
 void WorkerPool::push_to(int worker, Task* task) {
@@ -128,10 +169,15 @@ bool WorkerPool::any_queued() const {
   if (transferring_.load(std::memory_order_seq_cst) != 0) return true;
   for (const auto& worker : workers_)
     if (worker->deque.size_hint() != 0 || !worker->inbox.empty()) return true;
+  const int count = submitters_.load(std::memory_order_acquire);
+  for (int i = 0; i < count; ++i)
+    if (submission_deques_[i].load(std::memory_order_relaxed)->size_hint() != 0) return true;
   return false;
 }
 
 Task* WorkerPool::steal(int thief) {
+  // What the program submitted first: the workers' own deques hold what their tasks made ready.
+  if (Task* task = steal_submitted()) return task;
   const std::size_t n = workers_.size();
   if (n < 2) return nullptr;
   std::size_t victim = next_random(workers_[thief]->rng_state) % n;
@@ -226,8 +272,8 @@ void WorkerPool::loop(int index) {
       runner_.run_task(task, index);
       continue;
     }
+    runner_.worker_idle(index);
     if (!searching) {
-      runner_.worker_idle(index);
       searching = true;
       searching_.fetch_add(1, std::memory_order_acq_rel);
     }
@@ -239,6 +285,7 @@ void WorkerPool::loop(int index) {
     } else {
       searching = false;
       searching_.fetch_sub(1, std::memory_order_acq_rel);
+      runner_.worker_sleeping(index);
       sleep();
       idle_rounds = 0;
       // Pass the wake-up on if there is more work than this worker can take.

@@ -2,6 +2,7 @@
 // that spins briefly, then yields, then sleeps until work is pushed.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -9,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
 #include "cpu/ready_deque.hpp"
 #include "cpu/task_inbox.hpp"
 #include "cpu/topology.hpp"
@@ -21,8 +24,10 @@ class WorkerPool;
 class TaskRunner {
  public:
   virtual void run_task(Task* task, int worker) = 0;
-  // Called on a worker thread each time it finds no task to run.
+  // Called on a worker thread in each round of its search for a task (it found none), and before
+  // it sleeps.
   virtual void worker_idle(int worker) = 0;
+  virtual void worker_sleeping(int worker) = 0;
   // Called when a worker found nothing in any deque: may queue work for it (push_local) from
   // elsewhere and return true.
   virtual bool pull_work(int worker) = 0;
@@ -64,7 +69,11 @@ class WorkerPool {
   // Index of the calling thread's worker in this pool, or -1 for any other thread.
   int current_worker() const;
 
-  // Queues a ready task from a thread that is not one of this pool's workers: round-robin.
+  // Queues a ready task from a thread that is not one of this pool's workers: on that thread's
+  // submission deque, from which the workers steal, oldest first. A push is then a plain store
+  // on a line the thread owns, not a compare-and-swap on a line the workers write too (which
+  // cost the submitting thread a cache miss per task). Round-robin into the workers' inboxes
+  // when every submission deque is taken (max_submitters threads submit to the pool).
   void push_external(Task* task);
 
   // Queues a ready task for worker `worker` from any thread (its inbox, which others may steal
@@ -94,6 +103,12 @@ class WorkerPool {
     std::thread thread;
   };
 
+  static constexpr int max_submitters = 16;
+
+  // The calling thread's submission deque (made on its first push), or null when all are taken.
+  ReadyDeque* submission_deque();
+  Task* steal_submitted();
+
   void start(int index, bool pin, const Topology& topology);
   void loop(int index);
   Task* find_task(int worker);
@@ -103,7 +118,18 @@ class WorkerPool {
   void wake_one();
 
   TaskRunner& runner_;
+  const std::uint64_t id_;  // tags the threads' cached submission deques
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Submission deques, one per thread that is not a worker: the first `submitters_` of
+  // `submission_deques_` are set (published with release, never changed), and only their
+  // threads push to them. `submitter_threads_` maps threads to them, for a thread whose cache
+  // (submission_deque) served another pool since.
+  std::array<std::atomic<ReadyDeque*>, max_submitters> submission_deques_{};
+  std::atomic<int> submitters_{0};
+  Mutex submitters_mutex_;
+  std::array<std::thread::id, max_submitters> submitter_threads_
+      VERSA_GUARDED_BY(submitters_mutex_);
+  std::vector<std::unique_ptr<ReadyDeque>> owned_deques_ VERSA_GUARDED_BY(submitters_mutex_);
   int threads_ = 0;  // workers_[0, threads_) have threads; the caller's slot follows
   std::atomic<bool> caller_attached_{false};
   std::atomic<int> transferring_{0};  // inboxes being moved into a deque (take_inbox)
