@@ -164,12 +164,6 @@ void add_options(CLI::App& app, Options& o) {
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 
-bool wanted(const Options& o, const std::string& system) {
-  for (const std::string& name : o.systems)
-    if (name == system) return true;
-  return false;
-}
-
 // Median seconds of `reps` runs, each verified; nullopt (and a message) when a run is wrong.
 std::optional<double> measure(const char* kernel, const std::string& system, Benchmark& benchmark,
                               const std::function<double()>& run, int reps) {
@@ -214,11 +208,11 @@ int run(const Options& o) {
       if (benchmark->tasks() && system != "sequential")
         bench::print_result("bots", system, param, "ns_per_task", ns_per_task, "ns");
     };
-    if (wanted(o, "sequential")) report("sequential", 1, *base);
+    if (bench::chosen(o.systems, "sequential")) report("sequential", 1, *base);
     std::vector<System> systems = benchmark->parallel_systems();
     for (int workers : o.workers)
       for (const System& system : systems) {
-        if (!wanted(o, system.name)) continue;
+        if (!bench::chosen(o.systems, system.name)) continue;
         const std::optional<double> seconds = measure(
             kernel.name, system.name, *benchmark, [&] { return system.run(workers); }, o.reps);
         if (!seconds) {
@@ -240,12 +234,5 @@ int main(int argc, char** argv) {
       "versa-bench-bots"};
   Options options;
   add_options(app, options);
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "versa-bench-bots: %s\n", e.what());
-    return 1;
-  }
+  return example::run_tool(app, argc, argv, [&] { return run(options); });
 }

@@ -41,6 +41,11 @@ inline double median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+// Whether `name` is among the names chosen on the command line (e.g. --systems).
+inline bool chosen(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 // Prints one machine-readable measurement, as CONVENTIONS.md specifies.
 inline void print_result(const std::string& bench, const std::string& system,
                          const std::string& param, const std::string& metric, double value,

@@ -224,11 +224,5 @@ int main(int argc, char** argv) {
       "versa-bench-fmm-starpu"};
   Options options;
   add_options(app, options);
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    return example::wrong_call(app.get_name(), e.what());
-  }
+  return example::run_tool(app, argc, argv, [&] { return run(options); });
 }

@@ -60,12 +60,6 @@ void add_options(CLI::App& app, Options& o) {
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 
-bool wanted(const Options& o, const std::string& system) {
-  for (const std::string& name : o.systems)
-    if (name == system) return true;
-  return false;
-}
-
 // Median seconds of `reps` searches; false when a search's figures differ from `expected`.
 bool measure(const bench::UtsSystem& system, const uts::SampleTree& tree, int workers,
              const Options& o, const uts::TreeStats& expected, double& median) {
@@ -93,7 +87,7 @@ int run(const Options& o) {
   std::vector<bench::UtsSystem> parallel;
   for (auto provider : {bench::versa_uts, bench::openmp_uts, bench::tbb_uts})
     for (bench::UtsSystem& system : provider())
-      if (wanted(o, system.name)) parallel.push_back(std::move(system));
+      if (bench::chosen(o.systems, system.name)) parallel.push_back(std::move(system));
   const bench::UtsSystem sequential = bench::sequential_uts().front();
   const std::string tasks = uts::to_string(o.search.granularity);
   // The default granularity keeps the parameter the tables use; the other is marked.
@@ -123,7 +117,7 @@ int run(const Options& o) {
       bench::print_result("uts", system, param, "seconds", seconds, "s");
       bench::print_result("uts", system, param, "speedup", base / seconds, "x");
     };
-    if (wanted(o, "sequential")) report("sequential", 1, base);
+    if (bench::chosen(o.systems, "sequential")) report("sequential", 1, base);
     for (int workers : o.workers)
       for (const bench::UtsSystem& system : parallel) {
         double seconds = 0;
@@ -146,12 +140,5 @@ int main(int argc, char** argv) {
       "versa-bench-uts"};
   Options options;
   add_options(app, options);
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "versa-bench-uts: %s\n", e.what());
-    return 1;
-  }
+  return example::run_tool(app, argc, argv, [&] { return run(options); });
 }

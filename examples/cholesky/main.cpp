@@ -177,11 +177,6 @@ int main(int argc, char** argv) {
       "cholesky"};
   Options options;
   add_options(app, options);
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
-  try {
-    return options.single ? run<float>(options) : run<double>(options);
-  } catch (const std::exception& e) {
-    return example::wrong_call(app.get_name(), e.what());
-  }
+  return example::run_tool(
+      app, argc, argv, [&] { return options.single ? run<float>(options) : run<double>(options); });
 }

@@ -69,6 +69,22 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
                             std::cerr);
 }
 
+// The body of a tool's main(): parses the command line into the options bound to `app`, then
+// returns run()'s exit status. Bad input found while running (std::invalid_argument) is a wrong
+// call (status 2); any other error is reported as "<tool>: <what>" with status 1.
+template <class Run>
+int run_tool(CLI::App& app, int argc, char** argv, Run&& run) {
+  if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
+  try {
+    return run();
+  } catch (const std::invalid_argument& e) {
+    return wrong_call(app.get_name(), e.what());
+  } catch (const std::exception& e) {
+    std::cerr << app.get_name() << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
 // A check for integer options: a whole decimal number from 1 to the largest T. CLI11's own
 // conversion reads "010" as octal and "0x10" as hex and saturates past the largest long, and the
 // message of CLI::PositiveNumber spells out the largest double; this one quotes the value. Add it
