@@ -428,7 +428,12 @@ TEST(Distributed, PrunedSubmissionIsCheap) {
         "RESULT bench=mpi-submit system=versa param=ranks=%d metric=ns_per_pruned_task "
         "value=%.1f unit=ns\n",
         rt.size(), ns);
-    EXPECT_LT(ns, 5000.0);
+#if defined(__SANITIZE_THREAD__)
+    constexpr double bound = 100000.0;  // ThreadSanitizer slows every access down
+#else
+    constexpr double bound = 5000.0;
+#endif
+    EXPECT_LT(ns, bound);
   }
 }
 
