@@ -80,8 +80,9 @@ struct RemoteAccess {
 
 // A rank-aware runtime: every rank of the communicator creates one, registers the same handles
 // in the same order (each with an owner rank) and submits the same tasks in the same order.
-// Each task runs on one rank (the owner of the first handle it modifies, or on_rank(r)); the
-// other ranks only record what it does to the data. The inputs a task lacks on its rank are
+// Each task runs on one rank (the owner of the first handle it modifies, or on_rank(r); with
+// none modified, the owner of its first handle; with no handle, rank 0); the other ranks only
+// record what it does to the data. The inputs a task lacks on its rank are
 // sent by the rank that holds their latest version, once per (version, rank): nothing about
 // messages is written by the program.
 //

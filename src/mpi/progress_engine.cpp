@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -118,7 +119,8 @@ void ProgressEngine::run() {
 }
 
 bool ProgressEngine::idle() const {
-  return sending_.empty() && arriving_.empty() && expected_.empty() && !collective_running_;
+  return sending_.empty() && arriving_.empty() && expected_.empty() && discarded_.empty() &&
+         !collective_running_;
 }
 
 bool ProgressEngine::take_posted() {
@@ -245,14 +247,23 @@ void ProgressEngine::on_envelope(int from, const Envelope& envelope) {
   messages_received_.fetch_add(1, std::memory_order_relaxed);
   if (!envelope.failed) bytes_received_.fetch_add(envelope.bytes, std::memory_order_relaxed);
   auto [it, fresh] = incoming_.try_emplace(key);
-  Incoming& incoming = it->second;
   if (!fresh) {
-    // The same version twice: the ranks' directories disagree. Fail whoever waits for it.
-    if (incoming.matched && incoming.receive.done)
-      incoming.receive.done.fail(std::make_exception_ptr(DivergenceError(
+    // The same version twice: the ranks' directories disagree. Fail whoever waits for it, and
+    // take the payload aside, so that the payloads after it still match their envelopes.
+    Incoming& first = it->second;
+    if (first.matched && first.receive.done)
+      first.receive.done.fail(std::make_exception_ptr(DivergenceError(
           "versa::mpi: " + describe_key(key.handle, key.version) + " arrived twice on rank " +
           std::to_string(rank_) + ": the ranks submitted different task streams")));
+    Incoming& duplicate = discarded_.emplace_back();
+    if (envelope.bytes != 0) {
+      duplicate.staging.resize(envelope.bytes);
+      MPI_Irecv(duplicate.staging.data(), static_cast<int>(envelope.bytes), MPI_BYTE, from,
+                data_tag, comm_, &duplicate.request);
+    }
+    return;
   }
+  Incoming& incoming = it->second;
   incoming.from = from;
   incoming.envelope = envelope;
   if (auto waiting = expected_.find(key); waiting != expected_.end()) {
@@ -289,6 +300,11 @@ void ProgressEngine::post_payload_receive(Key key, Incoming& incoming) {
 
 bool ProgressEngine::test_incoming() {
   bool moved = false;
+  for (auto it = discarded_.begin(); it != discarded_.end();) {
+    int done = 0;
+    MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    it = done ? discarded_.erase(it) : std::next(it);
+  }
   for (std::size_t i = 0; i < arriving_.size();) {
     auto it = incoming_.find(arriving_[i]);
     int done = 0;

@@ -160,6 +160,7 @@ class ProgressEngine {
   std::unordered_map<Key, Receive, KeyHash> expected_;   // receives whose envelope is not here
   std::unordered_map<Key, Incoming, KeyHash> incoming_;  // envelopes here, receive or not
   std::vector<Key> arriving_;                            // incoming_ with a payload in flight
+  std::list<Incoming> discarded_;  // duplicates (divergent ranks): received, then dropped
 
   // Written by the progress thread, read by statistics(): relaxed, they are counts.
   std::atomic<std::uint64_t> messages_sent_{0};

@@ -146,6 +146,26 @@ int env_int(const char* name, int fallback) {
 
 // --- tests ----------------------------------------------------------------------------------
 
+// Fuzzer programs that passed on this rank; rank 0 prints the count as a RESULT line when the
+// tests end (bench=mpi-fuzz of docs/distributed.md).
+struct FuzzSummary : ::testing::Environment {
+  void TearDown() override {
+    int rank = 0;
+    int ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (rank == 0 && programs > 0)
+      std::printf(
+          "RESULT bench=mpi-fuzz system=versa param=ranks=%d metric=programs_passed "
+          "value=%d unit=programs\n",
+          ranks, passed);
+  }
+  int programs = 0;
+  int passed = 0;
+};
+FuzzSummary* const fuzz_summary =
+    static_cast<FuzzSummary*>(::testing::AddGlobalTestEnvironment(new FuzzSummary));
+
 class DistributedFuzz : public ::testing::TestWithParam<std::uint64_t> {};
 
 // Random modes, owners and executors over a few handles; every handle's final value on rank 0
@@ -226,6 +246,8 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   EXPECT_EQ(s.messages_received, p.received[r]);
   EXPECT_EQ(s.bytes_sent, p.sent[r] * elements * sizeof(Value));
   EXPECT_EQ(s.bytes_received, p.received[r] * elements * sizeof(Value));
+  ++fuzz_summary->programs;
+  if (!HasFailure()) ++fuzz_summary->passed;
   hs.clear();
 }
 
