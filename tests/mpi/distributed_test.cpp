@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "versa/mpi.hpp"
@@ -328,6 +329,57 @@ TEST(Distributed, TilesAndTokensTravelAroundTheRanks) {
       for (std::size_t i = rows; i < ld && j + 1 < cols; ++i) EXPECT_EQ(tile[j * ld + i], -1);
     }
     EXPECT_EQ(log[0], 1);
+  }
+}
+
+// Messages in either order with their receive task: a version that arrives while the receive
+// still waits for a slow local reader of the older copy (staged, copied later), and a receive
+// that waits before the version exists (received in place). Ranks 0 and 1 take part.
+TEST(Distributed, MessagesArriveBeforeOrAfterTheirReceive) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  std::vector<long> data(64, 0), seen(2, 0);
+  auto h = rt.data(data, 0, "h");
+  auto out = rt.data(seen, 1, "seen");
+  auto sum = [](versa::Span<const long> v) {
+    long s = 0;
+    for (long x : v) s += x;
+    return s;
+  };
+  auto fill = [](long value) {
+    return [value](versa::Span<long> v) {
+      for (long& x : v) x = value;
+    };
+  };
+  rt.submit("fill 1", fill(1), versa::write_only(h));
+  // Rank 1 reads version 1 slowly; version 2 is sent meanwhile and waits for its receive.
+  rt.submit(
+      "slow read",
+      [&](versa::Span<const long> v, versa::Span<long> s) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        s[0] = sum(v);
+      },
+      versa::read(h), versa::write(out));
+  rt.submit("fill 2", fill(2), versa::write_only(h));
+  rt.submit(
+      "read 2", [&](versa::Span<const long> v, versa::Span<long> s) { s[1] = sum(v); },
+      versa::read(h), versa::write(out));
+  // Rank 1 waits for version 3, which rank 0 produces slowly.
+  rt.submit(
+      "slow fill 3",
+      [](versa::Span<long> v) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        for (long& x : v) x = 3;
+      },
+      versa::write_only(h));
+  rt.submit(
+      "read 3", [&](versa::Span<const long> v, versa::Span<long> s) { s[1] += 10 * sum(v); },
+      versa::read(h), versa::write(out));
+  rt.wait_all();
+  if (rt.rank() == 1) {
+    EXPECT_EQ(seen[0], 64);
+    EXPECT_EQ(seen[1], 128 + 10 * 192);
+    EXPECT_EQ(rt.statistics().messages_received, 3u);
   }
 }
 
