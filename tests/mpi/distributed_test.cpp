@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -429,6 +430,23 @@ TEST(Distributed, FailureOnOneRankReachesEveryRank) {
   if (rt.rank() == last) {
     EXPECT_EQ(b, 12);
   }
+}
+
+// A rank killed mid-run, while another waits for a version it was to send. Run only by ctest's
+// mpi.killed_rank (which sets VERSA_MPI_KILL_RANK and checks that mpirun ends the job in bounded
+// time): Versa does not detect the death itself yet; Open MPI's mpirun ends the other ranks.
+TEST(Distributed, KilledRankEndsTheJob) {
+  if (!std::getenv("VERSA_MPI_KILL_RANK")) GTEST_SKIP() << "run by ctest's mpi.killed_rank";
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 0;
+  auto h = rt.data(x, rt.size() - 1, "x");
+  rt.submit(
+      "die", [](versa::Span<int>) { std::raise(SIGKILL); }, versa::write(h));
+  rt.submit(
+      "wait", [](versa::Span<const int>) {}, versa::read(h), versa::mpi::on_rank(0));
+  rt.wait_all();
+  ADD_FAILURE() << "wait_all returned although a rank was killed";
 }
 
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
