@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -267,6 +268,30 @@ TEST_P(CompletionTest, CancelledTaskNeverDetaches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, CompletionTest, ::testing::Values(1, 2, 4));
+
+// With the waiting thread as a worker (Config::caller_runs_tasks), bodies that run on it detach
+// as on any worker; a chain of detached writes keeps its order.
+TEST(Completion, DetachOnTheWaitingThread) {
+  versa::Config config = workers(2);
+  config.caller_runs_tasks = true;
+  versa::Runtime rt(config);
+  Completer completer;
+  std::uint64_t value = 0;
+  auto h = rt.data(value, "value");
+  for (int i = 0; i < 500; ++i)
+    rt.submit(
+        "async step",
+        [&completer, i](versa::Span<std::uint64_t> v) {
+          std::uint64_t* data = v.data();
+          completer.post(versa::detach(), nullptr,
+                         [data, i] { *data = *data * 3 + static_cast<std::uint64_t>(i); });
+        },
+        versa::write(h));
+  rt.wait_all();
+  std::uint64_t expected = 0;  // wraps: unsigned
+  for (int i = 0; i < 500; ++i) expected = expected * 3 + static_cast<std::uint64_t>(i);
+  EXPECT_EQ(value, expected);
+}
 
 TEST(Completion, DetachOutsideATaskIsRefused) {
   versa::Runtime rt(workers(1));
