@@ -8,7 +8,8 @@
 #   cpu        CPU workers, deques, topology
 #   device     the accelerator interface and the registry of device kinds
 #   cuda, emulated, and any other device kind: the backends
-#   core       the runtime: scheduler, dispatch, placement; may include everything
+#   core       the runtime: scheduler, dispatch, placement; may include everything below
+#   mpi        the distributed layer (library versa_mpi): the top; nothing includes it
 cmake_minimum_required(VERSION 3.22)
 set(allowed_base base)
 set(allowed_data base data)
@@ -16,6 +17,7 @@ set(allowed_cpu base cpu)
 set(allowed_device base data device)
 set(allowed_backend base data device)
 set(allowed_core base data cpu device core cuda emulated)
+set(allowed_mpi base data cpu device core cuda emulated mpi)
 
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}/src
      ${SOURCE_DIR}/src/*.hpp ${SOURCE_DIR}/src/*.cpp ${SOURCE_DIR}/src/*.cu)

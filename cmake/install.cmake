@@ -25,8 +25,23 @@ if(BUILD_SHARED_LIBS)
   install(TARGETS versa EXPORT versaTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           NAMELINK_ONLY)
 endif()
+# The distributed layer, when built: versa::mpi in the same package. Its header needs mpi.h, so
+# it is installed only with the library.
+set(VERSA_PACKAGE_MPI OFF)
+if(TARGET versa_mpi)
+  set(VERSA_PACKAGE_MPI ON)
+  target_include_directories(versa_mpi PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  install(TARGETS versa_mpi EXPORT versaTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/versa DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "mpi.hpp" EXCLUDE)
+if(VERSA_PACKAGE_MPI)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/versa/mpi.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/versa)
+endif()
 install(EXPORT versaTargets NAMESPACE versa:: DESTINATION ${VERSA_INSTALL_CMAKEDIR})
 
 # What versaConfig.cmake must find again in the user's project: the link dependencies of

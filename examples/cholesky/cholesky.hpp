@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cuda_kernels.hpp"
 #include "versa/versa.hpp"
@@ -95,9 +96,12 @@ TaskCounts task_counts(std::size_t tiles);
 // returns without waiting. A tile that is not positive definite makes its potrf task throw
 // std::runtime_error; its task is named "potrf A(k,k)", so Runtime::wait_all reports which.
 // Tile kernels run sequential BLAS: call use_one_blas_thread() first when BLAS is threaded.
-template <class T>
-void submit_factorisation(versa::Runtime& rt, const versa::TiledMatrix<T>& a,
-                          const Placements& placements = {}) {
+// `rt` is a versa::Runtime, or a versa::mpi::Runtime (every rank calls this; each task runs on
+// the owner of the tile it writes); `a` a versa::TiledMatrix<T>, or anything with tile_rows()
+// whose a(i, j) is the TileHandle<T> of tile (i, j) for i >= j.
+template <class Runtime, class Matrix>
+void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {}) {
+  using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
   using versa::Tile;
   auto place = [&](const char* kernel) {
     auto it = placements.find(kernel);

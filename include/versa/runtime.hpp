@@ -27,6 +27,8 @@ class PinnedHostMemory;
 namespace detail {
 class HostPins;  // src/data/host_pins.hpp
 void unpin(HostPins& pins, const void* data);
+// Lets layers built on the runtime (src/mpi) submit tasks described by hand.
+struct RuntimeAccess;
 }  // namespace detail
 
 // The task runtime: worker threads, handles and the tasks that access them.
@@ -201,6 +203,7 @@ class Runtime {
  private:
   template <class>
   friend class HostView;
+  friend struct detail::RuntimeAccess;
   struct Impl;
 
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);

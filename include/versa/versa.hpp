@@ -3,6 +3,7 @@
 
 #include "versa/access.hpp"
 #include "versa/access_mode.hpp"
+#include "versa/completion.hpp"
 #include "versa/config.hpp"
 #include "versa/error.hpp"
 #include "versa/handle.hpp"

@@ -86,7 +86,12 @@ class Task {
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
   bool reduction_flush = false;  // applies the partials of its handle's adds; has no `invoke`
   std::atomic<bool> host_ready{false};  // host_access: the access may proceed
-  Task* ready_next;                     // link in a TaskInbox; set when pushed there
+  // Holds on the task's finish taken by versa::detach(): 0 when the body never detached (the
+  // common case, then the worker finishes the task after the body); else one hold for the body
+  // plus one per unfulfilled Completion, and whoever releases the last one finishes the task.
+  // One byte, in what was padding, so that the record keeps its two first cache lines.
+  std::atomic<std::uint8_t> finish_holds{0};
+  Task* ready_next;  // link in a TaskInbox; set when pushed there
 
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;

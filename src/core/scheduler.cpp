@@ -16,6 +16,9 @@ namespace versa::detail {
 namespace {
 // The task running on this thread (for spawn/sync); null outside tasks.
 thread_local Task* this_thread_task = nullptr;
+// The scheduler whose workers (or caller's slot) this thread serves, for versa::detach(); set
+// once per worker thread, so that running a body costs nothing more.
+thread_local Scheduler* this_thread_scheduler = nullptr;
 
 // Commutes (and exclusive user-defined modes), and adds that could not be renamed, run holding
 // their handle's exclusive flag.
@@ -347,6 +350,8 @@ void Scheduler::release_host_access(Task* task) {
   task->host_ready.notify_all();
 }
 
+void Scheduler::worker_started(int) { this_thread_scheduler = this; }
+
 bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cpu(worker); }
 
 // --- Procedure: run -------------------------------------------------------------------------
@@ -384,6 +389,11 @@ void Scheduler::run_and_finish(Task* task, int worker) {
     if (cause) poison_outputs(task, cause);
   }
   if (track_) track_->stopped(worker);
+  // A detached task (versa::detach) finishes when the body's hold and every Completion's are
+  // released: only the body's thread makes the count leave 0, so a 0 read here is final.
+  if (task->finish_holds.load(std::memory_order_relaxed) != 0 &&
+      task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
   finish_ran_task(task, worker);
 }
 
@@ -523,6 +533,41 @@ void Scheduler::fail_task(Task* task, std::exception_ptr error, std::string mess
   finish_task(task, worker);
 }
 
+// --- Procedure: detach ----------------------------------------------------------------------
+
+Scheduler* Scheduler::current_scheduler() { return this_thread_scheduler; }
+
+Task* Scheduler::running_task() { return this_thread_scheduler ? this_thread_task : nullptr; }
+
+// The first hold also stands for the body, released by run_and_finish when it returns; no other
+// thread can touch a count of 0 (nobody holds a Completion of the task yet).
+void Scheduler::hold_finish(Task* task) {
+  const std::uint8_t holds = task->finish_holds.load(std::memory_order_relaxed);
+  if (holds == 0) {
+    task->finish_holds.store(2, std::memory_order_relaxed);
+    return;
+  }
+  if (holds == UINT8_MAX)
+    throw std::logic_error("versa::detach(): task '" + std::string(task->name) +
+                           "' holds 254 Completions already");
+  task->finish_holds.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Scheduler::release_finish(Task* task, std::exception_ptr error) {
+  if (error) {
+    auto failure = std::make_shared<Failure>();
+    failure->task_name = task->name;
+    failure->exception = error;
+    failure->message = describe(error);
+    failures_.record(failure);
+    poison_outputs(task, failure);
+  }
+  // Acquire-release: the finish (on whichever thread releases last) sees what the body and the
+  // asynchronous operation wrote.
+  if (task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    finish_task(task, current_worker());
+}
+
 // --- Procedure: wait ------------------------------------------------------------------------
 
 // A worker never blocks (the task it waits for may be queued behind it, on its own deque): it
@@ -543,6 +588,7 @@ template <class Done>
 void Scheduler::help_as_caller(Done&& done) {
   const int worker = pool_->attach_caller();
   if (worker < 0) return;
+  Scheduler* const enclosing = std::exchange(this_thread_scheduler, this);
   constexpr int idle_limit = 64;
   const std::function<bool()> condition = done;
   for (int idle = 0; !done();) {
@@ -562,6 +608,7 @@ void Scheduler::help_as_caller(Done&& done) {
   }
   count_finished(worker);
   pool_->detach_caller();
+  this_thread_scheduler = enclosing;
 }
 
 void Scheduler::sync() {

@@ -105,6 +105,18 @@ class Scheduler final : public TaskRunner, public Waker {
   // Records that `task` failed with `error` and finishes it, spoiling its outputs.
   void fail_task(Task* task, std::exception_ptr error, std::string message, int worker);
 
+  // --- tasks that finish after their body (versa::detach) ---------------------------------
+  // The scheduler and the task whose body runs on the calling thread, or nulls outside bodies
+  // run by CPU workers.
+  static Scheduler* current_scheduler();
+  static Task* running_task();
+  // Takes a hold on the end of `task`, whose body runs on the calling thread. Throws
+  // std::logic_error when the task holds 254 already.
+  void hold_finish(Task* task);
+  // Releases a hold on the end of `task`; the last one finishes it. Any thread. With `error`,
+  // the task is recorded as failed and its outputs spoilt first.
+  void release_finish(Task* task, std::exception_ptr error);
+
   // --- waiting ----------------------------------------------------------------------------
   // Waits until the children of the calling task (or of the main program) have finished.
   void sync();
@@ -128,7 +140,7 @@ class Scheduler final : public TaskRunner, public Waker {
   }
   void worker_sleeping(int worker) override { count_finished(worker); }
   bool pull_work(int worker) override;
-  void worker_started(int) override {}
+  void worker_started(int) override;
   void worker_stopping(int worker) override { count_finished(worker); }
 
  private:

@@ -1,0 +1,248 @@
+// Distributed execution over MPI (library versa_mpi, target versa::mpi; built when CMake finds
+// MPI, see VERSA_MPI). docs/distributed.md describes the model and the protocol.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "versa/runtime.hpp"
+
+namespace versa::mpi {
+
+// Task option: run the task on `rank` instead of the owner of the first handle it modifies.
+struct OnRank {
+  int rank;
+};
+inline OnRank on_rank(int rank) { return {rank}; }
+
+// The 2-D block-cyclic distribution of tiles (ScaLAPACK's): ranks form a rows x cols grid, and
+// tile (i, j) belongs to rank (i mod rows) * cols + (j mod cols).
+//   auto grid = versa::mpi::BlockCyclic::for_ranks(rt.size());
+//   auto a = rt.tile(p, b, b, ld, grid.owner(i, j));
+struct BlockCyclic {
+  int rows = 1;
+  int cols = 1;
+  int owner(std::size_t i, std::size_t j) const {
+    return static_cast<int>(i % static_cast<std::size_t>(rows)) * cols +
+           static_cast<int>(j % static_cast<std::size_t>(cols));
+  }
+  // The squarest grid of `ranks` ranks (rows <= cols, rows * cols == ranks).
+  static BlockCyclic for_ranks(int ranks);
+};
+
+// What this rank did since the runtime started.
+struct Statistics {
+  std::uint64_t tasks_submitted = 0;  // tasks submitted (the same on every rank)
+  std::uint64_t tasks_executed = 0;   // of those, run on this rank
+  std::uint64_t tasks_pruned = 0;     // of those, with nothing to do on this rank
+  std::uint64_t messages_sent = 0;    // one per (handle version, destination)
+  std::uint64_t bytes_sent = 0;       // data bytes of those (envelopes not counted)
+  std::uint64_t messages_received = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+// wait_all() on every rank, when the ranks did not submit the same stream of tasks and handles.
+class DivergenceError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// wait_all() on a rank whose own tasks succeeded, when a task failed on another rank; and the
+// failure of a receive whose data was spoilt on the sending rank.
+class RemoteFailure : public std::runtime_error {
+ public:
+  RemoteFailure(int rank, const std::string& message) : std::runtime_error(message), rank_(rank) {}
+  // The lowest rank where a task failed.
+  int rank() const { return rank_; }
+
+ private:
+  int rank_;
+};
+
+namespace detail {
+using versa::detail::HandleState;
+// One access of a submitted task, as the distributed layer sees it.
+struct RemoteAccess {
+  HandleState* handle;
+  AccessMode mode;
+};
+}  // namespace detail
+
+// A rank-aware runtime: every rank of the communicator creates one, registers the same handles
+// in the same order (each with an owner rank) and submits the same tasks in the same order.
+// Each task runs on one rank (the owner of the first handle it modifies, or on_rank(r); with
+// none modified, the owner of its first handle; with no handle, rank 0); the other ranks only
+// record what it does to the data. The inputs a task lacks on its rank are
+// sent by the rank that holds their latest version, once per (version, rank): nothing about
+// messages is written by the program.
+//
+//   versa::mpi::Runtime rt;                                 // MPI_COMM_WORLD; 1 local worker
+//   std::vector<double> x(n), y(n);
+//   auto hx = rt.data(x, /*owner=*/0), hy = rt.data(y, /*owner=*/1);
+//   rt.submit("init", [](versa::Span<double> v) { ... }, versa::write_only(hx));  // on rank 0
+//   rt.submit("axpy", body, versa::read(hx), versa::write(hy));  // on rank 1; x moves 0 -> 1
+//   rt.wait_all();                                          // every rank; throws on any failure
+//
+// MPI: when MPI is not initialized, the constructor initializes it with MPI_THREAD_SERIALIZED
+// and the destructor finalizes it (so one such runtime per process). When the program has
+// initialized MPI, the level must be at least MPI_THREAD_SERIALIZED; the runtime calls MPI only
+// from its progress thread (between construction and destruction), so a program that calls
+// MPI itself while a runtime lives needs MPI_THREAD_MULTIPLE. The runtime works on a duplicate
+// of `comm`, so its messages never match the program's.
+//
+// Thread-safety: submit, fetch and wait_all are called by one thread per rank (they define the
+// stream every rank must repeat); tasks may not submit to this runtime (spawn inside their own
+// bodies is local to the rank and invisible to the others). Only CPU workers: a configuration
+// with accelerators is refused. `add` accesses are refused (not supported yet).
+class Runtime {
+ public:
+  // Starts the local runtime with `config` (cpu_workers 0 means 1 per rank here, since ranks
+  // usually share a node), and the progress thread. Throws std::runtime_error when MPI cannot
+  // give the thread level, std::invalid_argument for a configuration with accelerators.
+  explicit Runtime(Config config = {}, MPI_Comm comm = MPI_COMM_WORLD);
+  // Waits for the local tasks (a program should call wait_all() first, on every rank).
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // The runtime of this rank, for what is local (statistics, describe_pending).
+  versa::Runtime& local() { return *local_; }
+
+  // Registers `count` elements at `data` owned by rank `owner`. Every rank registers every
+  // handle, in the same order (the order gives the handle its global id). On the owner the
+  // memory holds the initial value; elsewhere it receives copies, and may be null: the runtime
+  // then allocates it (for as long as the runtime lives).
+  template <class T>
+  Handle<T> data(T* data, std::size_t count, int owner, std::string name = {}) {
+    void* p = prepare(data, count * sizeof(T), owner);
+    return add(local_->data(static_cast<T*>(p), count, std::move(name)), owner);
+  }
+  template <class T>
+  Handle<T> data(std::vector<T>& values, int owner, std::string name = {}) {
+    return data(values.data(), values.size(), owner, std::move(name));
+  }
+  // A single object owned by `owner`; see data().
+  template <class T>
+  requires(!std::is_pointer_v<T>) Handle<T> data(T& value, int owner, std::string name = {}) {
+    return data(&value, 1, owner, std::move(name));
+  }
+  // A column-major rows x cols tile with leading dimension ld, owned by `owner`; see data().
+  template <class T>
+  TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld, int owner,
+                     std::string name = {}) {
+    void* p = prepare(data, (cols ? (cols - 1) * ld + rows : 0) * sizeof(T), owner);
+    return add(local_->tile(static_cast<T*>(p), rows, cols, ld, std::move(name)), owner);
+  }
+  // A handle with no data, for ordering tasks across ranks.
+  Token token(int owner, std::string name = {}) {
+    return add(local_->token(std::move(name)), owner);
+  }
+
+  // The owner `handle` was registered with, and the rank that holds its latest version (as
+  // submitted so far). Throws std::invalid_argument for a handle of another runtime.
+  int owner(const HandleBase& handle) const;
+  int holder(const HandleBase& handle) const;
+
+  // Submits a task on every rank (see the class comment); arguments as versa::Runtime::submit,
+  // plus on_rank(r) anywhere among them. Throws std::invalid_argument for an `add` access, a
+  // handle not registered with this runtime, or one given twice, on every rank alike.
+  template <class Cpu, class Cuda, class Emulated, class... Args>
+  void submit(const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
+    if (plan_task(type.name(), args...)) forward_type(type, args...);
+  }
+  template <class F, class... Args>
+  requires(!std::is_convertible_v<F, std::string_view>) void submit(std::string_view name, F&& body,
+                                                                    Args&&... args) {
+    if (plan_task(name, args...)) forward_body(name, std::forward<F>(body), args...);
+  }
+
+  // Makes `rank` hold the latest version of `handle` (a message when it lacks it), so that its
+  // memory there has the value after wait_all(). Every rank calls it, like submit.
+  void fetch(const HandleBase& handle, int rank);
+
+  // Waits for every task on every rank: the local tasks, then a collective step that compares
+  // the ranks' submitted streams and failures. Throws, on every rank alike: DivergenceError when
+  // the streams differ; the local TaskFailure when a task of this rank failed; RemoteFailure
+  // when only another rank's did.
+  void wait_all();
+
+  // What this rank did (messages counted as the progress thread issues and receives them).
+  Statistics statistics() const;
+
+ private:
+  struct Impl;
+
+  void* prepare(void* data, std::size_t bytes, int owner);
+  void register_handle(versa::detail::HandleState* state, int owner);
+  template <class H>
+  H add(H handle, int owner) {
+    register_handle(versa::detail::state_of(handle), owner);
+    return handle;
+  }
+
+  // Records the task's effect on the data on this rank and issues the transfers it needs;
+  // returns whether this rank runs it.
+  bool plan(std::string_view name, const detail::RemoteAccess* accesses, std::size_t count,
+            int executor);
+  // Issues this rank's part (a send, a receive, or none) of moving the latest version of handle
+  // `id` from rank `from` to rank `to`; returns whether it has one.
+  bool transfer(std::uint32_t id, int from, int to);
+  template <class... Args>
+  bool plan_task(std::string_view name, const Args&... args) {
+    constexpr std::size_t n = (std::size_t{0} + ... + (versa::detail::is_access_v<Args> ? 1 : 0));
+    detail::RemoteAccess accesses[n > 0 ? n : 1];
+    detail::RemoteAccess* next = accesses;
+    int executor = -1;
+    auto collect = [&](const auto& arg) {
+      using T = std::remove_cvref_t<decltype(arg)>;
+      if constexpr (versa::detail::is_access_v<T>) {
+        *next++ = {arg.handle, arg.mode};
+      } else if constexpr (std::is_same_v<T, OnRank>) {
+        executor = arg.rank;
+      }
+    };
+    (collect(args), ...);
+    (void)collect;  // a task with no arguments
+    return plan(name, accesses, n, executor);
+  }
+  // Submit to the local runtime with the on_rank() options left out.
+  template <class Type, class... Args>
+  void forward_type(const Type& type, const Args&... args) {
+    std::apply([&](const auto&... kept) { local_->submit(type, kept...); },
+               std::tuple_cat(keep(args)...));
+  }
+  template <class F, class... Args>
+  void forward_body(std::string_view name, F&& body, const Args&... args) {
+    std::apply([&](const auto&... kept) { local_->submit(name, std::forward<F>(body), kept...); },
+               std::tuple_cat(keep(args)...));
+  }
+  template <class T>
+  static auto keep(const T& arg) {
+    if constexpr (std::is_same_v<T, OnRank>) {
+      return std::tuple<>();
+    } else {
+      return std::tuple<const T&>(arg);
+    }
+  }
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::unique_ptr<Impl> impl_;
+  // After impl_: destroyed first, so that its tasks (which use impl_'s progress thread) end
+  // while that thread still runs.
+  std::unique_ptr<versa::Runtime> local_;
+};
+
+}  // namespace versa::mpi

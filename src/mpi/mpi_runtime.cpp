@@ -1,0 +1,122 @@
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "data/handle_state.hpp"
+#include "mpi/runtime_access.hpp"
+#include "mpi/runtime_impl.hpp"
+
+namespace versa::mpi {
+
+using versa::detail::RuntimeAccess;
+
+BlockCyclic BlockCyclic::for_ranks(int ranks) {
+  int rows = static_cast<int>(std::sqrt(static_cast<double>(ranks)));
+  while (rows > 1 && ranks % rows != 0) --rows;
+  rows = rows < 1 ? 1 : rows;
+  return BlockCyclic{rows, ranks / rows};
+}
+
+namespace {
+// MPI as the runtime needs it: initialized here when the program has not, at a level that lets
+// the progress thread call it. Returns whether this call initialized it.
+bool start_mpi() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized)
+    throw std::runtime_error(
+        "versa::mpi::Runtime: MPI is finalized already (a runtime that initialized MPI "
+        "finalizes it when destroyed; initialize MPI in the program to create several runtimes)");
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized) {
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    if (!initialized) MPI_Finalize();
+    throw std::runtime_error(
+        "versa::mpi::Runtime needs MPI_THREAD_SERIALIZED (its progress thread calls MPI) or "
+        "MPI_THREAD_MULTIPLE (when the program calls MPI too while the runtime lives); this MPI "
+        "provides level " +
+        std::to_string(provided));
+  }
+  return !initialized;
+}
+}  // namespace
+
+Runtime::Impl::~Impl() {
+  engine.reset();
+  MPI_Comm_free(&comm);
+  if (owns_mpi) MPI_Finalize();
+}
+
+Runtime::Runtime(Config config, MPI_Comm comm) {
+  const bool owns_mpi = start_mpi();
+  MPI_Comm dup;
+  MPI_Comm_dup(comm, &dup);
+  MPI_Comm_rank(dup, &rank_);
+  MPI_Comm_size(dup, &size_);
+  impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_);
+  if (config.cpu_workers == 0) config.cpu_workers = 1;
+  config.gpus = 0;
+  local_ = std::make_unique<versa::Runtime>(std::move(config));
+  if (local_->device_count() != 0)
+    throw std::invalid_argument(
+        "versa::mpi::Runtime: accelerators are not supported on a distributed runtime yet "
+        "(Config::emulated_devices, other_devices, VERSA_EMULATED, VERSA_NGPU must ask for none)");
+  impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");
+  impl_->receive_name = RuntimeAccess::intern(*local_, "mpi receive");
+}
+
+// local_ goes first (its destructor waits for the transfer tasks, which need the progress
+// thread), then impl_.
+Runtime::~Runtime() { local_.reset(); }
+
+void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
+  if (owner < 0 || owner >= size_)
+    throw std::invalid_argument("versa::mpi: owner rank " + std::to_string(owner) +
+                                " out of range (0 to " + std::to_string(size_ - 1) + ")");
+  if (data || bytes == 0) return data;
+  if (owner == rank_)
+    throw std::invalid_argument("versa::mpi: the owner of a handle must give its memory");
+  impl_->buffers.push_back(std::make_unique<std::byte[]>(bytes));
+  return impl_->buffers.back().get();
+}
+
+void Runtime::register_handle(versa::detail::HandleState* state, int owner) {
+  const std::uint32_t id = impl_->directory.add(state, owner);
+  detail::mix(impl_->stream_hash, id);
+  detail::mix(impl_->stream_hash, owner);
+  detail::mix(impl_->stream_hash, state->layout()->bytes());
+}
+
+int Runtime::owner(const HandleBase& handle) const {
+  const std::int64_t id = impl_->directory.find(versa::detail::state_of(handle));
+  if (id < 0) throw std::invalid_argument("versa::mpi: a handle of another runtime");
+  return impl_->directory[static_cast<std::uint32_t>(id)].owner;
+}
+
+int Runtime::holder(const HandleBase& handle) const {
+  const std::int64_t id = impl_->directory.find(versa::detail::state_of(handle));
+  if (id < 0) throw std::invalid_argument("versa::mpi: a handle of another runtime");
+  return impl_->directory[static_cast<std::uint32_t>(id)].holder;
+}
+
+Statistics Runtime::statistics() const {
+  Statistics s = impl_->counts;
+  s.messages_sent = impl_->engine->messages_sent();
+  s.bytes_sent = impl_->engine->bytes_sent();
+  s.messages_received = impl_->engine->messages_received();
+  s.bytes_received = impl_->engine->bytes_received();
+  return s;
+}
+
+}  // namespace versa::mpi

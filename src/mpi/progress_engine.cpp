@@ -1,0 +1,377 @@
+#include "mpi/progress_engine.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <exception>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "versa/mpi.hpp"
+
+namespace versa::mpi::detail {
+
+using versa::detail::MutexLock;
+
+namespace {
+
+bool contiguous(const Layout& layout) { return layout.cols <= 1 || layout.ld == layout.rows; }
+
+// Column by column between a tile with a leading dimension and a packed buffer.
+void pack(std::byte* to, const void* from, const Layout& layout) {
+  const std::size_t column = layout.rows * layout.element_size;
+  const auto* source = static_cast<const std::byte*>(from);
+  for (std::size_t j = 0; j < layout.cols; ++j)
+    std::memcpy(to + j * column, source + j * layout.ld * layout.element_size, column);
+}
+void unpack(void* to, const std::byte* from, const Layout& layout) {
+  const std::size_t column = layout.rows * layout.element_size;
+  auto* target = static_cast<std::byte*>(to);
+  for (std::size_t j = 0; j < layout.cols; ++j)
+    std::memcpy(target + j * layout.ld * layout.element_size, from + j * column, column);
+}
+
+std::string describe_key(std::uint64_t handle, std::uint64_t version) {
+  return "handle #" + std::to_string(handle) + " version " + std::to_string(version);
+}
+
+}  // namespace
+
+ProgressEngine::ProgressEngine(MPI_Comm comm, int rank, int max_in_flight)
+    : comm_(comm),
+      rank_(rank),
+      max_in_flight_(static_cast<std::size_t>(max_in_flight)),
+      thread_([this] { run(); }) {}
+
+ProgressEngine::~ProgressEngine() {
+  {
+    MutexLock lock(mutex_);
+    stop_ = true;
+  }
+  posted_cv_.notify_all();
+  thread_.join();
+}
+
+void ProgressEngine::send(int to, std::uint64_t handle, std::uint64_t version, const void* data,
+                          const Layout& layout, std::string failure, Completion done) {
+  {
+    MutexLock lock(mutex_);
+    posted_.sends.push_back(Send{to,
+                                 Envelope{handle, version, 0, 0},
+                                 data,
+                                 layout,
+                                 std::move(failure),
+                                 std::move(done),
+                                 {},
+                                 {MPI_REQUEST_NULL, MPI_REQUEST_NULL}});
+  }
+  posted_cv_.notify_one();
+}
+
+void ProgressEngine::receive(int from, std::uint64_t handle, std::uint64_t version, void* data,
+                             const Layout& layout, Completion done) {
+  {
+    MutexLock lock(mutex_);
+    posted_.receives.emplace_back(Key{handle, version},
+                                  Receive{from, data, layout, std::move(done)});
+  }
+  posted_cv_.notify_one();
+}
+
+std::vector<std::uint64_t> ProgressEngine::allreduce_max(std::vector<std::uint64_t> values) {
+  MutexLock lock(mutex_);
+  collective_in_ = std::move(values);
+  collective_asked_ = true;
+  collective_done_ = false;
+  posted_cv_.notify_one();
+  collective_cv_.wait(lock.native(), [this]() VERSA_REQUIRES(mutex_) { return collective_done_; });
+  return std::move(collective_out_);
+}
+
+// --- Procedure: run ---------------------------------------------------------------------------
+
+// Polls while anything is in flight; when nothing moved for a while, waits for a post in short
+// steps (an envelope from another rank has no way to wake it: 100 us bounds its delay).
+void ProgressEngine::run() {
+  int quiet_rounds = 0;
+  for (;;) {
+    bool moved = take_posted();
+    moved |= start_sends();
+    moved |= probe_envelopes();
+    moved |= test_sends();
+    moved |= test_incoming();
+    moved |= step_collective();
+    if (moved) {
+      quiet_rounds = 0;
+      continue;
+    }
+    MutexLock lock(mutex_);
+    if (stop_ && idle()) return;
+    if (++quiet_rounds < 64) {
+      lock.unlock();
+      std::this_thread::yield();
+      continue;
+    }
+    posted_cv_.wait_for(lock.native(), std::chrono::microseconds(100));
+  }
+}
+
+bool ProgressEngine::idle() const {
+  return sending_.empty() && arriving_.empty() && expected_.empty() && discarded_.empty() &&
+         !collective_running_;
+}
+
+bool ProgressEngine::take_posted() {
+  Posted posted;
+  bool collective = false;
+  {
+    MutexLock lock(mutex_);
+    std::swap(posted, posted_);
+    if (collective_asked_ && !collective_running_) {
+      collective_asked_ = false;
+      collective_send_ = std::move(collective_in_);
+      collective = true;
+    }
+  }
+  if (collective) {
+    collective_receive_.assign(collective_send_.size(), 0);
+    MPI_Iallreduce(collective_send_.data(), collective_receive_.data(),
+                   static_cast<int>(collective_send_.size()), MPI_UINT64_T, MPI_MAX, comm_,
+                   &collective_request_);
+    collective_running_ = true;
+  }
+  for (Send& send : posted.sends) waiting_[send.to].push_back(std::move(send));
+  for (auto& [key, receive] : posted.receives) match(key, std::move(receive));
+  return collective || !posted.sends.empty() || !posted.receives.empty();
+}
+
+bool ProgressEngine::step_collective() {
+  if (!collective_running_) return false;
+  int done = 0;
+  MPI_Test(&collective_request_, &done, MPI_STATUS_IGNORE);
+  if (!done) return false;
+  collective_running_ = false;
+  {
+    MutexLock lock(mutex_);
+    collective_out_ = std::move(collective_receive_);
+    collective_done_ = true;
+  }
+  collective_cv_.notify_all();
+  return true;
+}
+
+// --- Procedure: send --------------------------------------------------------------------------
+
+bool ProgressEngine::start_sends() {
+  bool moved = false;
+  for (auto& [to, queue] : waiting_) {
+    std::size_t& in_flight = in_flight_[to];
+    while (!queue.empty() && in_flight < max_in_flight_) {
+      Send& send = sending_.emplace_back(std::move(queue.front()));
+      queue.pop_front();
+      ++in_flight;
+      moved = true;
+      const void* payload = send.data;
+      std::size_t bytes = send.layout.bytes();
+      if (!send.failure.empty()) {
+        send.envelope.failed = 1;
+        send.staging.resize(send.failure.size());
+        std::memcpy(send.staging.data(), send.failure.data(), send.failure.size());
+        payload = send.staging.data();
+        bytes = send.staging.size();
+      } else if (bytes != 0 && !contiguous(send.layout)) {
+        send.staging.resize(bytes);
+        pack(send.staging.data(), send.data, send.layout);
+        payload = send.staging.data();
+      }
+      if (bytes > static_cast<std::size_t>(INT_MAX)) {
+        // Refused before anything is sent: the receiver then waits, so say it loudly.
+        send.done.fail(std::make_exception_ptr(std::length_error(
+            "versa::mpi: " + describe_key(send.envelope.handle, send.envelope.version) +
+            " is over 2 GiB; larger messages are not supported yet")));
+        bytes = 0;
+        send.envelope.failed = 1;
+      }
+      send.envelope.bytes = bytes;
+      send.requests[0] = send.requests[1] = MPI_REQUEST_NULL;  // not 0 in every MPI
+      MPI_Isend(&send.envelope, sizeof(Envelope), MPI_BYTE, to, envelope_tag, comm_,
+                &send.requests[0]);
+      if (bytes != 0)
+        MPI_Isend(payload, static_cast<int>(bytes), MPI_BYTE, to, data_tag, comm_,
+                  &send.requests[1]);
+      messages_sent_.fetch_add(1, std::memory_order_relaxed);
+      if (!send.envelope.failed) bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
+    }
+  }
+  return moved;
+}
+
+bool ProgressEngine::test_sends() {
+  bool moved = false;
+  for (auto it = sending_.begin(); it != sending_.end();) {
+    int done = 0;
+    MPI_Testall(2, it->requests, &done, MPI_STATUSES_IGNORE);
+    if (!done) {
+      ++it;
+      continue;
+    }
+    --in_flight_[it->to];
+    if (it->done) it->done.complete();
+    it = sending_.erase(it);
+    moved = true;
+  }
+  return moved;
+}
+
+// --- Procedure: receive -----------------------------------------------------------------------
+
+bool ProgressEngine::probe_envelopes() {
+  bool moved = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, envelope_tag, comm_, &flag, &status);
+    if (!flag) return moved;
+    Envelope envelope;
+    MPI_Recv(&envelope, sizeof(Envelope), MPI_BYTE, status.MPI_SOURCE, envelope_tag, comm_,
+             MPI_STATUS_IGNORE);
+    on_envelope(status.MPI_SOURCE, envelope);
+    moved = true;
+  }
+}
+
+void ProgressEngine::on_envelope(int from, const Envelope& envelope) {
+  const Key key{envelope.handle, envelope.version};
+  messages_received_.fetch_add(1, std::memory_order_relaxed);
+  if (!envelope.failed) bytes_received_.fetch_add(envelope.bytes, std::memory_order_relaxed);
+  auto [it, fresh] = incoming_.try_emplace(key);
+  if (!fresh) {
+    // The same version twice: the ranks' directories disagree. Fail whoever waits for it, and
+    // take the payload aside, so that the payloads after it still match their envelopes.
+    Incoming& first = it->second;
+    if (first.matched && first.receive.done)
+      first.receive.done.fail(std::make_exception_ptr(DivergenceError(
+          "versa::mpi: " + describe_key(key.handle, key.version) + " arrived twice on rank " +
+          std::to_string(rank_) + ": the ranks submitted different task streams")));
+    Incoming& duplicate = discarded_.emplace_back();
+    if (envelope.bytes != 0) {
+      duplicate.staging.resize(envelope.bytes);
+      MPI_Irecv(duplicate.staging.data(), static_cast<int>(envelope.bytes), MPI_BYTE, from,
+                data_tag, comm_, &duplicate.request);
+    }
+    return;
+  }
+  Incoming& incoming = it->second;
+  incoming.from = from;
+  incoming.envelope = envelope;
+  if (auto waiting = expected_.find(key); waiting != expected_.end()) {
+    incoming.receive = std::move(waiting->second);
+    incoming.matched = true;
+    expected_.erase(waiting);
+  }
+  post_payload_receive(key, incoming);
+}
+
+void ProgressEngine::post_payload_receive(Key key, Incoming& incoming) {
+  const std::uint64_t bytes = incoming.envelope.bytes;
+  if (bytes == 0) {
+    incoming.arrived = true;
+    if (incoming.matched) {
+      finish_receive(incoming);
+      incoming_.erase(key);
+    }
+    return;
+  }
+  void* target;
+  if (incoming.matched && !incoming.envelope.failed && contiguous(incoming.receive.layout) &&
+      incoming.receive.layout.bytes() == bytes) {
+    incoming.direct = true;
+    target = incoming.receive.data;
+  } else {
+    incoming.staging.resize(bytes);
+    target = incoming.staging.data();
+  }
+  MPI_Irecv(target, static_cast<int>(bytes), MPI_BYTE, incoming.from, data_tag, comm_,
+            &incoming.request);
+  arriving_.push_back(key);
+}
+
+bool ProgressEngine::test_incoming() {
+  bool moved = false;
+  for (auto it = discarded_.begin(); it != discarded_.end();) {
+    int done = 0;
+    MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    it = done ? discarded_.erase(it) : std::next(it);
+  }
+  for (std::size_t i = 0; i < arriving_.size();) {
+    auto it = incoming_.find(arriving_[i]);
+    int done = 0;
+    MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    moved = true;
+    it->second.arrived = true;
+    if (it->second.matched) {
+      finish_receive(it->second);
+      incoming_.erase(it);
+    }
+    arriving_[i] = arriving_.back();
+    arriving_.pop_back();
+  }
+  return moved;
+}
+
+// A receive task's request: its data may have arrived already (staged), be on its way, or not
+// be announced yet.
+void ProgressEngine::match(Key key, Receive receive) {
+  auto it = incoming_.find(key);
+  if (it == incoming_.end()) {
+    expected_.emplace(key, std::move(receive));
+    return;
+  }
+  it->second.receive = std::move(receive);
+  it->second.matched = true;
+  if (!it->second.arrived) return;  // test_incoming finishes it
+  finish_receive(it->second);
+  incoming_.erase(it);
+}
+
+void ProgressEngine::finish_receive(Incoming& incoming) {
+  Receive& receive = incoming.receive;
+  const Envelope& envelope = incoming.envelope;
+  if (!receive.done) return;
+  if (incoming.from != receive.from) {
+    receive.done.fail(std::make_exception_ptr(DivergenceError(
+        "versa::mpi: " + describe_key(envelope.handle, envelope.version) + " came from rank " +
+        std::to_string(incoming.from) + ", rank " + std::to_string(rank_) + " expected it from " +
+        std::to_string(receive.from) + ": the ranks submitted different task streams")));
+    return;
+  }
+  if (envelope.failed) {
+    const auto* text = reinterpret_cast<const char*>(incoming.staging.data());
+    receive.done.fail(std::make_exception_ptr(
+        RemoteFailure(incoming.from, std::string(text, incoming.staging.size()))));
+    return;
+  }
+  if (envelope.bytes != receive.layout.bytes()) {
+    receive.done.fail(std::make_exception_ptr(DivergenceError(
+        "versa::mpi: " + describe_key(envelope.handle, envelope.version) + " has " +
+        std::to_string(envelope.bytes) + " bytes on rank " + std::to_string(incoming.from) +
+        " and " + std::to_string(receive.layout.bytes()) + " on rank " + std::to_string(rank_) +
+        ": the ranks registered different handles")));
+    return;
+  }
+  if (!incoming.direct && envelope.bytes != 0) {
+    if (contiguous(receive.layout))
+      std::memcpy(receive.data, incoming.staging.data(), envelope.bytes);
+    else
+      unpack(receive.data, incoming.staging.data(), receive.layout);
+  }
+  receive.done.complete();
+}
+
+}  // namespace versa::mpi::detail

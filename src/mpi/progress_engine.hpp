@@ -1,0 +1,174 @@
+// The one thread of a rank that calls MPI (docs/distributed.md, "Protocol"). Transfer tasks
+// hand it sends and receives with a Completion and return; it issues nonblocking MPI
+// operations, matches what arrives by (handle id, version) and completes the tasks when their
+// transfer is done, so that no worker ever blocks in MPI (with one worker per rank, a worker
+// blocked in MPI_Wait would deadlock the rank).
+//
+// A dedicated thread rather than progress inside idle workers: MPI is then called from one
+// thread only (MPI_THREAD_SERIALIZED suffices), progress does not stop while every worker runs
+// long kernels, and the workers' idle protocol stays the core's. It polls while transfers are
+// pending and sleeps in short steps otherwise.
+//
+// Wire format: each transfer is an Envelope on envelope_tag, then, when it has a payload, the
+// payload on data_tag. MPI keeps messages of one sender and tag in order, so the k-th payload
+// from a rank belongs to the k-th envelope with a payload from that rank: the receiver posts
+// the payload's receive when the envelope arrives, into the replica when its receive task is
+// already waiting (and the layout is contiguous), else into a staging buffer.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/mutex.hpp"
+#include "base/thread_annotations.hpp"
+#include "versa/completion.hpp"
+#include "versa/detail/task_glue.hpp"
+
+namespace versa::mpi::detail {
+
+using versa::detail::Layout;
+
+// Fixed tags: never one per message (MPI_TAG_UB may be as small as 32767).
+inline constexpr int envelope_tag = 1501;
+inline constexpr int data_tag = 1502;
+
+struct Envelope {
+  std::uint64_t handle;   // global id
+  std::uint64_t version;  // of the data sent
+  std::uint64_t bytes;    // payload bytes following on data_tag; 0: none
+  std::uint64_t failed;   // 1: the version was spoilt by a failure; the payload is its message
+};
+
+class ProgressEngine {
+ public:
+  // At most `max_in_flight` sends per destination at once; more wait in order.
+  ProgressEngine(MPI_Comm comm, int rank, int max_in_flight);
+  ~ProgressEngine();
+  ProgressEngine(const ProgressEngine&) = delete;
+  ProgressEngine& operator=(const ProgressEngine&) = delete;
+
+  // Sends version `version` of handle `handle` (its data at `data`, of `layout`) to rank `to`,
+  // or, when `failure` is not empty, the news that this version was spoilt. `done` is completed
+  // when MPI has sent it. Any thread.
+  void send(int to, std::uint64_t handle, std::uint64_t version, const void* data,
+            const Layout& layout, std::string failure, Completion done);
+  // Receives that version from rank `from` into `data`; `done` is completed when it is there,
+  // failed (RemoteFailure) when the sender's version was spoilt. Any thread.
+  void receive(int from, std::uint64_t handle, std::uint64_t version, void* data,
+               const Layout& layout, Completion done);
+  // The element-wise maximum of `values` over all ranks (a collective: every rank calls it).
+  // Blocks the caller; not from a worker.
+  std::vector<std::uint64_t> allreduce_max(std::vector<std::uint64_t> values);
+
+  std::uint64_t messages_sent() const { return messages_sent_.load(std::memory_order_relaxed); }
+  std::uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
+  std::uint64_t messages_received() const {
+    return messages_received_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Key {
+    std::uint64_t handle;
+    std::uint64_t version;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>()(k.handle * 0x9e3779b97f4a7c15ULL ^ k.version);
+    }
+  };
+  struct Send {
+    int to;
+    Envelope envelope;
+    const void* data;
+    Layout layout;
+    std::string failure;
+    Completion done;
+    std::vector<std::byte> staging;  // packed data or the failure's message
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+  struct Receive {
+    int from;
+    void* data;
+    Layout layout;
+    Completion done;
+  };
+  struct Incoming {
+    int from;
+    Envelope envelope;
+    std::vector<std::byte> staging;
+    bool direct = false;  // received straight into the receive's replica
+    bool arrived = false;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool matched = false;  // `receive` is set
+    Receive receive;
+  };
+  // Posted by the transfer tasks and wait_all, taken by the progress thread.
+  struct Posted {
+    std::vector<Send> sends;
+    std::vector<std::pair<Key, Receive>> receives;
+  };
+
+  void run();
+  bool take_posted();
+  bool start_sends();
+  bool test_sends();
+  bool probe_envelopes();
+  bool test_incoming();
+  bool step_collective();
+  void on_envelope(int from, const Envelope& envelope);
+  void post_payload_receive(Key key, Incoming& incoming);
+  void match(Key key, Receive receive);
+  void finish_receive(Incoming& incoming);
+  bool idle() const;
+
+  const MPI_Comm comm_;
+  const int rank_;
+  const std::size_t max_in_flight_;
+
+  versa::detail::Mutex mutex_;
+  std::condition_variable posted_cv_;      // something was posted, or stop
+  std::condition_variable collective_cv_;  // the collective finished
+  Posted posted_ VERSA_GUARDED_BY(mutex_);
+  bool stop_ VERSA_GUARDED_BY(mutex_) = false;
+  // The collective asked for by wait_all, and its result.
+  std::vector<std::uint64_t> collective_in_ VERSA_GUARDED_BY(mutex_);
+  std::vector<std::uint64_t> collective_out_ VERSA_GUARDED_BY(mutex_);
+  bool collective_asked_ VERSA_GUARDED_BY(mutex_) = false;
+  bool collective_done_ VERSA_GUARDED_BY(mutex_) = false;
+  // The collective in progress: the progress thread's (MPI writes the buffers meanwhile).
+  bool collective_running_ = false;
+  std::vector<std::uint64_t> collective_send_;
+  std::vector<std::uint64_t> collective_receive_;
+  MPI_Request collective_request_ = MPI_REQUEST_NULL;
+
+  // The progress thread's own state.
+  std::unordered_map<int, std::deque<Send>> waiting_;    // per destination, beyond the bound
+  std::unordered_map<int, std::size_t> in_flight_;       // sends started per destination
+  std::list<Send> sending_;                              // started; stable addresses for MPI
+  std::unordered_map<Key, Receive, KeyHash> expected_;   // receives whose envelope is not here
+  std::unordered_map<Key, Incoming, KeyHash> incoming_;  // envelopes here, receive or not
+  std::vector<Key> arriving_;                            // incoming_ with a payload in flight
+  std::list<Incoming> discarded_;  // duplicates (divergent ranks): received, then dropped
+
+  // Written by the progress thread, read by statistics(): relaxed, they are counts.
+  std::atomic<std::uint64_t> messages_sent_{0};
+  std::atomic<std::uint64_t> bytes_sent_{0};
+  std::atomic<std::uint64_t> messages_received_{0};
+  std::atomic<std::uint64_t> bytes_received_{0};
+
+  std::thread thread_;  // last: it runs on the members above
+};
+
+}  // namespace versa::mpi::detail

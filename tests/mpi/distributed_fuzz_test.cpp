@@ -1,0 +1,248 @@
+// The distributed fuzzer (docs/distributed.md, "Tests"): random programs of read, write and
+// write_only tasks over a few handles with random owners and executors, on however many ranks
+// mpirun started. Every handle's final value equals the sequential run's (bitwise: integers),
+// and every rank's tasks, messages and bytes equal what an independent model of the
+// owner-computes rule and its cache predicts.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mpi/rank_config.hpp"
+#include "versa/mpi.hpp"
+#include "versa/versa.hpp"
+
+namespace {
+
+using Value = std::int64_t;
+enum class Mode : std::uint8_t { read, write, write_only };
+using versa::testing::rank_config;
+
+// --- the program the fuzzer runs, and its sequential model ----------------------------------
+
+// Reads what read and write accesses see, then writes every write and write_only access: a
+// function of the task's id and inputs, so that any misordering or stale copy shows.
+Value sum(versa::Span<const Value> v) {
+  Value s = 0;
+  for (Value x : v) s = s * 1099511628211LL + x;
+  return s;
+}
+Value sum(versa::Span<Value> v) { return sum(versa::Span<const Value>(v.data(), v.size())); }
+void modify(versa::Span<const Value>, Mode, Value) {}
+void modify(versa::Span<Value> v, Mode mode, Value acc) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = mode == Mode::write ? v[i] * 7 + acc + static_cast<Value>(i)
+                               : acc ^ static_cast<Value>(i * 977);
+}
+template <class... Views>
+void step(Value id, const std::array<Mode, 3>& modes, Views... views) {
+  Value acc = id;
+  int i = 0;
+  ((acc = modes[i] != Mode::write_only ? acc * 31 + sum(views) : acc, ++i), ...);
+  i = 0;
+  ((modify(views, modes[i], acc), ++i), ...);
+}
+
+struct FuzzTask {
+  int count;
+  std::array<int, 3> handles;
+  std::array<Mode, 3> modes;
+  int on_rank;  // -1: the owner-computes rule
+};
+
+std::vector<FuzzTask> random_program(std::uint64_t seed, int tasks, int handles, int ranks) {
+  std::mt19937_64 rng(seed);
+  std::vector<FuzzTask> program(static_cast<std::size_t>(tasks));
+  for (FuzzTask& t : program) {
+    t.count = 1 + static_cast<int>(rng() % 3);
+    std::set<int> used;
+    for (int i = 0; i < t.count; ++i) {
+      int h;
+      do h = static_cast<int>(rng() % static_cast<std::uint64_t>(handles));
+      while (used.count(h));
+      used.insert(h);
+      t.handles[i] = h;
+      t.modes[i] = static_cast<Mode>(rng() % 3);
+    }
+    t.on_rank = rng() % 10 == 0 ? static_cast<int>(rng() % static_cast<std::uint64_t>(ranks)) : -1;
+  }
+  return program;
+}
+
+// What each rank must send and receive, and run, by the rule (an independent reading of
+// docs/distributed.md): executor = on_rank, else owner of the first modified handle, else of
+// the first handle; an input the executor lacks comes from the last writer's rank, once per
+// version and rank.
+struct Prediction {
+  std::vector<std::uint64_t> sent, received, executed;
+};
+struct ModelHandle {
+  int owner, holder;
+  std::set<int> valid;
+};
+int predict_task(std::vector<ModelHandle>& hs, const int* ids, const Mode* modes, int n,
+                 int on_rank, Prediction& p) {
+  int executor = on_rank;
+  for (int i = 0; i < n && executor < 0; ++i)
+    if (modes[i] != Mode::read) executor = hs[ids[i]].owner;
+  if (executor < 0) executor = hs[ids[0]].owner;
+  for (int i = 0; i < n; ++i) {
+    ModelHandle& h = hs[ids[i]];
+    if (modes[i] == Mode::write_only || h.valid.count(executor)) continue;
+    ++p.sent[h.holder];
+    ++p.received[executor];
+    h.valid.insert(executor);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (modes[i] == Mode::read) continue;
+    hs[ids[i]].holder = executor;
+    hs[ids[i]].valid = {executor};
+  }
+  return executor;
+}
+
+template <class... Accesses>
+void submit_fuzz(versa::mpi::Runtime& rt, std::vector<versa::Handle<Value>>& hs, const FuzzTask& t,
+                 Value id, const Accesses&... accesses) {
+  constexpr int done = sizeof...(Accesses);
+  if constexpr (done < 3) {
+    if (done < t.count) {
+      versa::Handle<Value>& h = hs[t.handles[done]];
+      switch (t.modes[done]) {
+        case Mode::read:
+          return submit_fuzz(rt, hs, t, id, accesses..., versa::read(h));
+        case Mode::write:
+          return submit_fuzz(rt, hs, t, id, accesses..., versa::write(h));
+        case Mode::write_only:
+          return submit_fuzz(rt, hs, t, id, accesses..., versa::write_only(h));
+      }
+    }
+  }
+  auto body = [id, modes = t.modes](auto... views) { step(id, modes, views...); };
+  if (t.on_rank >= 0)
+    rt.submit("fuzz", body, accesses..., versa::mpi::on_rank(t.on_rank));
+  else
+    rt.submit("fuzz", body, accesses...);
+}
+
+// Runs task `t` (number `id`) on the model's arrays: views on them, read ones const.
+void apply_to_model(std::vector<std::vector<Value>>& model, const FuzzTask& t, Value id) {
+  const std::array<Mode, 3> modes = t.modes;
+  auto view = [&](int i, auto&& next) {
+    std::vector<Value>& data = model[t.handles[i]];
+    if (t.modes[i] == Mode::read) return next(versa::Span<const Value>(data.data(), data.size()));
+    return next(versa::Span<Value>(data.data(), data.size()));
+  };
+  if (t.count == 1) view(0, [&](auto a) { step(id, modes, a); });
+  if (t.count == 2) view(0, [&](auto a) { view(1, [&](auto b) { step(id, modes, a, b); }); });
+  if (t.count == 3)
+    view(0, [&](auto a) {
+      view(1, [&](auto b) { view(2, [&](auto c) { step(id, modes, a, b, c); }); });
+    });
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// Fuzzer programs that passed on this rank; rank 0 prints the count as a RESULT line when the
+// tests end (bench=mpi-fuzz of docs/distributed.md).
+struct FuzzSummary : ::testing::Environment {
+  void TearDown() override {
+    int rank = 0;
+    int ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (rank == 0 && programs > 0)
+      std::printf(
+          "RESULT bench=mpi-fuzz system=versa param=ranks=%d metric=programs_passed "
+          "value=%d unit=programs\n",
+          ranks, passed);
+  }
+  int programs = 0;
+  int passed = 0;
+};
+FuzzSummary* const fuzz_summary =
+    static_cast<FuzzSummary*>(::testing::AddGlobalTestEnvironment(new FuzzSummary));
+
+class DistributedFuzz : public ::testing::TestWithParam<std::uint64_t> {};
+
+// Random modes, owners and executors over a few handles; every handle's final value on rank 0
+// equals the sequential run, and every rank's message and task counts equal the prediction.
+TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
+  versa::mpi::Runtime rt(rank_config());
+  const int ranks = rt.size();
+  const int tasks = env_int("VERSA_MPI_FUZZ_TASKS", 10000);
+  constexpr int handle_count = 10;
+  constexpr std::size_t elements = 4;
+  const std::uint64_t seed = GetParam();
+  std::mt19937_64 owners_rng(seed ^ 0xabcdef);
+  std::vector<std::vector<Value>> memory(handle_count), model(handle_count);
+  std::vector<versa::Handle<Value>> hs;
+  std::vector<ModelHandle> predicted;
+  for (int h = 0; h < handle_count; ++h) {
+    const int owner = static_cast<int>(owners_rng() % static_cast<std::uint64_t>(ranks));
+    memory[h].assign(elements, 0);
+    model[h].resize(elements);
+    for (std::size_t i = 0; i < elements; ++i)
+      model[h][i] = static_cast<Value>(h * 1000 + static_cast<int>(i));
+    if (owner == rt.rank()) memory[h] = model[h];
+    hs.push_back(rt.data(memory[h], owner, "h" + std::to_string(h)));
+    predicted.push_back({owner, owner, {owner}});
+  }
+  Prediction p{std::vector<std::uint64_t>(ranks), std::vector<std::uint64_t>(ranks),
+               std::vector<std::uint64_t>(ranks)};
+  const std::vector<FuzzTask> program = random_program(seed, tasks, handle_count, ranks);
+  for (std::size_t k = 0; k < program.size(); ++k) {
+    const FuzzTask& t = program[k];
+    const auto id = static_cast<Value>(k);
+    submit_fuzz(rt, hs, t, id);
+    apply_to_model(model, t, id);
+    const int executor =
+        predict_task(predicted, t.handles.data(), t.modes.data(), t.count, t.on_rank, p);
+    ++p.executed[executor];
+  }
+  // Gather everything on rank 0 (a fetch is a read there).
+  for (int h = 0; h < handle_count; ++h) {
+    rt.fetch(hs[h], 0);
+    const Mode read = Mode::read;
+    predict_task(predicted, &h, &read, 1, 0, p);
+  }
+  ASSERT_NO_THROW(rt.wait_all());
+  if (rt.rank() == 0)
+    for (int h = 0; h < handle_count; ++h) {
+      EXPECT_EQ(memory[h], model[h]) << "handle " << h;
+    }
+  const versa::mpi::Statistics s = rt.statistics();
+  const auto r = static_cast<std::size_t>(rt.rank());
+  if (rt.rank() == 0)
+    std::printf(
+        "fuzz seed %llu on %d ranks: rank 0 ran %llu tasks, sent %llu messages, "
+        "received %llu\n",
+        static_cast<unsigned long long>(seed), ranks,
+        static_cast<unsigned long long>(s.tasks_executed),
+        static_cast<unsigned long long>(s.messages_sent),
+        static_cast<unsigned long long>(s.messages_received));
+  EXPECT_EQ(s.tasks_submitted, program.size());
+  EXPECT_EQ(s.tasks_executed, p.executed[r]);
+  EXPECT_EQ(s.messages_sent, p.sent[r]);
+  EXPECT_EQ(s.messages_received, p.received[r]);
+  EXPECT_EQ(s.bytes_sent, p.sent[r] * elements * sizeof(Value));
+  EXPECT_EQ(s.bytes_received, p.received[r] * elements * sizeof(Value));
+  ++fuzz_summary->programs;
+  if (!HasFailure()) ++fuzz_summary->passed;
+  hs.clear();
+}
+
+// 20 seeds of 10^4 tasks each (VERSA_MPI_FUZZ_TASKS changes the count).
+INSTANTIATE_TEST_SUITE_P(Seeds, DistributedFuzz, ::testing::Range<std::uint64_t>(1, 21));
+
+}  // namespace

@@ -1,0 +1,299 @@
+// The distributed layer (versa::mpi) on however many ranks mpirun started (1 to 4 in ctest):
+// the messages are exactly those the owner-computes rule and the cache predict in cases worked
+// by hand, data and order travel, failures reach every rank's wait_all without a hang,
+// divergent streams are reported, and refused tasks are refused on every rank. The randomized
+// comparison with the sequential run is distributed_fuzz_test.cpp.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi/rank_config.hpp"
+#include "versa/mpi.hpp"
+#include "versa/versa.hpp"
+
+namespace {
+
+versa::Config local_config() { return versa::testing::rank_config(); }
+
+// One writer, every rank reads: one message per reading rank and version (the cache), none for
+// a second read of the same version, and again after the writer writes a new version.
+TEST(Distributed, BroadcastIsSentOncePerVersionAndRank) {
+  versa::mpi::Runtime rt(local_config());
+  const int ranks = rt.size();
+  std::vector<double> source(1000, 0.0);
+  std::vector<std::vector<double>> sums(static_cast<std::size_t>(ranks), std::vector<double>(1));
+  auto hs = rt.data(source, 0, "source");
+  std::vector<versa::Handle<double>> outs;
+  for (int r = 0; r < ranks; ++r) outs.push_back(rt.data(sums[r], r, "sum"));
+  for (int version = 1; version <= 2; ++version) {
+    rt.submit(
+        "fill",
+        [version](versa::Span<double> v) {
+          for (double& x : v) x = version;
+        },
+        versa::write_only(hs));
+    for (int pass = 0; pass < 2; ++pass)
+      for (int r = 0; r < ranks; ++r)
+        rt.submit(
+            "sum",
+            [](versa::Span<const double> v, versa::Span<double> s) {
+              for (double x : v) s[0] += x;
+            },
+            versa::read(hs), versa::write(outs[r]));
+  }
+  rt.wait_all();
+  // Each rank read version 1 twice and version 2 twice: 2 * 1000 + 2 * 2000.
+  EXPECT_EQ(sums[rt.rank()][0], 6000.0);
+  const versa::mpi::Statistics s = rt.statistics();
+  const std::uint64_t peers = static_cast<std::uint64_t>(ranks - 1);
+  EXPECT_EQ(s.messages_sent, rt.rank() == 0 ? 2 * peers : 0);
+  EXPECT_EQ(s.bytes_sent, rt.rank() == 0 ? 2 * peers * 1000 * sizeof(double) : 0);
+  EXPECT_EQ(s.messages_received, rt.rank() == 0 ? 0u : 2u);
+  EXPECT_EQ(rt.holder(hs), 0);
+  outs.clear();
+}
+
+// A pipeline through every rank over a tile with a leading dimension (packed on the wire), and
+// a token ordering tasks across ranks: data and order arrive.
+TEST(Distributed, TilesAndTokensTravelAroundTheRanks) {
+  versa::mpi::Runtime rt(local_config());
+  const int ranks = rt.size();
+  constexpr std::size_t rows = 3, cols = 4, ld = 5;
+  std::vector<int> tile(ld * cols, -1);
+  auto ht = rt.tile(tile.data(), rows, cols, ld, 0, "tile");
+  auto token = rt.token(0, "order");
+  std::vector<int> log(8, 0);
+  auto hlog = rt.data(log, 0, "log");
+  for (int round = 0; round < 3; ++round)
+    for (int r = 0; r < ranks; ++r) {
+      rt.submit(
+          "touch",
+          [r](versa::Tile<int> t) {
+            for (std::size_t j = 0; j < t.cols(); ++j)
+              for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) = t(i, j) * 3 + r + 1;
+          },
+          versa::write(ht), versa::mpi::on_rank(r));
+      rt.submit(
+          "order", [] {}, versa::write(token), versa::mpi::on_rank(r));
+    }
+  rt.submit(
+      "count", [](versa::Span<int> l) { ++l[0]; }, versa::write(hlog), versa::read(token));
+  rt.fetch(ht, 0);
+  rt.wait_all();
+  if (rt.rank() == 0) {
+    int expected = -1;  // the tile's memory on the owner
+    for (int round = 0; round < 3; ++round)
+      for (int r = 0; r < ranks; ++r) expected = expected * 3 + r + 1;
+    for (std::size_t j = 0; j < cols; ++j) {
+      for (std::size_t i = 0; i < rows; ++i) EXPECT_EQ(tile[j * ld + i], expected);
+      for (std::size_t i = rows; i < ld && j + 1 < cols; ++i) EXPECT_EQ(tile[j * ld + i], -1);
+    }
+    EXPECT_EQ(log[0], 1);
+  }
+}
+
+// Messages in either order with their receive task: a version that arrives while the receive
+// still waits for a slow local reader of the older copy (staged, copied later), and a receive
+// that waits before the version exists (received in place). Ranks 0 and 1 take part.
+TEST(Distributed, MessagesArriveBeforeOrAfterTheirReceive) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  std::vector<long> data(64, 0), seen(2, 0);
+  auto h = rt.data(data, 0, "h");
+  auto out = rt.data(seen, 1, "seen");
+  auto sum = [](versa::Span<const long> v) {
+    long s = 0;
+    for (long x : v) s += x;
+    return s;
+  };
+  auto fill = [](long value) {
+    return [value](versa::Span<long> v) {
+      for (long& x : v) x = value;
+    };
+  };
+  rt.submit("fill 1", fill(1), versa::write_only(h));
+  // Rank 1 reads version 1 slowly; version 2 is sent meanwhile and waits for its receive.
+  rt.submit(
+      "slow read",
+      [&](versa::Span<const long> v, versa::Span<long> s) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        s[0] = sum(v);
+      },
+      versa::read(h), versa::write(out));
+  rt.submit("fill 2", fill(2), versa::write_only(h));
+  rt.submit(
+      "read 2", [&](versa::Span<const long> v, versa::Span<long> s) { s[1] = sum(v); },
+      versa::read(h), versa::write(out));
+  // Rank 1 waits for version 3, which rank 0 produces slowly.
+  rt.submit(
+      "slow fill 3",
+      [](versa::Span<long> v) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        for (long& x : v) x = 3;
+      },
+      versa::write_only(h));
+  rt.submit(
+      "read 3", [&](versa::Span<const long> v, versa::Span<long> s) { s[1] += 10 * sum(v); },
+      versa::read(h), versa::write(out));
+  rt.wait_all();
+  if (rt.rank() == 1) {
+    EXPECT_EQ(seen[0], 64);
+    EXPECT_EQ(seen[1], 128 + 10 * 192);
+    EXPECT_EQ(rt.statistics().messages_received, 3u);
+  }
+}
+
+// A task that throws on one rank makes wait_all throw on every rank: the failure itself where
+// it happened and where its spoilt output went, RemoteFailure elsewhere. Afterwards the runtime
+// goes on.
+TEST(Distributed, FailureOnOneRankReachesEveryRank) {
+  versa::mpi::Runtime rt(local_config());
+  const int ranks = rt.size();
+  const int last = ranks - 1;
+  int a = 1, b = 2;
+  auto ha = rt.data(a, 0, "a");
+  auto hb = rt.data(b, last, "b");
+  rt.submit(
+      "boom", [](versa::Span<int>) { throw std::runtime_error("boom"); }, versa::write(ha));
+  rt.submit(
+      "use", [](versa::Span<const int> x, versa::Span<int> y) { y[0] += x[0]; }, versa::read(ha),
+      versa::write(hb));
+  std::string message;
+  int failed_rank = -2;
+  try {
+    rt.wait_all();
+  } catch (const versa::mpi::RemoteFailure& e) {
+    message = e.what();
+    failed_rank = e.rank();
+  } catch (const versa::TaskFailure& e) {
+    message = e.what();
+    failed_rank = -1;
+  }
+  if (rt.rank() == 0 || rt.rank() == last) {
+    EXPECT_EQ(failed_rank, -1) << message;
+    EXPECT_NE(message.find("boom"), std::string::npos) << message;
+  } else {
+    EXPECT_EQ(failed_rank, 0) << message;
+  }
+  if (rt.rank() == last) {
+    EXPECT_EQ(b, 2);  // "use" was cancelled
+  }
+  // Overwriting makes the data valid again; the next phase succeeds everywhere.
+  rt.submit(
+      "reset", [](versa::Span<int> x) { x[0] = 10; }, versa::write_only(ha));
+  // b stays spoilt until overwritten: "use" failed to produce it.
+  rt.submit(
+      "use", [](versa::Span<const int> x, versa::Span<int> y) { y[0] = x[0] + 2; }, versa::read(ha),
+      versa::write_only(hb));
+  EXPECT_NO_THROW(rt.wait_all());
+  if (rt.rank() == last) {
+    EXPECT_EQ(b, 12);
+  }
+}
+
+// A rank killed mid-run, while another waits for a version it was to send. Run only by ctest's
+// mpi.killed_rank (which sets VERSA_MPI_KILL_RANK and checks that mpirun ends the job in bounded
+// time): Versa does not detect the death itself yet; Open MPI's mpirun ends the other ranks.
+TEST(Distributed, KilledRankEndsTheJob) {
+  if (!std::getenv("VERSA_MPI_KILL_RANK")) GTEST_SKIP() << "run by ctest's mpi.killed_rank";
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 0;
+  auto h = rt.data(x, rt.size() - 1, "x");
+  rt.submit(
+      "die", [](versa::Span<int>) { std::raise(SIGKILL); }, versa::write(h));
+  rt.submit(
+      "wait", [](versa::Span<const int>) {}, versa::read(h), versa::mpi::on_rank(0));
+  rt.wait_all();
+  ADD_FAILURE() << "wait_all returned although a rank was killed";
+}
+
+// Ranks that submit different streams get DivergenceError from wait_all, on every rank.
+TEST(Distributed, DivergentStreamsAreReported) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 0;
+  auto h = rt.data(x, 0, "x");
+  // Rank 0 alone submits a task that runs on rank 0 and needs nothing: no message waits.
+  if (rt.rank() == 0)
+    rt.submit(
+        "extra", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
+  EXPECT_THROW(rt.wait_all(), versa::mpi::DivergenceError);
+}
+
+// Refused on every rank alike, before anything is recorded.
+TEST(Distributed, RefusesAddsForeignHandlesAndBadRanks) {
+  versa::mpi::Runtime rt(local_config());
+  double x = 0;
+  auto h = rt.data(x, 0, "x");
+  h.set_reduction(versa::sum<double>());
+  EXPECT_THROW(rt.submit(
+                   "add", [](versa::Span<double>) {}, versa::add(h)),
+               std::invalid_argument);
+  EXPECT_THROW(
+      rt.submit(
+          "far", [](versa::Span<double>) {}, versa::write(h), versa::mpi::on_rank(rt.size())),
+      std::invalid_argument);
+  int y = 0;
+  auto foreign = rt.local().data(y, "foreign");
+  EXPECT_THROW(rt.submit(
+                   "foreign", [](versa::Span<int>) {}, versa::write(foreign)),
+               std::invalid_argument);
+  EXPECT_THROW(rt.data(&y, 1, rt.size()), std::invalid_argument);
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(rt.statistics().tasks_submitted, 0u);
+}
+
+TEST(Distributed, BlockCyclicGrid) {
+  EXPECT_EQ(versa::mpi::BlockCyclic::for_ranks(4).rows, 2);
+  EXPECT_EQ(versa::mpi::BlockCyclic::for_ranks(6).cols, 3);
+  EXPECT_EQ(versa::mpi::BlockCyclic::for_ranks(3).rows, 1);
+  const versa::mpi::BlockCyclic grid{2, 3};
+  EXPECT_EQ(grid.owner(0, 0), 0);
+  EXPECT_EQ(grid.owner(1, 2), 5);
+  EXPECT_EQ(grid.owner(2, 4), 1);
+}
+
+// The cost of a task with nothing to do on this rank (measured on the last rank, whose tasks
+// all run on rank 0): printed as a RESULT line, bounded loosely (the machine is shared).
+TEST(Distributed, PrunedSubmissionIsCheap) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 0;
+  auto h = rt.data(x, 0, "x");
+  constexpr int tasks = 100000;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < tasks; ++i)
+    rt.submit(
+        "on 0", [](versa::Span<int> v) { ++v[0]; }, versa::write(h));
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+      tasks;
+  rt.wait_all();
+  if (rt.rank() == 0) {
+    EXPECT_EQ(x, tasks);
+  }
+  if (rt.rank() == rt.size() - 1) {
+    EXPECT_EQ(rt.statistics().tasks_pruned, static_cast<std::uint64_t>(tasks));
+    std::printf(
+        "RESULT bench=mpi-submit system=versa param=ranks=%d metric=ns_per_pruned_task "
+        "value=%.1f unit=ns\n",
+        rt.size(), ns);
+#if defined(__SANITIZE_THREAD__)
+    constexpr double bound = 100000.0;  // ThreadSanitizer slows every access down
+#else
+    constexpr double bound = 5000.0;
+#endif
+    EXPECT_LT(ns, bound);
+  }
+}
+
+}  // namespace
