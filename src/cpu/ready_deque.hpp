@@ -84,7 +84,7 @@ class ReadyDeque {
   // are kept until the deque goes, as a thief may still be reading one.
   struct Ring {
     explicit Ring(std::size_t capacity)
-        : mask(capacity - 1), slots(new std::atomic<Task*>[capacity]) {}
+        : mask(capacity - 1), slots(new std::atomic<Task*>[capacity]()) {}  // touched now
     std::size_t capacity() const { return mask + 1; }
     Task* get(std::int64_t i) const {
       return slots[static_cast<std::size_t>(i) & mask].load(std::memory_order_relaxed);

@@ -72,6 +72,9 @@ WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner
     });
   // The pool is ready when every worker is: the first tasks do not wait for thread start-up.
   started.wait();
+  // The thread that makes the pool usually submits: its deque is made (and its ring touched)
+  // now rather than by its first push, where a chain of a few small tasks would pay for it.
+  submission_deque();
 }
 
 WorkerPool::~WorkerPool() { stop(); }
