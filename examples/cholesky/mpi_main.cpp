@@ -139,12 +139,5 @@ int main(int argc, char** argv) {
       ->transform(example::positive<int>())
       ->capture_default_str();
   app.add_flag("--check", o.check, "gather the factor on rank 0 and check its residual");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cholesky_mpi: %s\n", e.what());
-    return 1;
-  }
+  return example::run_tool(app, argc, argv, [&] { return run(o); });
 }

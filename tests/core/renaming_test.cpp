@@ -68,6 +68,25 @@ void expect_chain(const versa::Config& config, int rounds, int readers,
   EXPECT_EQ(rt.rename_memory_bytes(), 0u);
 }
 
+// A task that reads `h` until a write_only task submitted after it (and so renamed) has set every
+// element to `value`; `reader` and `writer` place them.
+template <class T>
+void overwrite_while_read(
+    versa::Runtime& rt, const versa::Handle<T>& h, T value,
+    versa::TaskPlacement reader = versa::placement(versa::Placement::automatic),
+    versa::TaskPlacement writer = versa::placement(versa::Placement::automatic)) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  rt.submit(
+      "hold", [release](versa::Span<const T>) { eventually(*release); }, reader, versa::read(h));
+  rt.submit(
+      "set",
+      [release, value](versa::Span<T> v) {
+        for (T& x : v) x = value;
+        *release = true;
+      },
+      writer, versa::write_only(h));
+}
+
 class Renaming : public testing::TestWithParam<int> {};
 
 // The reader waits inside its body until the write_only has run: without renaming the
@@ -150,16 +169,7 @@ TEST_P(Renaming, DestroyingARenamedHandleBringsItsDataHome) {
   std::vector<int> data(8, 0);
   {
     auto h = rt.data(data);
-    std::atomic<bool> release{false};
-    rt.submit(
-        "hold", [&](versa::Span<const int>) { eventually(release); }, versa::read(h));
-    rt.submit(
-        "set",
-        [&](versa::Span<int> v) {
-          for (int& x : v) x = 3;
-          release = true;
-        },
-        versa::write_only(h));
+    overwrite_while_read(rt, h, 3);
     rt.wait_all();
   }
   EXPECT_EQ(data, std::vector<int>(8, 3));
@@ -312,21 +322,6 @@ TEST_P(DeviceRenaming, ChainsAcrossNodesKeepProgramOrder) {
                [](int round, int r) { return on(r < 0 ? round % 2 == 0 : r == 0); });
 }
 
-// A CPU task that reads `h` until a device task has overwritten it with `value` (renamed).
-void overwrite_on_device(versa::Runtime& rt, const versa::Handle<long>& h, long value) {
-  auto release = std::make_shared<std::atomic<bool>>(false);
-  rt.submit(
-      "hold", [release](versa::Span<const long>) { eventually(*release); }, on(false),
-      versa::read(h));
-  rt.submit(
-      "set",
-      [release, value](versa::Span<long> v) {
-        for (long& x : v) x = value;
-        *release = true;
-      },
-      on(true), versa::write_only(h));
-}
-
 // acquire() and the handle's destruction copy a renamed instance home from the device that
 // wrote it.
 TEST_P(DeviceRenaming, AcquireAndDestructionBringDeviceDataHome) {
@@ -336,7 +331,7 @@ TEST_P(DeviceRenaming, AcquireAndDestructionBringDeviceDataHome) {
   auto done = rt.data(marker);
   {
     auto h = rt.data(data);
-    overwrite_on_device(rt, h, 42);
+    overwrite_while_read(rt, h, 42L, on(false), on(true));
     {
       auto view = rt.acquire(versa::read(h));
       EXPECT_EQ(view[0], 42);
@@ -373,7 +368,7 @@ TEST_P(DeviceRenaming, AFailedCopyHomeIsReportedAndSpoilsTheHandle) {
   versa::Runtime rt{config};
   std::vector<long> data(8, 0);
   auto h = rt.data(data, "target");
-  overwrite_on_device(rt, h, 9);
+  overwrite_while_read(rt, h, 9L, on(false), on(true));
   try {
     rt.wait_all();
     ADD_FAILURE() << "wait_all did not report the failed copy";
