@@ -203,15 +203,23 @@ void* DataMover::obtain_buffer(Task& task, int node, std::size_t bytes, const Ha
   for (;;) {
     void* buffer;
     bool refused;
+    std::uint64_t gives;
     {
       MutexLock memory_guard(memory.mutex());
       buffer = memory.take(bytes, refused);
+      gives = memory.gives();
     }
     if (buffer) return buffer;
     const Eviction eviction = evict_one(node);
     if (eviction == Eviction::writing_back) writebacks = true;
     if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
     if (eviction != Eviction::nothing) continue;
+    {
+      // Other threads free buffers too (a retired instance's, a merged partial's): one freed
+      // after the take is no longer a candidate for eviction, but it is room.
+      MutexLock memory_guard(memory.mutex());
+      if (memory.gives() != gives) continue;
+    }
     unreserve(task, node);
     release_partials(task, node);
     if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0) {

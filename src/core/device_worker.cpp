@@ -137,8 +137,10 @@ void DeviceWorker::loop() {
 }
 
 void DeviceWorker::start(Task* task) {
+  // A cancelled task may be recycled at once: its expected time is read before.
+  const std::int64_t expected_ns = task->expected_ns;
   if (host_.cancel_if_poisoned(*task)) {
-    leave(task);
+    leave(expected_ns);
     return;
   }
   std::string why;
@@ -159,7 +161,7 @@ void DeviceWorker::start(Task* task) {
         deferred_.push_back(task);
         return;
       }
-      leave(task);
+      leave(task->expected_ns);
       host_.device_refused(*task, node_, why);
       return;
   }
@@ -169,13 +171,13 @@ void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
   --in_flight_;
   in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
-  leave(task);
+  leave(task->expected_ns);
   host_.device_task_ended(*task, node_, std::move(result));
 }
 
-// The task no longer counts in this device's backlog (before the runtime may destroy it).
-void DeviceWorker::leave(const Task* task) {
-  backlog_ns_.fetch_sub(task->expected_ns, std::memory_order_relaxed);
+// A task no longer counts in this device's backlog (before the runtime may recycle it).
+void DeviceWorker::leave(std::int64_t expected_ns) {
+  backlog_ns_.fetch_sub(expected_ns, std::memory_order_relaxed);
   queued_tasks_.fetch_sub(1, std::memory_order_relaxed);
 }
 

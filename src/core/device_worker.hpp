@@ -75,7 +75,7 @@ class DeviceWorker {
   void loop();
   void start(Task* task);
   void ended(Task* task, OperationResult result);
-  void leave(const Task* task);
+  void leave(std::int64_t expected_ns);
   bool idle() const VERSA_REQUIRES(mutex_);
   bool has_room(int starting = 0) const;
 

@@ -58,7 +58,10 @@ class NodeMemory {
   void give(void* buffer, std::size_t bytes) VERSA_REQUIRES(mutex_) {
     cache_.emplace(bytes, buffer);
     cached_bytes_ += bytes;
+    ++gives_;
   }
+  // Buffers given back so far: tells whether any came back between two looks.
+  std::uint64_t gives() const VERSA_REQUIRES(mutex_) { return gives_; }
 
   // Bytes held (in replicas and in the cache) and bytes in the cache only.
   std::size_t used() const VERSA_REQUIRES(mutex_) { return used_; }
@@ -114,6 +117,7 @@ class NodeMemory {
   Mutex mutex_;
   std::size_t used_ VERSA_GUARDED_BY(mutex_) = 0;
   std::size_t cached_bytes_ VERSA_GUARDED_BY(mutex_) = 0;
+  std::uint64_t gives_ VERSA_GUARDED_BY(mutex_) = 0;
   std::multimap<std::size_t, void*> cache_ VERSA_GUARDED_BY(mutex_);  // size -> free buffer
   Replica* lru_head_ VERSA_GUARDED_BY(mutex_) = nullptr;              // least recently used
   Replica* lru_tail_ VERSA_GUARDED_BY(mutex_) = nullptr;
