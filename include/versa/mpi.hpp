@@ -103,7 +103,11 @@ struct RemoteAccess {
 // Thread-safety: submit, fetch and wait_all are called by one thread per rank (they define the
 // stream every rank must repeat); tasks may not submit to this runtime (spawn inside their own
 // bodies is local to the rank and invisible to the others). Only CPU workers: a configuration
-// with accelerators is refused. `add` accesses are refused (not supported yet).
+// with accelerators is refused.
+//
+// Reductions: `add` accesses run on their executor like any task (set_reduction on every rank);
+// the adds of one run accumulate on their ranks and meet at the handle's owner when another
+// access (or fetch, or wait_all) ends the run: one message per other rank that took part.
 class Runtime {
  public:
   // Starts the local runtime with `config` (cpu_workers 0 means 1 per rank here, since ranks
@@ -156,8 +160,9 @@ class Runtime {
   int holder(const HandleBase& handle) const;
 
   // Submits a task on every rank (see the class comment); arguments as versa::Runtime::submit,
-  // plus on_rank(r) anywhere among them. Throws std::invalid_argument for an `add` access, a
-  // handle not registered with this runtime, or one given twice, on every rank alike.
+  // plus on_rank(r) anywhere among them. Throws std::invalid_argument, on every rank alike, for
+  // a handle not registered with this runtime or given twice, an `add` to a handle with no
+  // reduction operator, or a user-defined mode that reduces (only `add` is distributed).
   template <class Cpu, class Cuda, class Emulated, class... Args>
   void submit(const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
     if (plan_task(type.name(), args...)) forward_type(type, args...);
@@ -199,6 +204,11 @@ class Runtime {
   // Issues this rank's part (a send, a receive, or none) of moving the latest version of handle
   // `id` from rank `from` to rank `to`; returns whether it has one.
   bool transfer(std::uint32_t id, int from, int to);
+  // Records an add by `executor` to handle `id`, and ends a run of adds (the contributions
+  // meet at the owner), issuing this rank's part; both return whether it has one.
+  bool join_adds(std::uint32_t id, int executor);
+  bool combine_adds(std::uint32_t id);
+  void combine_open_adds();
   template <class... Args>
   bool plan_task(std::string_view name, const Args&... args) {
     constexpr std::size_t n = (std::size_t{0} + ... + (versa::detail::is_access_v<Args> ? 1 : 0));

@@ -1,7 +1,8 @@
 // What every rank knows of every distributed handle (docs/distributed.md): its owner, the rank
-// that holds its latest version, the version number, and the ranks with a valid copy of that
-// version. Every rank applies the same tasks in the same order to the same directory, so every
-// rank reaches the same conclusions about who sends what to whom with no communication.
+// that holds its latest version, the version number, the ranks with a valid copy of that
+// version, and who takes part in an open run of adds. Every rank applies the same tasks in the
+// same order to the same directory, so every rank reaches the same conclusions about who sends
+// what to whom with no communication.
 // Single-threaded: only the thread that submits touches it.
 #pragma once
 
@@ -19,9 +20,12 @@ class RankSet {
   explicit RankSet(int ranks) : words_((static_cast<std::size_t>(ranks) + 63) / 64, 0) {}
   bool has(int rank) const { return (words_[word(rank)] >> bit(rank)) & 1; }
   void add(int rank) { words_[word(rank)] |= std::uint64_t{1} << bit(rank); }
+  void clear() {
+    for (std::uint64_t& w : words_) w = 0;
+  }
   // Makes `rank` the only member.
   void reset_to(int rank) {
-    for (std::uint64_t& w : words_) w = 0;
+    clear();
     add(rank);
   }
 
@@ -37,6 +41,10 @@ struct HandleRecord {
   int holder;             // the rank that produced (or owns) the latest version
   std::uint64_t version;  // modifying accesses submitted so far
   RankSet valid;          // ranks holding the latest version (the cache: sent once per rank)
+  // An open run of add accesses: the rank whose copy carries the value from before the run
+  // (-1: no run open), and the ranks whose copies hold adds of the run.
+  int base = -1;
+  RankSet contributors;
 };
 
 class HandleDirectory {
@@ -46,7 +54,7 @@ class HandleDirectory {
   // Registers the handle with the next global id, held by its owner at version 0.
   std::uint32_t add(versa::detail::HandleState* state, int owner) {
     const auto id = static_cast<std::uint32_t>(records_.size());
-    records_.push_back(HandleRecord{state, owner, owner, 0, RankSet(ranks_)});
+    records_.push_back(HandleRecord{state, owner, owner, 0, RankSet(ranks_), -1, RankSet(ranks_)});
     records_.back().valid.add(owner);
     ids_.emplace(state, id);
     return id;

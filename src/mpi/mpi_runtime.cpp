@@ -74,6 +74,8 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
         "(Config::emulated_devices, other_devices, VERSA_EMULATED, VERSA_NGPU must ask for none)");
   impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");
   impl_->receive_name = RuntimeAccess::intern(*local_, "mpi receive");
+  impl_->combine_name = RuntimeAccess::intern(*local_, "mpi combine");
+  impl_->identity_name = RuntimeAccess::intern(*local_, "mpi identity");
 }
 
 // local_ goes first (its destructor waits for the transfer tasks, which need the progress

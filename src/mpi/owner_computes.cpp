@@ -22,6 +22,7 @@ namespace {
 
 using versa::detail::AccessRecord;
 using versa::detail::HandleState;
+using versa::detail::Layout;
 using versa::detail::RuntimeAccess;
 using versa::detail::TaskDesc;
 
@@ -35,8 +36,7 @@ struct TransferClosure {
   detail::ProgressEngine* engine;
   int peer;
   int rank;  // this rank, for the failure's message
-  std::uint64_t handle;
-  std::uint64_t version;
+  detail::TransferId id;
 };
 
 void invoke_send(void* closure, const AccessRecord* accesses) {
@@ -48,14 +48,28 @@ void invoke_send(void* closure, const AccessRecord* accesses) {
   if (auto poison = access.handle->poison_before(UINT64_MAX))
     failure = "task '" + poison->task_name + "' failed on rank " + std::to_string(c.rank) + ": " +
               poison->message;
-  c.engine->send(c.peer, c.handle, c.version, access.data, *access.layout, std::move(failure),
-                 versa::detach());
+  c.engine->send(c.peer, c.id, access.data, *access.layout, std::move(failure), versa::detach());
 }
 
 void invoke_receive(void* closure, const AccessRecord* accesses) {
   const auto& c = *static_cast<const TransferClosure*>(closure);
-  c.engine->receive(c.peer, c.handle, c.version, accesses[0].data, *accesses[0].layout,
-                    versa::detach());
+  c.engine->receive(c.peer, c.id, accesses[0].data, *accesses[0].layout, versa::detach());
+}
+
+// Merges another rank's adds into this rank's copy.
+void invoke_combine(void* closure, const AccessRecord* accesses) {
+  const auto& c = *static_cast<const TransferClosure*>(closure);
+  c.engine->receive(c.peer, c.id, accesses[0].data, *accesses[0].layout, versa::detach(),
+                    accesses[0].handle->reduction());
+}
+
+// Sets this rank's copy to the reduction's identity: its adds then make its contribution.
+void invoke_identity(void*, const AccessRecord* accesses) {
+  const Layout& layout = *accesses[0].layout;
+  auto* data = static_cast<std::byte*>(accesses[0].data);
+  for (std::size_t j = 0; j < layout.cols; ++j)
+    accesses[0].handle->reduction()->identity(data + j * layout.ld * layout.element_size,
+                                              layout.rows);
 }
 
 // A transfer task on the local runtime, with a body of its own (no user's typed body).
@@ -104,12 +118,15 @@ void check_task(std::string_view name, const detail::RemoteAccess* accesses, std
     if (id < 0)
       throw std::invalid_argument(task + ": access " + std::to_string(i + 1) +
                                   " is to a handle not registered with this distributed runtime");
-    if (accesses[i].mode == AccessMode::add ||
-        (is_unordered(accesses[i].mode) && !needs_exclusive(accesses[i].mode) &&
-         modifies(accesses[i].mode)))
-      throw std::invalid_argument(task + ": " + to_string(accesses[i].mode) +
-                                  " accesses (reductions) are not supported on a distributed "
-                                  "runtime yet");
+    const AccessMode mode = accesses[i].mode;
+    if (mode != AccessMode::add && is_unordered(mode) && !needs_exclusive(mode) && modifies(mode))
+      throw std::invalid_argument(task + ": " + to_string(mode) +
+                                  " accesses (user-defined reductions) are not supported on a "
+                                  "distributed runtime; use add");
+    if (mode == AccessMode::add && !accesses[i].handle->reduction())
+      throw std::invalid_argument(task + ": access " + std::to_string(i + 1) +
+                                  " is an add to a handle with no reduction operator "
+                                  "(set_reduction)");
     for (std::uint32_t earlier : ids)
       if (earlier == static_cast<std::uint32_t>(id))
         throw std::invalid_argument(task + " accesses a handle twice");
@@ -136,14 +153,21 @@ bool Runtime::plan(std::string_view name, const detail::RemoteAccess* accesses, 
     detail::mix(s.stream_hash, s.ids[i]);
     detail::mix(s.stream_hash, accesses[i].mode);
     detail::HandleRecord& record = s.directory[s.ids[i]];
+    if (accesses[i].mode == AccessMode::add) {
+      involved |= join_adds(s.ids[i], executor);
+      continue;
+    }
+    // Any other access ends a run of adds: the contributions meet at the owner first.
+    if (record.base >= 0) involved |= combine_adds(s.ids[i]);
     // An input the executor lacks comes from the holder of its latest version, once.
     if (!reads_contents(accesses[i].mode) || record.valid.has(executor)) continue;
     involved |= transfer(s.ids[i], record.holder, executor);
     record.valid.add(executor);
   }
-  // What it modifies, it holds alone, one version later; the other copies are stale.
+  // What it modifies, it holds alone, one version later; the other copies are stale. (Adds
+  // make their version when their run ends.)
   for (std::size_t i = 0; i < count; ++i) {
-    if (!modifies(accesses[i].mode)) continue;
+    if (!modifies(accesses[i].mode) || accesses[i].mode == AccessMode::add) continue;
     detail::HandleRecord& record = s.directory[s.ids[i]];
     ++record.version;
     record.holder = executor;
@@ -160,14 +184,77 @@ bool Runtime::transfer(std::uint32_t id, int from, int to) {
   Impl& s = *impl_;
   if (rank_ != from && rank_ != to) return false;
   detail::HandleRecord& record = s.directory[id];
-  const TransferClosure closure{s.engine.get(), rank_ == from ? to : from, rank_, id,
-                                record.version};
+  const TransferClosure closure{
+      s.engine.get(), rank_ == from ? to : from, rank_, {id, record.version}};
   if (rank_ == from)
     submit_transfer(*local_, s.send_name, invoke_send, closure, record.state, send_access.mode());
   else
     submit_transfer(*local_, s.receive_name, invoke_receive, closure, record.state,
                     AccessMode::write_only);
   return true;
+}
+
+// --- Procedure: reductions across ranks -------------------------------------------------------
+
+// An add by `executor` to handle `id`. A run of adds starts where the value before it is: on the
+// owner when its copy is valid (then nothing moves for it), else on the holder. There the adds
+// accumulate on that value; on any other rank they accumulate on a copy first set to the
+// identity, which makes the rank's contribution.
+bool Runtime::join_adds(std::uint32_t id, int executor) {
+  Impl& s = *impl_;
+  detail::HandleRecord& record = s.directory[id];
+  if (record.base < 0) {
+    record.base = record.valid.has(record.owner) ? record.owner : record.holder;
+    record.contributors.clear();
+  }
+  if (record.contributors.has(executor)) return false;
+  record.contributors.add(executor);
+  if (executor == record.base) return false;
+  if (rank_ == executor)
+    submit_transfer(*local_, s.identity_name, invoke_identity, {}, record.state,
+                    AccessMode::write_only);
+  return rank_ == executor;
+}
+
+// Ends the run of adds on handle `id`: the owner merges every other taking part (the base and
+// the contributors) into its copy, in rank order, which makes the next version, held by the
+// owner alone. One message per rank taking part besides the owner.
+bool Runtime::combine_adds(std::uint32_t id) {
+  Impl& s = *impl_;
+  detail::HandleRecord& record = s.directory[id];
+  const int owner = record.owner;
+  const std::uint64_t version = record.version + 1;
+  bool involved = false;
+  if (rank_ == owner && owner != record.base && !record.contributors.has(owner)) {
+    submit_transfer(*local_, s.identity_name, invoke_identity, {}, record.state,
+                    AccessMode::write_only);
+    involved = true;
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (r == owner || (r != record.base && !record.contributors.has(r))) continue;
+    const detail::TransferId part{id, version, static_cast<std::uint64_t>(r) + 1};
+    if (rank_ == r) {
+      submit_transfer(*local_, s.send_name, invoke_send, {s.engine.get(), owner, rank_, part},
+                      record.state, send_access.mode());
+      involved = true;
+    } else if (rank_ == owner) {
+      submit_transfer(*local_, s.combine_name, invoke_combine, {s.engine.get(), r, rank_, part},
+                      record.state, AccessMode::write);
+      involved = true;
+    }
+  }
+  record.version = version;
+  record.holder = owner;
+  record.valid.reset_to(owner);
+  record.base = -1;
+  return involved;
+}
+
+// Ends every open run of adds (wait_all: the values are then at their owners).
+void Runtime::combine_open_adds() {
+  Impl& s = *impl_;
+  for (std::uint32_t id = 0; id < s.directory.size(); ++id)
+    if (s.directory[id].base >= 0) combine_adds(id);
 }
 
 void Runtime::fetch(const HandleBase& handle, int rank) {
@@ -183,6 +270,7 @@ void Runtime::fetch(const HandleBase& handle, int rank) {
 // Every rank reaches the collective step, failures or not (the transfers of a spoilt version
 // still go, as failure news), so nothing hangs on a rank whose peer failed.
 void Runtime::wait_all() {
+  combine_open_adds();
   std::exception_ptr local_failure;
   try {
     local_->wait_all();

@@ -33,8 +33,21 @@ void unpack(void* to, const std::byte* from, const Layout& layout) {
     std::memcpy(target + j * layout.ld * layout.element_size, from + j * column, column);
 }
 
-std::string describe_key(std::uint64_t handle, std::uint64_t version) {
-  return "handle #" + std::to_string(handle) + " version " + std::to_string(version);
+std::string describe(const TransferId& id) {
+  std::string text =
+      "handle #" + std::to_string(id.handle) + " version " + std::to_string(id.version);
+  if (id.part != 0) text = "rank " + std::to_string(id.part - 1) + "'s adds to " + text;
+  return text;
+}
+
+// Merges a packed contribution into data with a leading dimension, column by column.
+void combine_into(void* data, const std::byte* packed, const Layout& layout,
+                  const ReductionOps& ops) {
+  const auto& apply = ops.apply ? ops.apply : ops.merge;
+  auto* target = static_cast<std::byte*>(data);
+  const std::size_t column = layout.rows * layout.element_size;
+  for (std::size_t j = 0; j < layout.cols; ++j)
+    apply(target + j * layout.ld * layout.element_size, packed + j * column, layout.rows);
 }
 
 }  // namespace
@@ -54,12 +67,12 @@ ProgressEngine::~ProgressEngine() {
   thread_.join();
 }
 
-void ProgressEngine::send(int to, std::uint64_t handle, std::uint64_t version, const void* data,
-                          const Layout& layout, std::string failure, Completion done) {
+void ProgressEngine::send(int to, TransferId id, const void* data, const Layout& layout,
+                          std::string failure, Completion done) {
   {
     MutexLock lock(mutex_);
     posted_.sends.push_back(Send{to,
-                                 Envelope{handle, version, 0, 0},
+                                 Envelope{id, 0, 0},
                                  data,
                                  layout,
                                  std::move(failure),
@@ -70,12 +83,11 @@ void ProgressEngine::send(int to, std::uint64_t handle, std::uint64_t version, c
   posted_cv_.notify_one();
 }
 
-void ProgressEngine::receive(int from, std::uint64_t handle, std::uint64_t version, void* data,
-                             const Layout& layout, Completion done) {
+void ProgressEngine::receive(int from, TransferId id, void* data, const Layout& layout,
+                             Completion done, const ReductionOps* combine) {
   {
     MutexLock lock(mutex_);
-    posted_.receives.emplace_back(Key{handle, version},
-                                  Receive{from, data, layout, std::move(done)});
+    posted_.receives.emplace_back(id, Receive{from, data, layout, std::move(done), combine});
   }
   posted_cv_.notify_one();
 }
@@ -188,9 +200,9 @@ bool ProgressEngine::start_sends() {
       }
       if (bytes > static_cast<std::size_t>(INT_MAX)) {
         // Refused before anything is sent: the receiver then waits, so say it loudly.
-        send.done.fail(std::make_exception_ptr(std::length_error(
-            "versa::mpi: " + describe_key(send.envelope.handle, send.envelope.version) +
-            " is over 2 GiB; larger messages are not supported yet")));
+        send.done.fail(std::make_exception_ptr(
+            std::length_error("versa::mpi: " + describe(send.envelope.id) +
+                              " is over 2 GiB; larger messages are not supported yet")));
         bytes = 0;
         send.envelope.failed = 1;
       }
@@ -243,7 +255,7 @@ bool ProgressEngine::probe_envelopes() {
 }
 
 void ProgressEngine::on_envelope(int from, const Envelope& envelope) {
-  const Key key{envelope.handle, envelope.version};
+  const Key key = envelope.id;
   messages_received_.fetch_add(1, std::memory_order_relaxed);
   if (!envelope.failed) bytes_received_.fetch_add(envelope.bytes, std::memory_order_relaxed);
   auto [it, fresh] = incoming_.try_emplace(key);
@@ -252,9 +264,9 @@ void ProgressEngine::on_envelope(int from, const Envelope& envelope) {
     // take the payload aside, so that the payloads after it still match their envelopes.
     Incoming& first = it->second;
     if (first.matched && first.receive.done)
-      first.receive.done.fail(std::make_exception_ptr(DivergenceError(
-          "versa::mpi: " + describe_key(key.handle, key.version) + " arrived twice on rank " +
-          std::to_string(rank_) + ": the ranks submitted different task streams")));
+      first.receive.done.fail(std::make_exception_ptr(
+          DivergenceError("versa::mpi: " + describe(key) + " arrived twice on rank " +
+                          std::to_string(rank_) + ": the ranks submitted different task streams")));
     Incoming& duplicate = discarded_.emplace_back();
     if (envelope.bytes != 0) {
       duplicate.staging.resize(envelope.bytes);
@@ -285,8 +297,8 @@ void ProgressEngine::post_payload_receive(Key key, Incoming& incoming) {
     return;
   }
   void* target;
-  if (incoming.matched && !incoming.envelope.failed && contiguous(incoming.receive.layout) &&
-      incoming.receive.layout.bytes() == bytes) {
+  if (incoming.matched && !incoming.envelope.failed && !incoming.receive.combine &&
+      contiguous(incoming.receive.layout) && incoming.receive.layout.bytes() == bytes) {
     incoming.direct = true;
     target = incoming.receive.data;
   } else {
@@ -346,7 +358,7 @@ void ProgressEngine::finish_receive(Incoming& incoming) {
   if (!receive.done) return;
   if (incoming.from != receive.from) {
     receive.done.fail(std::make_exception_ptr(DivergenceError(
-        "versa::mpi: " + describe_key(envelope.handle, envelope.version) + " came from rank " +
+        "versa::mpi: " + describe(envelope.id) + " came from rank " +
         std::to_string(incoming.from) + ", rank " + std::to_string(rank_) + " expected it from " +
         std::to_string(receive.from) + ": the ranks submitted different task streams")));
     return;
@@ -359,13 +371,21 @@ void ProgressEngine::finish_receive(Incoming& incoming) {
   }
   if (envelope.bytes != receive.layout.bytes()) {
     receive.done.fail(std::make_exception_ptr(DivergenceError(
-        "versa::mpi: " + describe_key(envelope.handle, envelope.version) + " has " +
-        std::to_string(envelope.bytes) + " bytes on rank " + std::to_string(incoming.from) +
-        " and " + std::to_string(receive.layout.bytes()) + " on rank " + std::to_string(rank_) +
+        "versa::mpi: " + describe(envelope.id) + " has " + std::to_string(envelope.bytes) +
+        " bytes on rank " + std::to_string(incoming.from) + " and " +
+        std::to_string(receive.layout.bytes()) + " on rank " + std::to_string(rank_) +
         ": the ranks registered different handles")));
     return;
   }
-  if (!incoming.direct && envelope.bytes != 0) {
+  if (receive.combine) {
+    // The merge is the user's operator: what it throws fails the receive.
+    try {
+      combine_into(receive.data, incoming.staging.data(), receive.layout, *receive.combine);
+    } catch (...) {
+      receive.done.fail(std::current_exception());
+      return;
+    }
+  } else if (!incoming.direct && envelope.bytes != 0) {
     if (contiguous(receive.layout))
       std::memcpy(receive.data, incoming.staging.data(), envelope.bytes);
     else

@@ -33,20 +33,31 @@
 #include "base/thread_annotations.hpp"
 #include "versa/completion.hpp"
 #include "versa/detail/task_glue.hpp"
+#include "versa/reduction.hpp"
 
 namespace versa::mpi::detail {
 
 using versa::detail::Layout;
+using versa::detail::ReductionOps;
 
 // Fixed tags: never one per message (MPI_TAG_UB may be as small as 32767).
 inline constexpr int envelope_tag = 1501;
 inline constexpr int data_tag = 1502;
 
+// What a message carries: a version of a handle, or, with `part` p > 0, the contribution of
+// rank p - 1's add accesses to that version (docs/distributed.md, "Reductions across ranks").
+// A rank receives each at most once, so it names one message.
+struct TransferId {
+  std::uint64_t handle;  // global id
+  std::uint64_t version;
+  std::uint64_t part = 0;
+  bool operator==(const TransferId&) const = default;
+};
+
 struct Envelope {
-  std::uint64_t handle;   // global id
-  std::uint64_t version;  // of the data sent
-  std::uint64_t bytes;    // payload bytes following on data_tag; 0: none
-  std::uint64_t failed;   // 1: the version was spoilt by a failure; the payload is its message
+  TransferId id;
+  std::uint64_t bytes;   // payload bytes following on data_tag; 0: none
+  std::uint64_t failed;  // 1: the data was spoilt by a failure; the payload is its message
 };
 
 class ProgressEngine {
@@ -57,15 +68,15 @@ class ProgressEngine {
   ProgressEngine(const ProgressEngine&) = delete;
   ProgressEngine& operator=(const ProgressEngine&) = delete;
 
-  // Sends version `version` of handle `handle` (its data at `data`, of `layout`) to rank `to`,
-  // or, when `failure` is not empty, the news that this version was spoilt. `done` is completed
-  // when MPI has sent it. Any thread.
-  void send(int to, std::uint64_t handle, std::uint64_t version, const void* data,
-            const Layout& layout, std::string failure, Completion done);
-  // Receives that version from rank `from` into `data`; `done` is completed when it is there,
-  // failed (RemoteFailure) when the sender's version was spoilt. Any thread.
-  void receive(int from, std::uint64_t handle, std::uint64_t version, void* data,
-               const Layout& layout, Completion done);
+  // Sends `id` (its data at `data`, of `layout`) to rank `to`, or, when `failure` is not
+  // empty, the news that it was spoilt. `done` is completed when MPI has sent it. Any thread.
+  void send(int to, TransferId id, const void* data, const Layout& layout, std::string failure,
+            Completion done);
+  // Receives `id` from rank `from` into `data`, or, with `combine`, merges it into `data` with
+  // that operator; `done` is completed when it is there, failed (RemoteFailure) when the
+  // sender's data was spoilt. Any thread.
+  void receive(int from, TransferId id, void* data, const Layout& layout, Completion done,
+               const ReductionOps* combine = nullptr);
   // The element-wise maximum of `values` over all ranks (a collective: every rank calls it).
   // Blocks the caller; not from a worker.
   std::vector<std::uint64_t> allreduce_max(std::vector<std::uint64_t> values);
@@ -78,14 +89,11 @@ class ProgressEngine {
   std::uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
 
  private:
-  struct Key {
-    std::uint64_t handle;
-    std::uint64_t version;
-    bool operator==(const Key&) const = default;
-  };
+  using Key = TransferId;
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
-      return std::hash<std::uint64_t>()(k.handle * 0x9e3779b97f4a7c15ULL ^ k.version);
+      return std::hash<std::uint64_t>()(
+          (k.handle * 0x9e3779b97f4a7c15ULL ^ k.version) * 0x9e3779b97f4a7c15ULL ^ k.part);
     }
   };
   struct Send {
@@ -103,6 +111,7 @@ class ProgressEngine {
     void* data;
     Layout layout;
     Completion done;
+    const ReductionOps* combine;  // null: the data replaces `data`
   };
   struct Incoming {
     int from;

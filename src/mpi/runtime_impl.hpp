@@ -50,6 +50,8 @@ struct Runtime::Impl {
   std::vector<std::uint32_t> ids;  // scratch for plan()
   const char* send_name = nullptr;
   const char* receive_name = nullptr;
+  const char* combine_name = nullptr;
+  const char* identity_name = nullptr;
   std::unique_ptr<detail::ProgressEngine> engine;
 };
 

@@ -1,6 +1,6 @@
-// The distributed fuzzer (docs/distributed.md, "Tests"): random programs of read, write and
-// write_only tasks over a few handles with random owners and executors, on however many ranks
-// mpirun started. Every handle's final value equals the sequential run's (bitwise: integers),
+// The distributed fuzzer (docs/distributed.md, "Tests"): random programs of read, write,
+// write_only and add tasks over a few handles with random owners and executors, on however many
+// ranks mpirun started. Every handle's final value equals the sequential run's (bitwise: integers),
 // and every rank's tasks, messages and bytes equal what an independent model of the
 // owner-computes rule and its cache predicts.
 #include <gtest/gtest.h>
@@ -21,31 +21,38 @@
 
 namespace {
 
-using Value = std::int64_t;
-enum class Mode : std::uint8_t { read, write, write_only };
+using Value = std::uint64_t;  // wraps around: sums are the same in any order
+enum class Mode : std::uint8_t { read, write, write_only, add };
 using versa::testing::rank_config;
 
 // --- the program the fuzzer runs, and its sequential model ----------------------------------
 
-// Reads what read and write accesses see, then writes every write and write_only access: a
-// function of the task's id and inputs, so that any misordering or stale copy shows.
+// Reads what read and write accesses see, then writes every write and write_only access and
+// adds to every add access: a function of the task's id and inputs, so that any misordering or
+// stale copy shows.
 Value sum(versa::Span<const Value> v) {
   Value s = 0;
-  for (Value x : v) s = s * 1099511628211LL + x;
+  for (Value x : v) s = s * 1099511628211ULL + x;
   return s;
 }
 Value sum(versa::Span<Value> v) { return sum(versa::Span<const Value>(v.data(), v.size())); }
 void modify(versa::Span<const Value>, Mode, Value) {}
 void modify(versa::Span<Value> v, Mode mode, Value acc) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    v[i] = mode == Mode::write ? v[i] * 7 + acc + static_cast<Value>(i)
-                               : acc ^ static_cast<Value>(i * 977);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (mode == Mode::add) {
+      v[i] += acc + i;
+    } else {
+      v[i] = mode == Mode::write ? v[i] * 7 + acc + static_cast<Value>(i)
+                                 : acc ^ static_cast<Value>(i * 977);
+    }
+  }
 }
 template <class... Views>
 void step(Value id, const std::array<Mode, 3>& modes, Views... views) {
   Value acc = id;
   int i = 0;
-  ((acc = modes[i] != Mode::write_only ? acc * 31 + sum(views) : acc, ++i), ...);
+  ((acc = modes[i] == Mode::read || modes[i] == Mode::write ? acc * 31 + sum(views) : acc, ++i),
+   ...);
   i = 0;
   ((modify(views, modes[i], acc), ++i), ...);
 }
@@ -69,7 +76,7 @@ std::vector<FuzzTask> random_program(std::uint64_t seed, int tasks, int handles,
       while (used.count(h));
       used.insert(h);
       t.handles[i] = h;
-      t.modes[i] = static_cast<Mode>(rng() % 3);
+      t.modes[i] = static_cast<Mode>(rng() % 4);
     }
     t.on_rank = rng() % 10 == 0 ? static_cast<int>(rng() % static_cast<std::uint64_t>(ranks)) : -1;
   }
@@ -79,14 +86,31 @@ std::vector<FuzzTask> random_program(std::uint64_t seed, int tasks, int handles,
 // What each rank must send and receive, and run, by the rule (an independent reading of
 // docs/distributed.md): executor = on_rank, else owner of the first modified handle, else of
 // the first handle; an input the executor lacks comes from the last writer's rank, once per
-// version and rank.
+// version and rank; a run of adds ends at the next other access, where every rank that took
+// part (the one with the value before the run: the owner if its copy is valid, else the
+// holder; and every rank that added) sends the owner one message, except the owner itself.
 struct Prediction {
   std::vector<std::uint64_t> sent, received, executed;
 };
 struct ModelHandle {
   int owner, holder;
   std::set<int> valid;
+  int base = -1;  // -1: no run of adds open
+  std::set<int> contributors;
 };
+void end_adds(ModelHandle& h, Prediction& p) {
+  std::set<int> parts = h.contributors;
+  parts.insert(h.base);
+  for (int r : parts) {
+    if (r == h.owner) continue;
+    ++p.sent[r];
+    ++p.received[h.owner];
+  }
+  h.holder = h.owner;
+  h.valid = {h.owner};
+  h.base = -1;
+  h.contributors.clear();
+}
 int predict_task(std::vector<ModelHandle>& hs, const int* ids, const Mode* modes, int n,
                  int on_rank, Prediction& p) {
   int executor = on_rank;
@@ -95,13 +119,19 @@ int predict_task(std::vector<ModelHandle>& hs, const int* ids, const Mode* modes
   if (executor < 0) executor = hs[ids[0]].owner;
   for (int i = 0; i < n; ++i) {
     ModelHandle& h = hs[ids[i]];
+    if (modes[i] == Mode::add) {
+      if (h.base < 0) h.base = h.valid.count(h.owner) ? h.owner : h.holder;
+      h.contributors.insert(executor);
+      continue;
+    }
+    if (h.base >= 0) end_adds(h, p);
     if (modes[i] == Mode::write_only || h.valid.count(executor)) continue;
     ++p.sent[h.holder];
     ++p.received[executor];
     h.valid.insert(executor);
   }
   for (int i = 0; i < n; ++i) {
-    if (modes[i] == Mode::read) continue;
+    if (modes[i] == Mode::read || modes[i] == Mode::add) continue;
     hs[ids[i]].holder = executor;
     hs[ids[i]].valid = {executor};
   }
@@ -122,6 +152,8 @@ void submit_fuzz(versa::mpi::Runtime& rt, std::vector<versa::Handle<Value>>& hs,
           return submit_fuzz(rt, hs, t, id, accesses..., versa::write(h));
         case Mode::write_only:
           return submit_fuzz(rt, hs, t, id, accesses..., versa::write_only(h));
+        case Mode::add:
+          return submit_fuzz(rt, hs, t, id, accesses..., versa::add(h));
       }
     }
   }
@@ -196,7 +228,8 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
       model[h][i] = static_cast<Value>(h * 1000 + static_cast<int>(i));
     if (owner == rt.rank()) memory[h] = model[h];
     hs.push_back(rt.data(memory[h], owner, "h" + std::to_string(h)));
-    predicted.push_back({owner, owner, {owner}});
+    hs.back().set_reduction(versa::sum<Value>());
+    predicted.push_back({owner, owner, {owner}, -1, {}});
   }
   Prediction p{std::vector<std::uint64_t>(ranks), std::vector<std::uint64_t>(ranks),
                std::vector<std::uint64_t>(ranks)};

@@ -230,13 +230,21 @@ TEST(Distributed, DivergentStreamsAreReported) {
 }
 
 // Refused on every rank alike, before anything is recorded.
-TEST(Distributed, RefusesAddsForeignHandlesAndBadRanks) {
+TEST(Distributed, RefusesBadReductionsForeignHandlesAndBadRanks) {
   versa::mpi::Runtime rt(local_config());
   double x = 0;
   auto h = rt.data(x, 0, "x");
-  h.set_reduction(versa::sum<double>());
+  try {
+    rt.submit(
+        "add", [](versa::Span<double>) {}, versa::add(h));
+    ADD_FAILURE() << "an add to a handle with no reduction was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no reduction operator"), std::string::npos) << e.what();
+  }
+  constexpr versa::AccessType merge_in_any_order{
+      .reads = true, .writes = true, .reorderable = true, .exclusive = false, .group = 3};
   EXPECT_THROW(rt.submit(
-                   "add", [](versa::Span<double>) {}, versa::add(h)),
+                   "merge", [](versa::Span<double>) {}, versa::access<merge_in_any_order>(h)),
                std::invalid_argument);
   EXPECT_THROW(
       rt.submit(
