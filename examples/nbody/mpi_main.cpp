@@ -121,8 +121,8 @@ nbody::BlockHandles register_blocks(versa::mpi::Runtime& rt, nbody::System& syst
 }
 
 // Prints this rank's counts and whether they are the predicted ones; returns whether they are.
-bool report_rank(const versa::mpi::Runtime& rt, const Traffic& predicted, const char* when) {
-  const versa::mpi::Statistics s = rt.statistics();
+bool report_rank(const versa::mpi::Runtime& rt, const versa::mpi::Statistics& s,
+                 const Traffic& predicted, const char* when) {
   const auto me = static_cast<std::size_t>(rt.rank());
   const bool expected =
       s.messages_sent == predicted.sent[me] && s.messages_received == predicted.received[me];
@@ -182,7 +182,13 @@ int run(const Options& o) {
     rt.wait_all();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!report_rank(rt, predict_traffic(owners, rt.size(), o.steps, false), "steps")) status = 1;
+    // Counted before any rank goes on: the progress thread counts a message when it arrives,
+    // and a rank that left wait_all first could send the check's messages before this rank
+    // has counted the steps'. wait_all is collective: no rank leaves it before all entered it.
+    const versa::mpi::Statistics after_steps = rt.statistics();
+    rt.wait_all();
+    if (!report_rank(rt, after_steps, predict_traffic(owners, rt.size(), o.steps, false), "steps"))
+      status = 1;
     if (o.check) {
       // The forces at the final positions too, as `nbody --check` compares them.
       flow.submit_forces();
@@ -190,7 +196,8 @@ int run(const Options& o) {
       for (const auto* blocks : {&h.positions, &h.velocities, &h.forces})
         for (const versa::Handle<double>& block : *blocks) rt.fetch(block, 0);
       rt.wait_all();
-      if (!report_rank(rt, predict_traffic(owners, rt.size(), o.steps + 1, true), "check"))
+      if (!report_rank(rt, rt.statistics(), predict_traffic(owners, rt.size(), o.steps + 1, true),
+                       "check"))
         status = 1;
     }
     if (rt.rank() == 0) {
