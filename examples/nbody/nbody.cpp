@@ -4,8 +4,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "nbody_cuda.hpp"
-
 namespace nbody {
 
 using versa::Span;
@@ -169,109 +167,42 @@ TaskCounts task_counts(std::size_t blocks) {
   return TaskCounts{blocks, blocks * (blocks - 1) / 2, blocks};
 }
 
+std::string block_name(const char* array, std::size_t block) {
+  // Appended piece by piece: GCC 12 at -O3 warns wrongly on "literal" + std::string.
+  std::string text = array;
+  text += '[';
+  text += std::to_string(block);
+  text += ']';
+  return text;
+}
+
 namespace {
 
-// The emulated device runs the CPU bodies. They are lambdas that call the kernels, not the
-// kernels' addresses: through a function pointer the kernels ran 15% slower (bench/run nbody, 4
-// blocks), the call no longer being inlined into the task's invoker. The CUDA bodies call
-// nbody_cuda.hpp; Versa drops them when it is built without CUDA.
-auto self_type() {
-  return versa::task_type(kernel_task_types[0])
-      .cpu([](Span<const double> position, Span<double> force) { self_forces(position, force); })
-      .cuda([](versa::CudaContext& gpu, Span<const double> position, Span<double> force) {
-        const std::size_t n = position.size() / 3;
-        cuda::add_forces(gpu, position.data(), n, position.data(), n, force.data(), true);
-      });
-}
-
-auto pair_type() {
-  return versa::task_type(kernel_task_types[1])
-      .cpu([](Span<const double> position_i, Span<const double> position_j, Span<double> force_i,
-              Span<double> force_j) { pair_forces(position_i, position_j, force_i, force_j); })
-      // Two passes, each thread summing the forces on one particle, instead of atomics.
-      .cuda([](versa::CudaContext& gpu, Span<const double> position_i,
-               Span<const double> position_j, Span<double> force_i, Span<double> force_j) {
-        const std::size_t ni = position_i.size() / 3, nj = position_j.size() / 3;
-        cuda::add_forces(gpu, position_i.data(), ni, position_j.data(), nj, force_i.data(), false);
-        cuda::add_forces(gpu, position_j.data(), nj, position_i.data(), ni, force_j.data(), false);
-      });
-}
-
-auto move_type(double dt) {
-  return versa::task_type(kernel_task_types[2])
-      .cpu([dt](Span<double> position, Span<double> velocity, Span<double> force) {
-        move_particles(position, velocity, force, dt);
-      })
-      .cuda([dt](versa::CudaContext& gpu, Span<double> position, Span<double> velocity,
-                 Span<double> force) {
-        cuda::move(gpu, position.data(), velocity.data(), force.data(), position.size(), dt);
-      });
+BlockHandles register_blocks(versa::Runtime& rt, System& system) {
+  BlockHandles handles;
+  for (std::size_t b = 0; b < system.blocks(); ++b) {
+    handles.positions.push_back(rt.data(system.positions[b], block_name("position", b)));
+    handles.velocities.push_back(rt.data(system.velocities[b], block_name("velocity", b)));
+    handles.forces.push_back(rt.data(system.forces[b], block_name("force", b)));
+    // Bound in write mode too, where it is never used: one setup for both.
+    handles.forces.back().set_reduction(versa::sum<double>());
+  }
+  return handles;
 }
 
 }  // namespace
 
-struct Simulation::TaskTypes {
-  decltype(self_type()) self;
-  decltype(pair_type()) pair;
-  decltype(move_type(0.0)) move;
-};
-
 Simulation::Simulation(versa::Runtime& rt, System& system, ForceAccess mode, double dt)
-    : rt_(rt),
-      mode_(mode),
-      types_(std::make_unique<TaskTypes>(TaskTypes{self_type(), pair_type(), move_type(dt)})) {
-  for (std::size_t b = 0; b < system.blocks(); ++b) {
-    // Appended piece by piece: GCC 12 at -O3 warns wrongly on "literal" + std::string.
-    auto name = [b](const char* array) {
-      std::string text = array;
-      text += '[';
-      text += std::to_string(b);
-      text += ']';
-      return text;
-    };
-    positions_.push_back(rt.data(system.positions[b], name("position")));
-    velocities_.push_back(rt.data(system.velocities[b], name("velocity")));
-    forces_.push_back(rt.data(system.forces[b], name("force")));
-    // Bound in write mode too, where it is never used: one setup for both.
-    forces_.back().set_reduction(versa::sum<double>());
-  }
-}
+    : rt_(rt), flow_(rt, register_blocks(rt, system), mode, dt) {}
 
 Simulation::~Simulation() = default;
-
-void Simulation::submit_forces() {
-  // `write` orders the tasks that share a force block as submitted: (0,0), (0,1), ... (0,B-1)
-  // one after the other, (1,1) after (0,1), and so on. `add` leaves them unordered.
-  auto force = [this](std::size_t b) {
-    return mode_ == ForceAccess::add ? versa::add(forces_[b]) : versa::write(forces_[b]);
-  };
-  const std::size_t blocks = positions_.size();
-  for (std::size_t i = 0; i < blocks; ++i) {
-    rt_.submit(types_->self, versa::read(positions_[i]), force(i));
-    for (std::size_t j = i + 1; j < blocks; ++j)
-      rt_.submit(types_->pair, versa::read(positions_[i]), versa::read(positions_[j]), force(i),
-                 force(j));
-  }
-}
-
-void Simulation::submit_moves() {
-  for (std::size_t b = 0; b < positions_.size(); ++b)
-    rt_.submit(types_->move, versa::write(positions_[b]), versa::write(velocities_[b]),
-               versa::write(forces_[b]));
-}
-
-void Simulation::submit_steps(int steps) {
-  for (int step = 0; step < steps; ++step) {
-    submit_forces();
-    submit_moves();
-  }
-}
 
 void Simulation::sync_host() {
   // A read access from the host waits for the writers and adds before it and brings the data
   // home; releasing it at once leaves the handle free for later tasks.
-  for (const auto* handles : {&positions_, &velocities_, &forces_})
-    for (const versa::Handle<double>& handle : *handles) rt_.acquire(versa::read(handle)).release();
+  const BlockHandles& handles = flow_.handles();
+  for (const auto* blocks : {&handles.positions, &handles.velocities, &handles.forces})
+    for (const versa::Handle<double>& handle : *blocks) rt_.acquire(versa::read(handle)).release();
 }
 
 double relative_error(const std::vector<std::vector<double>>& x,
