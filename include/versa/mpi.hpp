@@ -102,8 +102,13 @@ struct RemoteAccess {
 //
 // Thread-safety: submit, fetch and wait_all are called by one thread per rank (they define the
 // stream every rank must repeat); tasks may not submit to this runtime (spawn inside their own
-// bodies is local to the rank and invisible to the others). Only CPU workers: a configuration
-// with accelerators is refused.
+// bodies is local to the rank and invisible to the others).
+//
+// Accelerators: each rank's local runtime uses the devices its Config gives it, as in one
+// process; data goes between ranks through host memory (the transfer tasks run on the host, so
+// the local runtime brings a device's copy home before a send and a receive makes the host copy
+// the valid one). Ranks that share a machine share its GPUs unless each is given its own (e.g.
+// CUDA_VISIBLE_DEVICES per rank).
 //
 // Reductions: `add` accesses run on their executor like any task (set_reduction on every rank);
 // the adds of one run accumulate on their ranks and meet at the handle's owner when another
@@ -112,7 +117,7 @@ class Runtime {
  public:
   // Starts the local runtime with `config` (cpu_workers 0 means 1 per rank here, since ranks
   // usually share a node), and the progress thread. Throws std::runtime_error when MPI cannot
-  // give the thread level, std::invalid_argument for a configuration with accelerators.
+  // give the thread level.
   explicit Runtime(Config config = {}, MPI_Comm comm = MPI_COMM_WORLD);
   // Waits for the local tasks (a program should call wait_all() first, on every rank).
   ~Runtime();

@@ -66,12 +66,7 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
   MPI_Comm_size(dup, &size_);
   impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_);
   if (config.cpu_workers == 0) config.cpu_workers = 1;
-  config.gpus = 0;
   local_ = std::make_unique<versa::Runtime>(std::move(config));
-  if (local_->device_count() != 0)
-    throw std::invalid_argument(
-        "versa::mpi::Runtime: accelerators are not supported on a distributed runtime yet "
-        "(Config::emulated_devices, other_devices, VERSA_EMULATED, VERSA_NGPU must ask for none)");
   impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");
   impl_->receive_name = RuntimeAccess::intern(*local_, "mpi receive");
   impl_->combine_name = RuntimeAccess::intern(*local_, "mpi combine");

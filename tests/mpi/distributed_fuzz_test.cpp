@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mpi/rank_config.hpp"
@@ -158,10 +159,12 @@ void submit_fuzz(versa::mpi::Runtime& rt, std::vector<versa::Handle<Value>>& hs,
     }
   }
   auto body = [id, modes = t.modes](auto... views) { step(id, modes, views...); };
+  // On a rank with an emulated accelerator, tasks may run there (and the data move through it).
+  const auto where = versa::placement(versa::Placement::automatic);
   if (t.on_rank >= 0)
-    rt.submit("fuzz", body, accesses..., versa::mpi::on_rank(t.on_rank));
+    rt.submit("fuzz", body, accesses..., where, versa::mpi::on_rank(t.on_rank));
   else
-    rt.submit("fuzz", body, accesses...);
+    rt.submit("fuzz", body, accesses..., where);
 }
 
 // Runs task `t` (number `id`) on the model's arrays: views on them, read ones const.
@@ -205,17 +208,32 @@ struct FuzzSummary : ::testing::Environment {
 FuzzSummary* const fuzz_summary =
     static_cast<FuzzSummary*>(::testing::AddGlobalTestEnvironment(new FuzzSummary));
 
-class DistributedFuzz : public ::testing::TestWithParam<std::uint64_t> {};
+// The fuzzer's ranks: CPU workers only, or with an emulated accelerator whose memory holds three
+// handles (so that data moves to and from it, and is evicted, between the transfers).
+enum class Machine { cpu, emulated_device };
+
+versa::Config machine_config(Machine machine) {
+  versa::Config config = rank_config();
+  if (machine == Machine::emulated_device) {
+    config.emulated_devices.resize(1);
+    config.emulated_devices[0].memory_bytes = 96;
+    config.emulated_devices[0].bandwidth_bytes_per_s = 0;
+    config.emulated_devices[0].latency_s = 0;
+  }
+  return config;
+}
+
+class DistributedFuzz : public ::testing::TestWithParam<std::tuple<Machine, std::uint64_t>> {};
 
 // Random modes, owners and executors over a few handles; every handle's final value on rank 0
 // equals the sequential run, and every rank's message and task counts equal the prediction.
 TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
-  versa::mpi::Runtime rt(rank_config());
+  const auto [machine, seed] = GetParam();
+  versa::mpi::Runtime rt(machine_config(machine));
   const int ranks = rt.size();
   const int tasks = env_int("VERSA_MPI_FUZZ_TASKS", 10000);
   constexpr int handle_count = 10;
   constexpr std::size_t elements = 4;
-  const std::uint64_t seed = GetParam();
   std::mt19937_64 owners_rng(seed ^ 0xabcdef);
   std::vector<std::vector<Value>> memory(handle_count), model(handle_count);
   std::vector<versa::Handle<Value>> hs;
@@ -270,12 +288,27 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   EXPECT_EQ(s.messages_received, p.received[r]);
   EXPECT_EQ(s.bytes_sent, p.sent[r] * elements * sizeof(Value));
   EXPECT_EQ(s.bytes_received, p.received[r] * elements * sizeof(Value));
+  if (machine == Machine::emulated_device && ranks > 1) {
+    // The accelerator took part: tasks ran there, and data went to it and came back for the
+    // sends (about half the tasks may run there).
+    const std::vector<versa::DeviceStatistics> local = rt.local().statistics();
+    ASSERT_EQ(local.size(), 2u);
+    EXPECT_GT(local[1].tasks, s.tasks_executed / 10);
+    EXPECT_GT(local[1].bytes_to_device, 0u);
+    EXPECT_GT(local[1].bytes_to_host, 0u);
+  }
   ++fuzz_summary->programs;
   if (!HasFailure()) ++fuzz_summary->passed;
   hs.clear();
 }
 
-// 20 seeds of 10^4 tasks each (VERSA_MPI_FUZZ_TASKS changes the count).
-INSTANTIATE_TEST_SUITE_P(Seeds, DistributedFuzz, ::testing::Range<std::uint64_t>(1, 21));
+// 20 seeds of 10^4 tasks each on CPU workers (VERSA_MPI_FUZZ_TASKS changes the count), and 5
+// more with an emulated accelerator per rank.
+INSTANTIATE_TEST_SUITE_P(Seeds, DistributedFuzz,
+                         ::testing::Combine(::testing::Values(Machine::cpu),
+                                            ::testing::Range<std::uint64_t>(1, 21)));
+INSTANTIATE_TEST_SUITE_P(EmulatedDevice, DistributedFuzz,
+                         ::testing::Combine(::testing::Values(Machine::emulated_device),
+                                            ::testing::Range<std::uint64_t>(21, 26)));
 
 }  // namespace
