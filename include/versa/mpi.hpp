@@ -136,7 +136,7 @@ class Runtime {
   template <class T>
   Handle<T> data(T* data, std::size_t count, int owner, std::string name = {}) {
     void* p = prepare(data, count * sizeof(T), owner);
-    return add(local_->data(static_cast<T*>(p), count, std::move(name)), owner);
+    return add(local_->data(static_cast<T*>(p), count, std::move(name)), owner, p != data);
   }
   template <class T>
   Handle<T> data(std::vector<T>& values, int owner, std::string name = {}) {
@@ -152,7 +152,7 @@ class Runtime {
   TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld, int owner,
                      std::string name = {}) {
     void* p = prepare(data, (cols ? (cols - 1) * ld + rows : 0) * sizeof(T), owner);
-    return add(local_->tile(static_cast<T*>(p), rows, cols, ld, std::move(name)), owner);
+    return add(local_->tile(static_cast<T*>(p), rows, cols, ld, std::move(name)), owner, p != data);
   }
   // A handle with no data, for ordering tasks across ranks.
   Token token(int owner, std::string name = {}) {
@@ -181,6 +181,12 @@ class Runtime {
   // Makes `rank` hold the latest version of `handle` (a message when it lacks it), so that its
   // memory there has the value after wait_all(). Every rank calls it, like submit.
   void fetch(const HandleBase& handle, int rank);
+  // Drops the copies of `handle`'s latest version on every rank but its holder (ending an open
+  // run of adds first): a later task that reads it elsewhere receives it again. On a rank whose
+  // memory for the handle the runtime allocated (registered with a null pointer), that memory
+  // goes back to the system once the rank's earlier tasks on the handle are done, and is mapped
+  // again when a version next arrives. Every rank calls it, like submit; it waits for nothing.
+  void flush(const HandleBase& handle);
 
   // Waits for every task on every rank: the local tasks, then a collective step that compares
   // the ranks' submitted streams and failures. Throws, on every rank alike: DivergenceError when
@@ -195,10 +201,11 @@ class Runtime {
   struct Impl;
 
   void* prepare(void* data, std::size_t bytes, int owner);
-  void register_handle(versa::detail::HandleState* state, int owner);
+  // `allocated`: the handle's memory on this rank is the buffer prepare() just made.
+  void register_handle(versa::detail::HandleState* state, int owner, bool allocated);
   template <class H>
-  H add(H handle, int owner) {
-    register_handle(versa::detail::state_of(handle), owner);
+  H add(H handle, int owner, bool allocated = false) {
+    register_handle(versa::detail::state_of(handle), owner, allocated);
     return handle;
   }
 

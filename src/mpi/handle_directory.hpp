@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mpi/copy_buffer.hpp"
 #include "versa/detail/task_glue.hpp"
 
 namespace versa::mpi::detail {
@@ -45,6 +46,8 @@ struct HandleRecord {
   // (-1: no run open), and the ranks whose copies hold adds of the run.
   int base = -1;
   RankSet contributors;
+  const CopyBuffer* buffer;   // this rank's memory for it, when the runtime allocated it
+  std::uint32_t flushes = 0;  // after a flush, a rank may receive a version again
 };
 
 class HandleDirectory {
@@ -52,9 +55,10 @@ class HandleDirectory {
   explicit HandleDirectory(int ranks) : ranks_(ranks) {}
 
   // Registers the handle with the next global id, held by its owner at version 0.
-  std::uint32_t add(versa::detail::HandleState* state, int owner) {
+  std::uint32_t add(versa::detail::HandleState* state, int owner, const CopyBuffer* buffer) {
     const auto id = static_cast<std::uint32_t>(records_.size());
-    records_.push_back(HandleRecord{state, owner, owner, 0, RankSet(ranks_), -1, RankSet(ranks_)});
+    records_.push_back(
+        HandleRecord{state, owner, owner, 0, RankSet(ranks_), -1, RankSet(ranks_), buffer, 0});
     records_.back().valid.add(owner);
     ids_.emplace(state, id);
     return id;

@@ -71,6 +71,7 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
   impl_->receive_name = RuntimeAccess::intern(*local_, "mpi receive");
   impl_->combine_name = RuntimeAccess::intern(*local_, "mpi combine");
   impl_->identity_name = RuntimeAccess::intern(*local_, "mpi identity");
+  impl_->flush_name = RuntimeAccess::intern(*local_, "mpi flush");
 }
 
 // local_ goes first (its destructor waits for the transfer tasks, which need the progress
@@ -84,12 +85,13 @@ void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
   if (data || bytes == 0) return data;
   if (owner == rank_)
     throw std::invalid_argument("versa::mpi: the owner of a handle must give its memory");
-  impl_->buffers.push_back(std::make_unique<std::byte[]>(bytes));
-  return impl_->buffers.back().get();
+  impl_->buffers.push_back(std::make_unique<detail::CopyBuffer>(bytes));
+  return impl_->buffers.back()->data();
 }
 
-void Runtime::register_handle(versa::detail::HandleState* state, int owner) {
-  const std::uint32_t id = impl_->directory.add(state, owner);
+void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool allocated) {
+  const std::uint32_t id =
+      impl_->directory.add(state, owner, allocated ? impl_->buffers.back().get() : nullptr);
   detail::mix(impl_->stream_hash, id);
   detail::mix(impl_->stream_hash, owner);
   detail::mix(impl_->stream_hash, state->layout()->bytes());

@@ -72,9 +72,22 @@ void invoke_identity(void*, const AccessRecord* accesses) {
                                               layout.rows);
 }
 
-// A transfer task on the local runtime, with a body of its own (no user's typed body).
-void submit_transfer(versa::Runtime& local, const char* name, versa::detail::InvokeFn invoke,
-                     TransferClosure closure, HandleState* handle, AccessMode mode) {
+struct NoClosure {};
+
+// Gives back the pages of this rank's copy (flush).
+struct DiscardClosure {
+  const detail::CopyBuffer* buffer;
+};
+
+void invoke_discard(void* closure, const AccessRecord*) {
+  static_cast<const DiscardClosure*>(closure)->buffer->release();
+}
+
+// A task of the layer's own on the local runtime (a transfer, or one that prepares or discards
+// a copy), with a body of its own (no user's typed body) and a trivially copyable closure.
+template <class Closure>
+void submit_local(versa::Runtime& local, const char* name, versa::detail::InvokeFn invoke,
+                  Closure closure, HandleState* handle, AccessMode mode) {
   AccessRecord record;
   record.handle = handle;
   record.mode = mode;
@@ -92,8 +105,8 @@ void submit_transfer(versa::Runtime& local, const char* name, versa::detail::Inv
   desc.reduction = nullptr;
   desc.closure = &closure;
   desc.closure_size = sizeof(closure);
-  desc.closure_align = alignof(TransferClosure);
-  desc.move = [](void* to, void* from) { std::memcpy(to, from, sizeof(TransferClosure)); };
+  desc.closure_align = alignof(Closure);
+  desc.move = [](void* to, void* from) { std::memcpy(to, from, sizeof(Closure)); };
   desc.destroy = nullptr;
   desc.is_child = false;
   desc.work = -1;
@@ -185,12 +198,12 @@ bool Runtime::transfer(std::uint32_t id, int from, int to) {
   if (rank_ != from && rank_ != to) return false;
   detail::HandleRecord& record = s.directory[id];
   const TransferClosure closure{
-      s.engine.get(), rank_ == from ? to : from, rank_, {id, record.version}};
+      s.engine.get(), rank_ == from ? to : from, rank_, {id, record.version, 0, record.flushes}};
   if (rank_ == from)
-    submit_transfer(*local_, s.send_name, invoke_send, closure, record.state, send_access.mode());
+    submit_local(*local_, s.send_name, invoke_send, closure, record.state, send_access.mode());
   else
-    submit_transfer(*local_, s.receive_name, invoke_receive, closure, record.state,
-                    AccessMode::write_only);
+    submit_local(*local_, s.receive_name, invoke_receive, closure, record.state,
+                 AccessMode::write_only);
   return true;
 }
 
@@ -211,8 +224,8 @@ bool Runtime::join_adds(std::uint32_t id, int executor) {
   record.contributors.add(executor);
   if (executor == record.base) return false;
   if (rank_ == executor)
-    submit_transfer(*local_, s.identity_name, invoke_identity, {}, record.state,
-                    AccessMode::write_only);
+    submit_local(*local_, s.identity_name, invoke_identity, NoClosure{}, record.state,
+                 AccessMode::write_only);
   return rank_ == executor;
 }
 
@@ -226,20 +239,22 @@ bool Runtime::combine_adds(std::uint32_t id) {
   const std::uint64_t version = record.version + 1;
   bool involved = false;
   if (rank_ == owner && owner != record.base && !record.contributors.has(owner)) {
-    submit_transfer(*local_, s.identity_name, invoke_identity, {}, record.state,
-                    AccessMode::write_only);
+    submit_local(*local_, s.identity_name, invoke_identity, NoClosure{}, record.state,
+                 AccessMode::write_only);
     involved = true;
   }
   for (int r = 0; r < size_; ++r) {
     if (r == owner || (r != record.base && !record.contributors.has(r))) continue;
-    const detail::TransferId part{id, version, static_cast<std::uint64_t>(r) + 1};
+    const detail::TransferId part{id, version, static_cast<std::uint32_t>(r + 1), record.flushes};
     if (rank_ == r) {
-      submit_transfer(*local_, s.send_name, invoke_send, {s.engine.get(), owner, rank_, part},
-                      record.state, send_access.mode());
+      submit_local(*local_, s.send_name, invoke_send,
+                   TransferClosure{s.engine.get(), owner, rank_, part}, record.state,
+                   send_access.mode());
       involved = true;
     } else if (rank_ == owner) {
-      submit_transfer(*local_, s.combine_name, invoke_combine, {s.engine.get(), r, rank_, part},
-                      record.state, AccessMode::write);
+      submit_local(*local_, s.combine_name, invoke_combine,
+                   TransferClosure{s.engine.get(), r, rank_, part}, record.state,
+                   AccessMode::write);
       involved = true;
     }
   }
@@ -255,6 +270,28 @@ void Runtime::combine_open_adds() {
   Impl& s = *impl_;
   for (std::uint32_t id = 0; id < s.directory.size(); ++id)
     if (s.directory[id].base >= 0) combine_adds(id);
+}
+
+// --- Procedure: flush --------------------------------------------------------------------------
+
+void Runtime::flush(const HandleBase& handle) {
+  Impl& s = *impl_;
+  const std::int64_t found = s.directory.find(versa::detail::state_of(handle));
+  if (found < 0)
+    throw std::invalid_argument(
+        "versa::mpi: flush of a handle not registered with this distributed runtime");
+  const auto id = static_cast<std::uint32_t>(found);
+  detail::mix_text(s.stream_hash, "flush");
+  detail::mix(s.stream_hash, id);
+  detail::HandleRecord& record = s.directory[id];
+  if (record.base >= 0) combine_adds(id);
+  record.valid.reset_to(record.holder);
+  ++record.flushes;
+  // After this rank's earlier tasks on the copy (a write_only waits for them); its content is
+  // stale from now on, whatever it held.
+  if (rank_ != record.holder && record.buffer)
+    submit_local(*local_, s.flush_name, invoke_discard, DiscardClosure{record.buffer}, record.state,
+                 AccessMode::write_only);
 }
 
 void Runtime::fetch(const HandleBase& handle, int rank) {

@@ -37,6 +37,7 @@ std::string describe(const TransferId& id) {
   std::string text =
       "handle #" + std::to_string(id.handle) + " version " + std::to_string(id.version);
   if (id.part != 0) text = "rank " + std::to_string(id.part - 1) + "'s adds to " + text;
+  if (id.round != 0) text += " (after " + std::to_string(id.round) + " flushes)";
   return text;
 }
 

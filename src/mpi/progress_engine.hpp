@@ -46,11 +46,13 @@ inline constexpr int data_tag = 1502;
 
 // What a message carries: a version of a handle, or, with `part` p > 0, the contribution of
 // rank p - 1's add accesses to that version (docs/distributed.md, "Reductions across ranks").
-// A rank receives each at most once, so it names one message.
+// `round` counts the handle's flushes: after one, a rank may receive a version again. A rank
+// receives each at most once, so it names one message.
 struct TransferId {
   std::uint64_t handle;  // global id
   std::uint64_t version;
-  std::uint64_t part = 0;
+  std::uint32_t part = 0;
+  std::uint32_t round = 0;
   bool operator==(const TransferId&) const = default;
 };
 
@@ -92,8 +94,9 @@ class ProgressEngine {
   using Key = TransferId;
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
-      return std::hash<std::uint64_t>()(
-          (k.handle * 0x9e3779b97f4a7c15ULL ^ k.version) * 0x9e3779b97f4a7c15ULL ^ k.part);
+      return std::hash<std::uint64_t>()((k.handle * 0x9e3779b97f4a7c15ULL ^ k.version) *
+                                            0x9e3779b97f4a7c15ULL ^
+                                        (std::uint64_t{k.part} << 32 | k.round));
     }
   };
   struct Send {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mpi/copy_buffer.hpp"
 #include "mpi/handle_directory.hpp"
 #include "mpi/progress_engine.hpp"
 #include "versa/mpi.hpp"
@@ -44,7 +45,7 @@ struct Runtime::Impl {
   MPI_Comm comm;  // a duplicate of the program's: our tags never match its messages
   const bool owns_mpi;
   detail::HandleDirectory directory;
-  std::vector<std::unique_ptr<std::byte[]>> buffers;  // replicas the runtime allocated
+  std::vector<std::unique_ptr<detail::CopyBuffer>> buffers;  // copies the runtime allocated
   std::uint64_t stream_hash = 0xcbf29ce484222325ULL;
   Statistics counts;               // the task counts; the message counts are the engine's
   std::vector<std::uint32_t> ids;  // scratch for plan()
@@ -52,6 +53,7 @@ struct Runtime::Impl {
   const char* receive_name = nullptr;
   const char* combine_name = nullptr;
   const char* identity_name = nullptr;
+  const char* flush_name = nullptr;
   std::unique_ptr<detail::ProgressEngine> engine;
 };
 

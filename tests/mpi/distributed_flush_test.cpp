@@ -1,0 +1,122 @@
+// flush(handle) (docs/distributed.md, "Flushing cached copies"): the copies of the latest
+// version on the ranks other than its holder are dropped, so a later read there receives it
+// again, and memory the runtime allocated for them goes back to the system (checked with
+// mincore: its pages are no longer resident).
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "mpi/rank_config.hpp"
+#include "versa/mpi.hpp"
+#include "versa/versa.hpp"
+
+namespace {
+
+using versa::testing::rank_config;
+
+// Resident pages of `bytes` at the page-aligned `data`.
+std::size_t resident_pages(const void* data, std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((bytes + page - 1) / page);
+  if (mincore(const_cast<void*>(data), bytes, pages.data()) != 0) return SIZE_MAX;
+  std::size_t resident = 0;
+  for (unsigned char p : pages) resident += p & 1;
+  return resident;
+}
+
+// Every rank sums a vector owned by rank 0 into its own result.
+void sum_everywhere(versa::mpi::Runtime& rt, const versa::Handle<double>& v,
+                    std::vector<versa::Handle<double>>& sums) {
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "sum",
+        [](versa::Span<const double> x, versa::Span<double> s) {
+          for (double e : x) s[0] += e;
+        },
+        versa::read(v), versa::write(sums[r]));
+}
+
+TEST(DistributedFlush, DropsCachedCopiesAndGivesTheirMemoryBack) {
+  versa::mpi::Runtime rt(rank_config());
+  const int ranks = rt.size();
+  constexpr std::size_t n = 1 << 14;  // 128 KiB
+  std::vector<double> owned(rt.rank() == 0 ? n : 0, 1.0);
+  auto v = rt.data(rt.rank() == 0 ? owned.data() : static_cast<double*>(nullptr), n, 0, "v");
+  std::vector<std::vector<double>> results(static_cast<std::size_t>(ranks),
+                                           std::vector<double>(1, 0.0));
+  std::vector<versa::Handle<double>> sums;
+  for (int r = 0; r < ranks; ++r) sums.push_back(rt.data(results[r], r, "sum"));
+  sum_everywhere(rt, v, sums);
+  rt.wait_all();
+  const void* copy = rt.local().acquire(versa::read(v)).view().data();
+  if (rt.rank() != 0) {
+    EXPECT_GT(resident_pages(copy, n * sizeof(double)), 0u);
+  }
+  rt.flush(v);
+  rt.wait_all();
+  if (rt.rank() != 0) {
+    EXPECT_EQ(resident_pages(copy, n * sizeof(double)), 0u);
+  }
+  // Read again: every other rank receives the version a second time.
+  sum_everywhere(rt, v, sums);
+  rt.wait_all();
+  EXPECT_EQ(results[static_cast<std::size_t>(rt.rank())][0], 2.0 * n);
+  const versa::mpi::Statistics s = rt.statistics();
+  EXPECT_EQ(s.messages_sent, rt.rank() == 0 ? 2u * static_cast<std::uint64_t>(ranks - 1) : 0u);
+  EXPECT_EQ(s.messages_received, rt.rank() == 0 ? 0u : 2u);
+  sums.clear();
+}
+
+// A flush ends a run of adds (the contributions meet at the owner), and keeps the holder's copy
+// when the holder is not the owner: the owner then receives the latest version to read it.
+TEST(DistributedFlush, EndsARunOfAddsAndKeepsTheHoldersCopy) {
+  versa::mpi::Runtime rt(rank_config());
+  const int ranks = rt.size();
+  const int last = ranks - 1;
+  std::int64_t total = 0, value = 0, seen = 0;
+  auto ht = rt.data(total, 0, "total");
+  ht.set_reduction(versa::sum<std::int64_t>());
+  auto hv = rt.data(value, 0, "value");
+  auto hseen = rt.data(seen, 0, "seen");
+  for (int r = 0; r < ranks; ++r)
+    rt.submit(
+        "add", [r](versa::Span<std::int64_t> t) { t[0] += r + 1; }, versa::add(ht),
+        versa::mpi::on_rank(r));
+  rt.flush(ht);
+  EXPECT_EQ(rt.holder(ht), 0);
+  rt.submit(
+      "set", [](versa::Span<std::int64_t> x) { x[0] = 42; }, versa::write_only(hv),
+      versa::mpi::on_rank(last));
+  rt.flush(hv);
+  EXPECT_EQ(rt.holder(hv), last);
+  rt.submit(
+      "look", [](versa::Span<const std::int64_t> x, versa::Span<std::int64_t> y) { y[0] = x[0]; },
+      versa::read(hv), versa::write(hseen));
+  rt.wait_all();
+  if (rt.rank() == 0) {
+    EXPECT_EQ(total, ranks * (ranks + 1) / 2);
+    EXPECT_EQ(seen, 42);
+  }
+  // The adds' contributions (every rank but the owner), and "value" from the last rank.
+  const versa::mpi::Statistics s = rt.statistics();
+  const auto others = static_cast<std::uint64_t>(ranks - 1);
+  if (rt.rank() == 0) {
+    EXPECT_EQ(s.messages_received, others + (ranks > 1 ? 1u : 0u));
+  } else {
+    EXPECT_EQ(s.messages_sent, rt.rank() == last ? 2u : 1u);
+  }
+}
+
+TEST(DistributedFlush, RefusesAForeignHandle) {
+  versa::mpi::Runtime rt(rank_config());
+  int y = 0;
+  auto foreign = rt.local().data(y, "foreign");
+  EXPECT_THROW(rt.flush(foreign), std::invalid_argument);
+  EXPECT_NO_THROW(rt.wait_all());
+}
+
+}  // namespace
