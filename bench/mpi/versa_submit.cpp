@@ -1,7 +1,8 @@
 // The cost of a pruned task in versa::mpi: every rank submits every task, and a rank with
 // nothing to do for one (not its executor, not a sender) only updates its bookkeeping. Measured
 // as the test Distributed.PrunedSubmissionIsCheap does: 10^5 tasks writing one handle of rank 0,
-// timed on the last rank, which prunes them all; the median of --reps runs.
+// timed on the last rank, which prunes them all (here after a wait_all, so that the clock starts
+// when every rank has registered the handle); the median of --reps runs.
 //   mpirun -n 2 versa-bench-mpi-submit [--tasks 100000] [--reps 5]
 #include <mpi.h>
 
