@@ -33,12 +33,12 @@ inline void prepare_starpu_environment() {
   (void)prepared;
 }
 
-// Starts StarPU with `workers` CPU workers and the scheduling policy `scheduler`, and nothing
-// else: no GPU or other device, configuration not overridable by STARPU_SCHED / STARPU_NCPU,
-// the host program's signal handling left alone. `policy_init`, when given, configures the
-// policy of each scheduling context as it starts (heteroprio's buckets).
-inline void start_starpu(const char* scheduler, int workers,
-                         void (*policy_init)(unsigned) = nullptr) {
+// The configuration of a StarPU with `workers` CPU workers and the scheduling policy `scheduler`,
+// and nothing else: no GPU or other device, not overridable by STARPU_SCHED / STARPU_NCPU, the
+// host program's signal handling left alone. `policy_init`, when given, configures the policy of
+// each scheduling context as it starts (heteroprio's buckets).
+inline starpu_conf cpu_only_conf(const char* scheduler, int workers,
+                                 void (*policy_init)(unsigned) = nullptr) {
   prepare_starpu_environment();
   starpu_conf conf;
   check(starpu_conf_init(&conf), "starpu_conf_init");
@@ -51,6 +51,13 @@ inline void start_starpu(const char* scheduler, int workers,
   conf.nmpi_ms = 0;
   conf.catch_signals = 0;
   conf.sched_policy_init = policy_init;
+  return conf;
+}
+
+// Starts StarPU as cpu_only_conf describes.
+inline void start_starpu(const char* scheduler, int workers,
+                         void (*policy_init)(unsigned) = nullptr) {
+  starpu_conf conf = cpu_only_conf(scheduler, workers, policy_init);
   check(starpu_init(&conf), "starpu_init");
 }
 

@@ -1,0 +1,106 @@
+// The tiled Cholesky's StarPU codelet bodies, performance models and task priorities, shared by
+// the single-process peer (bench/cholesky/starpu.cpp) and the StarPU-MPI peer (bench/mpi): both
+// systems run exactly the same tile kernels (sequential OpenBLAS / LAPACKE on a tile in place).
+#pragma once
+
+#include <starpu.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace bench::starpu_cholesky {
+
+// The first failed potrf of one factorisation. A task body cannot throw through StarPU, so the
+// failure is recorded here and turned into an exception once all tasks have finished. The potrf
+// tasks run strictly in order of k (each depends on the previous one through the trsm and syrk in
+// between), so the first failure recorded is the one that matters; the tasks downstream of it run
+// on garbage, which is harmless.
+struct Failure {
+  std::mutex mutex;
+  int tile = -1;  // k of the failed diagonal tile A(k,k); -1 while none failed
+  int info = 0;   // LAPACKE_dpotrf's return value for it
+
+  void record(int k, int code);
+  // Throws std::runtime_error naming the tile when a potrf failed; `who` prefixes the message.
+  void throw_if_failed(const char* who, int tile_size) const;
+};
+
+// Time spent inside the tile kernels of one factorisation, summed over workers.
+struct KernelClock {
+  std::atomic<std::int64_t> nanoseconds{0};
+
+  // Runs `kernel` and adds its duration.
+  template <class Kernel>
+  void time(Kernel kernel) {
+    const auto start = std::chrono::steady_clock::now();
+    kernel();
+    nanoseconds.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count(),
+                          std::memory_order_relaxed);
+  }
+};
+
+// cl_arg of a potrf task: which diagonal tile it factors, where to report a failure, and the
+// clock. The other kernels get the clock itself. Not copied by StarPU: it outlives the task.
+struct PotrfArg {
+  int k;
+  Failure* failure;
+  KernelClock* clock;
+};
+
+// The codelet bodies; buffers are StarPU matrix interfaces (column-major tiles, nx = rows).
+void potrf_body(void* buffers[], void* cl_arg);  // A(k,k) = L(k,k), L L^T = A(k,k); PotrfArg
+void trsm_body(void* buffers[], void* cl_arg);   // R A(k,k), RW A(m,k): A(m,k) L(k,k)^-T
+void syrk_body(void* buffers[], void* cl_arg);   // R A(m,k), RW A(m,m) -= A(m,k) A(m,k)^T
+void gemm_body(void* buffers[], void* cl_arg);   // R A(m,k), R A(j,k), RW A(m,j) -= ... A(j,k)^T
+
+// History-based models keyed by StarPU's default footprint (the tile shapes), one per kernel,
+// under the symbols `<prefix>_potrf` and so on. StarPU resets a model's private state when it
+// shuts down, so one zero-initialised object per model serves every init/shutdown cycle.
+struct Models {
+  explicit Models(const std::string& prefix);
+  Models(const Models&) = delete;
+  Models& operator=(const Models&) = delete;
+
+  std::string names[4];
+  starpu_perfmodel potrf{}, trsm{}, syrk{}, gemm{};
+};
+
+// Whether a StarPU scheduling policy reads codelet performance models: the deque-model family
+// (dm, dmda, dmdas, ...) and the HEFT variants. Elsewhere a model would only add timing and
+// calibration bookkeeping, so the codelets get none.
+bool reads_models(const char* scheduler);
+
+// The four codelets, CPU only, with `models` when the scheduler reads them.
+struct Codelets {
+  Codelets(const char* scheduler, Models& models);
+  starpu_codelet potrf{}, trsm{}, syrk{}, gemm{};
+};
+
+// Task priorities after StarPU's examples/cholesky/cholesky_implicit.c (and its MPI sibling).
+// With a policy that accepts any int priority (range [INT_MIN, INT_MAX], as lws, prio and dmdas
+// have in StarPU 1.3), a task's priority decreases with its step k and its distance from the
+// diagonal: potrf 2nt-2k, trsm(m) 2nt-2k-m, syrk(j) 2nt-2k-2j, gemm(m,j) 2nt-2k-m-j, so the tasks
+// that unlock the next panel come first. With a bounded range, the critical path (potrf(k),
+// trsm(k+1,k), syrk(k+1,k)) gets the maximum priority and everything else the default. dmda's
+// range is [0, 0]: it ignores priorities, so every task gets 0 there. Read after starpu_init.
+class Priorities {
+ public:
+  explicit Priorities(int tiles);
+  int potrf(int k) const { return of(2 * nt_ - 2 * k, true); }
+  int trsm(int k, int m) const { return of(2 * nt_ - 2 * k - m, m == k + 1); }
+  int syrk(int k, int j) const { return of(2 * nt_ - 2 * k - 2 * j, j == k + 1); }
+  int gemm(int k, int m, int j) const { return of(2 * nt_ - 2 * k - m - j, false); }
+
+ private:
+  int of(int unbound_value, bool critical) const;
+  int nt_;
+  bool unbound_;
+  int max_;
+};
+
+}  // namespace bench::starpu_cholesky

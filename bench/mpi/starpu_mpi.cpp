@@ -1,0 +1,264 @@
+// The tiled Cholesky on StarPU-MPI, the peer of cholesky_mpi (examples/cholesky/mpi_main.cpp),
+// written as StarPU-MPI's own examples do (mpi/examples/matrix_decomposition): every rank
+// registers every tile of the lower triangle, in place on its owner (STARPU_MAIN_RAM) and without
+// memory elsewhere (home node -1), gives it its MPI tag and owner with starpu_mpi_data_register,
+// and inserts every task with starpu_mpi_task_insert; each task runs on the owner of the tile it
+// writes and StarPU-MPI sends what it reads. A panel's tiles leave the communication cache once
+// their last reader is submitted (starpu_mpi_cache_flush), as in StarPU's example. The owners are
+// Versa's (versa::mpi::BlockCyclic::for_ranks(P)), the tile kernels those of the single-process
+// StarPU peer (bench/cholesky/starpu_kernels.hpp), the clock the same bracket as cholesky_mpi's:
+// from the first insert, after a barrier, to starpu_mpi_wait_for_all (which ends in a barrier).
+//   mpirun -n 2 versa-bench-mpi-starpu --n 4096 --tile 512 [--sched dmda] [--check]
+#include <cblas.h>
+#include <mpi.h>
+#include <starpu.h>
+#include <starpu_mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "cholesky/starpu_kernels.hpp"
+#include "command_line.hpp"
+#include "common/harness.hpp"
+#include "common/starpu_support.hpp"
+#include "versa/mpi.hpp"
+
+namespace {
+
+using bench::check;
+using namespace bench::starpu_cholesky;
+
+struct Options {
+  long n = 4096;
+  long tile = 512;
+  std::string sched = "dmda";
+  bool check = false;
+};
+
+// Separate histories from the single-process peer's: several ranks save theirs at shutdown.
+Models& models() {
+  static Models instance("versa_bench_mpi_cholesky");
+  return instance;
+}
+
+// The same random symmetric, diagonally dominant matrix as cholesky_mpi makes, on every rank.
+std::vector<double> spd_matrix(long n) {
+  std::vector<double> a(static_cast<std::size_t>(n) * n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (long j = 0; j < n; ++j) {
+    for (long i = j; i < n; ++i) {
+      const double v = uniform(rng);
+      a[i + j * n] = v;
+      a[j + i * n] = v;
+    }
+    a[j + j * n] += static_cast<double>(n);
+  }
+  return a;
+}
+
+// StarPU and StarPU-MPI from starpu_mpi_init_conf (which initializes MPI) to
+// starpu_mpi_shutdown (which shuts StarPU down and finalizes MPI). One CPU worker per rank, as
+// Versa's ranks have, unbound like Versa's (ranks share the machine's cores): StarPU binds its
+// workers and its MPI thread to cores by default, and every rank would bind to the same ones.
+class Session {
+ public:
+  Session(int* argc, char*** argv, const char* scheduler) {
+    ::setenv("STARPU_WORKERS_NOBIND", "1", 0);
+    ::setenv("STARPU_MPI_NOBIND", "1", 0);
+    starpu_conf conf = bench::cpu_only_conf(scheduler, 1);
+    check(starpu_mpi_init_conf(argc, argv, 1, MPI_COMM_WORLD, &conf), "starpu_mpi_init_conf");
+    starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank_);
+    starpu_mpi_comm_size(MPI_COMM_WORLD, &size_);
+    if (starpu_cpu_worker_get_count() != 1)
+      throw std::runtime_error("StarPU started " + std::to_string(starpu_cpu_worker_get_count()) +
+                               " CPU workers, not 1");
+  }
+  ~Session() { starpu_mpi_shutdown(); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The lower triangle's tiles, registered on every rank: in place on the owner, without memory
+// elsewhere (StarPU-MPI allocates a rank's copy when a task there reads the tile).
+class DistributedTiles {
+ public:
+  DistributedTiles(double* a, int n, int tile, const Session& s) : tiles_((n + tile - 1) / tile) {
+    const versa::mpi::BlockCyclic grid = versa::mpi::BlockCyclic::for_ranks(s.size());
+    handles_.resize(static_cast<std::size_t>(tiles_) * tiles_);
+    owners_.resize(handles_.size(), -1);
+    for (int j = 0; j < tiles_; ++j)
+      for (int i = j; i < tiles_; ++i) {
+        const auto rows = static_cast<uint32_t>(std::min(tile, n - i * tile));
+        const auto cols = static_cast<uint32_t>(std::min(tile, n - j * tile));
+        const int owner = grid.owner(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+        starpu_data_handle_t& h = handles_[index(i, j)];
+        if (owner == s.rank())
+          starpu_matrix_data_register(
+              &h, STARPU_MAIN_RAM,
+              reinterpret_cast<uintptr_t>(a + static_cast<std::size_t>(i) * tile +
+                                          static_cast<std::size_t>(j) * tile * n),
+              static_cast<uint32_t>(n), rows, cols, sizeof(double));
+        else
+          starpu_matrix_data_register(&h, -1, 0, rows, rows, cols, sizeof(double));
+        starpu_mpi_data_register(h, static_cast<starpu_mpi_tag_t>(index(i, j)), owner);
+        owners_[index(i, j)] = owner;
+      }
+  }
+  // Unregistering copies each tile back to its home: on its owner, where it already is.
+  ~DistributedTiles() {
+    for (const auto h : handles_)
+      if (h != nullptr) starpu_data_unregister(h);
+  }
+  DistributedTiles(const DistributedTiles&) = delete;
+  DistributedTiles& operator=(const DistributedTiles&) = delete;
+
+  int tiles() const { return tiles_; }
+  starpu_data_handle_t operator()(int i, int j) const { return handles_[index(i, j)]; }
+  bool owns(int i, int j, int rank) const { return owners_[index(i, j)] == rank; }
+
+ private:
+  std::size_t index(int i, int j) const { return static_cast<std::size_t>(i) + j * tiles_; }
+  int tiles_;
+  std::vector<starpu_data_handle_t> handles_;
+  std::vector<int> owners_;
+};
+
+// Inserts the factorisation on every rank (StarPU-MPI's cholesky, right-looking variant),
+// with the priorities of the single-process peer.
+void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
+                          std::vector<PotrfArg>& potrf_args, KernelClock& clock) {
+  const int nt = a.tiles();
+  const Priorities prio(nt);
+  const auto clock_arg = [&] { return static_cast<void*>(&clock); };
+  for (int k = 0; k < nt; ++k) {
+    check(
+        starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.potrf, STARPU_PRIORITY, prio.potrf(k), STARPU_RW,
+                               a(k, k), STARPU_CL_ARGS_NFREE, &potrf_args[k], sizeof(PotrfArg), 0),
+        "starpu_mpi_task_insert");
+    for (int m = k + 1; m < nt; ++m)
+      check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.trsm, STARPU_PRIORITY, prio.trsm(k, m),
+                                   STARPU_R, a(k, k), STARPU_RW, a(m, k), STARPU_CL_ARGS_NFREE,
+                                   clock_arg(), sizeof(KernelClock), 0),
+            "starpu_mpi_task_insert");
+    starpu_mpi_cache_flush(MPI_COMM_WORLD, a(k, k));
+    if (a.owns(k, k, rank)) starpu_data_wont_use(a(k, k));
+    for (int j = k + 1; j < nt; ++j) {
+      check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.syrk, STARPU_PRIORITY, prio.syrk(k, j),
+                                   STARPU_R, a(j, k), STARPU_RW, a(j, j), STARPU_CL_ARGS_NFREE,
+                                   clock_arg(), sizeof(KernelClock), 0),
+            "starpu_mpi_task_insert");
+      for (int m = j + 1; m < nt; ++m)
+        check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.gemm, STARPU_PRIORITY, prio.gemm(k, m, j),
+                                     STARPU_R, a(m, k), STARPU_R, a(j, k), STARPU_RW, a(m, j),
+                                     STARPU_CL_ARGS_NFREE, clock_arg(), sizeof(KernelClock), 0),
+              "starpu_mpi_task_insert");
+      // A(j,k)'s last reader is the gemm of row nt-1 (or the syrk when j = nt-1).
+      starpu_mpi_cache_flush(MPI_COMM_WORLD, a(j, k));
+      if (a.owns(j, k, rank)) starpu_data_wont_use(a(j, k));
+    }
+  }
+}
+
+// Brings every tile to rank 0 (every rank calls it) and copies it into `a` there.
+void gather_on_rank_0(const DistributedTiles& tiles, double* a, int n, int tile, int rank) {
+  for (int j = 0; j < tiles.tiles(); ++j)
+    for (int i = j; i < tiles.tiles(); ++i) {
+      const starpu_data_handle_t h = tiles(i, j);
+      starpu_mpi_get_data_on_node(MPI_COMM_WORLD, h, 0);
+      if (rank != 0) continue;
+      check(starpu_data_acquire(h, STARPU_R), "starpu_data_acquire");
+      const auto* from = reinterpret_cast<const double*>(starpu_matrix_get_local_ptr(h));
+      const std::size_t ld = starpu_matrix_get_local_ld(h);
+      double* to = a + static_cast<std::size_t>(i) * tile + static_cast<std::size_t>(j) * tile * n;
+      if (from != to)
+        for (std::size_t c = 0; c < starpu_matrix_get_ny(h); ++c)
+          std::copy_n(from + c * ld, starpu_matrix_get_nx(h), to + c * static_cast<std::size_t>(n));
+      starpu_data_release(h);
+    }
+}
+
+int run(const Options& o, int* argc, char*** argv) {
+  const int n = static_cast<int>(o.n);
+  const int tile = static_cast<int>(o.tile);
+  openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
+  Session s(argc, argv, o.sched.c_str());
+  Codelets cl(o.sched.c_str(), models());
+  const std::vector<double> original = spd_matrix(n);
+  std::vector<double> a = original;
+  // Outlive every task: declared before the tiles, whose destructor waits for them.
+  Failure failure;
+  KernelClock clock;
+  const int nt = (n + tile - 1) / tile;
+  std::vector<PotrfArg> potrf_args(static_cast<std::size_t>(nt));
+  for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
+  int status = 0;
+  {
+    DistributedTiles tiles(a.data(), n, tile, s);
+    starpu_mpi_barrier(MPI_COMM_WORLD);  // every rank has registered before the clock starts
+    const auto start = bench::Clock::now();
+    insert_factorisation(tiles, s.rank(), cl, potrf_args, clock);
+    check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
+    const double seconds = bench::seconds_since(start);
+    failure.throw_if_failed("StarPU-MPI cholesky", tile);
+    std::printf("rank %d: %.3f s in tile kernels\n", s.rank(), clock.nanoseconds.load() * 1e-9);
+    if (o.check) {
+      gather_on_rank_0(tiles, a.data(), n, tile, s.rank());
+      check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
+    }
+    if (s.rank() == 0) {
+      const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / seconds * 1e-9;
+      std::printf("matrix      %ld x %ld double, tiles of %ld, %d ranks x 1 worker, %s\n", o.n, o.n,
+                  o.tile, s.size(), o.sched.c_str());
+      std::printf("time        %.4f s, %.2f GFLOP/s (n^3/3 flops)\n", seconds, gflops);
+      if (o.check) {
+        const double residual =
+            cholesky::scaled_residual(original.data(), a.data(), static_cast<std::size_t>(n));
+        const bool pass = residual < 10.0;
+        std::printf("residual    %.3g (||A - L L^T||_F / (||A||_F n eps)): %s\n", residual,
+                    pass ? "PASS" : "FAIL");
+        status = pass ? 0 : 1;
+      }
+      bench::print_result("mpi-cholesky", "starpu-mpi",
+                          "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) +
+                              ",ranks=" + std::to_string(s.size()) + ",workers=1",
+                          "gflops", gflops, "GFLOP/s");
+    }
+    std::fflush(stdout);
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Factors a random SPD matrix with the tiled Cholesky on StarPU-MPI.",
+               "versa-bench-mpi-starpu"};
+  Options o;
+  example::use_tool_rules(app);
+  app.add_option("-n,--n", o.n, "matrix size")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  app.add_option("--tile", o.tile, "tile size")
+      ->type_name("B")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  app.add_option("--sched", o.sched, "StarPU scheduling policy (one CPU worker per rank)")
+      ->capture_default_str();
+  app.add_flag("--check", o.check, "gather the factor on rank 0 and check its residual");
+  return example::run_tool(app, argc, argv, [&] { return run(o, &argc, &argv); });
+}
