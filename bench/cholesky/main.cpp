@@ -23,7 +23,6 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,19 +33,6 @@
 #include "common/harness.hpp"
 
 namespace {
-
-std::vector<double> spd_matrix(int n) {
-  std::vector<double> a(static_cast<std::size_t>(n) * n);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (int j = 0; j < n; ++j) {
-    for (int i = j; i < n; ++i)
-      a[i + static_cast<std::size_t>(j) * n] = a[j + static_cast<std::size_t>(i) * n] =
-          uniform(rng);
-    a[j + static_cast<std::size_t>(j) * n] += n;
-  }
-  return a;
-}
 
 bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
   cholesky::use_one_blas_thread();
@@ -98,7 +84,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
   for (const std::string& system : systems) std::printf(" %12s", system.c_str());
   std::printf("\n");
   for (int n : sizes) {
-    const std::vector<double> original = spd_matrix(n);
+    const std::vector<double> original = cholesky::spd_matrix<double>(n);
     const std::vector<Candidate> candidates = make_candidates(n);
     std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size());
     std::vector<double> a;

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,22 +44,6 @@ struct Options {
 Models& models() {
   static Models instance("versa_bench_mpi_cholesky");
   return instance;
-}
-
-// The same random symmetric, diagonally dominant matrix as cholesky_mpi makes, on every rank.
-std::vector<double> spd_matrix(long n) {
-  std::vector<double> a(static_cast<std::size_t>(n) * n);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (long j = 0; j < n; ++j) {
-    for (long i = j; i < n; ++i) {
-      const double v = uniform(rng);
-      a[i + j * n] = v;
-      a[j + i * n] = v;
-    }
-    a[j + j * n] += static_cast<double>(n);
-  }
-  return a;
 }
 
 // StarPU and StarPU-MPI from starpu_mpi_init_conf (which initializes MPI) to
@@ -197,7 +180,7 @@ int run(const Options& o, int* argc, char*** argv) {
   openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
   Session s(argc, argv, o.sched.c_str());
   Codelets cl(o.sched.c_str(), models());
-  const std::vector<double> original = spd_matrix(n);
+  const std::vector<double> original = cholesky::spd_matrix<double>(n);
   std::vector<double> a = original;
   // Outlive every task: declared before the tiles, whose destructor waits for them.
   Failure failure;

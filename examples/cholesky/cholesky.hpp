@@ -8,9 +8,11 @@
 
 #include <cstddef>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda_kernels.hpp"
 #include "versa/versa.hpp"
@@ -183,6 +185,24 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
 // Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS
 // inside tasks would oversubscribe the cores).
 void use_one_blas_thread();
+
+// The test matrix of the examples and benchmarks: n x n, column-major, random symmetric and made
+// diagonally dominant, hence positive definite; the same on every call (and every rank).
+template <class T>
+std::vector<T> spd_matrix(long n) {
+  std::vector<T> a(static_cast<std::size_t>(n) * n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (long j = 0; j < n; ++j) {
+    for (long i = j; i < n; ++i) {
+      const T v = static_cast<T>(uniform(rng));
+      a[i + j * n] = v;
+      a[j + i * n] = v;
+    }
+    a[j + j * n] += static_cast<T>(n);
+  }
+  return a;
+}
 
 // Checks of a factor: `a` is the n x n symmetric matrix (column-major, leading dimension n) and
 // the lower triangle of `factor` is L (its strict upper triangle is ignored). Both run OpenBLAS

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -75,27 +74,10 @@ void add_options(CLI::App& app, Options& o) {
   });
 }
 
-// A random symmetric matrix made diagonally dominant, hence positive definite.
-template <class T>
-std::vector<T> spd_matrix(long n) {
-  std::vector<T> a(static_cast<std::size_t>(n) * n);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (long j = 0; j < n; ++j) {
-    for (long i = j; i < n; ++i) {
-      const T v = static_cast<T>(uniform(rng));
-      a[i + j * n] = v;
-      a[j + i * n] = v;
-    }
-    a[j + j * n] += static_cast<T>(n);
-  }
-  return a;
-}
-
 template <class T>
 int run(const Options& o) {
   cholesky::use_one_blas_thread();
-  const std::vector<T> original = spd_matrix<T>(o.n);
+  const std::vector<T> original = cholesky::spd_matrix<T>(o.n);
   std::vector<T> a;
   std::vector<double> seconds;
   int workers = 0;

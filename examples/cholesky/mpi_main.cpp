@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,22 +21,6 @@ struct Options {
   int workers = 1;
   bool check = false;
 };
-
-// The same random symmetric, diagonally dominant matrix as `cholesky` makes, on every rank.
-std::vector<double> spd_matrix(long n) {
-  std::vector<double> a(static_cast<std::size_t>(n) * n);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (long j = 0; j < n; ++j) {
-    for (long i = j; i < n; ++i) {
-      const double v = uniform(rng);
-      a[i + j * n] = v;
-      a[j + i * n] = v;
-    }
-    a[j + j * n] += static_cast<double>(n);
-  }
-  return a;
-}
 
 // The lower triangle's tiles, registered on every rank with their block-cyclic owner. Every
 // rank keeps the whole matrix in this example (the tiles it does not own receive copies).
@@ -75,7 +58,7 @@ int run(const Options& o) {
   config.pin_workers = false;
   config.quiet = true;
   versa::mpi::Runtime rt(config);
-  const std::vector<double> original = spd_matrix(o.n);
+  const std::vector<double> original = cholesky::spd_matrix<double>(o.n);
   std::vector<double> a = original;
   const auto n = static_cast<std::size_t>(o.n);
   int status = 0;
