@@ -308,26 +308,27 @@ void Runtime::fetch(const HandleBase& handle, int rank) {
 // still go, as failure news), so nothing hangs on a rank whose peer failed.
 void Runtime::wait_all() {
   combine_open_adds();
+  Impl& s = *impl_;
+  // In the background: ranks whose streams differ may wait for messages nobody sends, and the
+  // check fails those receives, so that the local wait ends.
+  s.engine->check_stream(s.stream_hash);
   std::exception_ptr local_failure;
   try {
     local_->wait_all();
   } catch (...) {
     local_failure = std::current_exception();
   }
-  Impl& s = *impl_;
-  // Equal hashes: the maximum of the hash and of its complement are both the rank's own.
   const std::uint64_t failed = local_failure ? static_cast<std::uint64_t>(size_ - rank_) : 0;
-  const std::vector<std::uint64_t> all =
-      s.engine->allreduce_max({s.stream_hash, ~s.stream_hash, failed});
-  if (all[0] != s.stream_hash || all[1] != ~s.stream_hash)
+  const std::vector<std::uint64_t> all = s.engine->allreduce_max({failed});
+  if (s.engine->diverged())
     throw DivergenceError(
         "versa::mpi: the ranks submitted different streams of tasks and handles (rank " +
         std::to_string(rank_) +
         " differs from another); every rank must register the same "
         "handles and submit the same tasks in the same order");
   if (local_failure) std::rethrow_exception(local_failure);
-  if (all[2] != 0) {
-    const int rank = size_ - static_cast<int>(all[2]);
+  if (all[0] != 0) {
+    const int rank = size_ - static_cast<int>(all[0]);
     throw RemoteFailure(rank, "versa::mpi: a task failed on rank " + std::to_string(rank) +
                                   " (its wait_all reports which)");
   }

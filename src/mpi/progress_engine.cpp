@@ -115,6 +115,7 @@ void ProgressEngine::run() {
     moved |= probe_envelopes();
     moved |= test_sends();
     moved |= test_incoming();
+    moved |= step_stream_check();
     moved |= step_collective();
     if (moved) {
       quiet_rounds = 0;
@@ -133,20 +134,33 @@ void ProgressEngine::run() {
 
 bool ProgressEngine::idle() const {
   return sending_.empty() && arriving_.empty() && expected_.empty() && discarded_.empty() &&
-         !collective_running_;
+         !collective_running_ && !check_running_;
 }
 
 bool ProgressEngine::take_posted() {
   Posted posted;
   bool collective = false;
+  bool check = false;
   {
     MutexLock lock(mutex_);
     std::swap(posted, posted_);
-    if (collective_asked_ && !collective_running_) {
+    // The stream check first: every rank asks for it before its allreduce_max, and collectives
+    // must be issued in the same order everywhere.
+    if (check_asked_ && !check_running_) {
+      check_asked_ = false;
+      check_send_[0] = check_hash_;
+      check_send_[1] = ~check_hash_;
+      check = true;
+    }
+    if (collective_asked_ && !collective_running_ && !check_asked_) {
       collective_asked_ = false;
       collective_send_ = std::move(collective_in_);
       collective = true;
     }
+  }
+  if (check) {
+    MPI_Iallreduce(check_send_, check_receive_, 2, MPI_UINT64_T, MPI_MAX, comm_, &check_request_);
+    check_running_ = true;
   }
   if (collective) {
     collective_receive_.assign(collective_send_.size(), 0);
@@ -157,11 +171,45 @@ bool ProgressEngine::take_posted() {
   }
   for (Send& send : posted.sends) waiting_[send.to].push_back(std::move(send));
   for (auto& [key, receive] : posted.receives) match(key, std::move(receive));
-  return collective || !posted.sends.empty() || !posted.receives.empty();
+  return check || collective || !posted.sends.empty() || !posted.receives.empty();
 }
 
+void ProgressEngine::check_stream(std::uint64_t stream_hash) {
+  {
+    MutexLock lock(mutex_);
+    check_hash_ = stream_hash;
+    check_asked_ = true;
+  }
+  posted_cv_.notify_one();
+}
+
+// Equal hashes: the maximum of the hash and of its complement are both the rank's own.
+bool ProgressEngine::step_stream_check() {
+  if (!check_running_) return false;
+  int done = 0;
+  MPI_Test(&check_request_, &done, MPI_STATUS_IGNORE);
+  if (!done) return false;
+  check_running_ = false;
+  if (check_receive_[0] != check_send_[0] || check_receive_[1] != check_send_[1]) {
+    diverged_.store(true, std::memory_order_release);
+    fail_expected_receives();
+  }
+  return true;
+}
+
+void ProgressEngine::fail_expected_receives() {
+  for (auto& [key, receive] : expected_)
+    if (receive.done)
+      receive.done.fail(std::make_exception_ptr(
+          DivergenceError("versa::mpi: rank " + std::to_string(rank_) + " waits for " +
+                          describe(key) + " from rank " + std::to_string(receive.from) +
+                          ", which the ranks' different task streams do not send")));
+  expected_.clear();
+}
+
+// Reported after the stream check asked before it, so that its caller sees diverged() settled.
 bool ProgressEngine::step_collective() {
-  if (!collective_running_) return false;
+  if (!collective_running_ || check_running_) return false;
   int done = 0;
   MPI_Test(&collective_request_, &done, MPI_STATUS_IGNORE);
   if (!done) return false;
@@ -344,6 +392,7 @@ void ProgressEngine::match(Key key, Receive receive) {
   auto it = incoming_.find(key);
   if (it == incoming_.end()) {
     expected_.emplace(key, std::move(receive));
+    if (diverged()) fail_expected_receives();
     return;
   }
   it->second.receive = std::move(receive);

@@ -82,6 +82,13 @@ class ProgressEngine {
   // The element-wise maximum of `values` over all ranks (a collective: every rank calls it).
   // Blocks the caller; not from a worker.
   std::vector<std::uint64_t> allreduce_max(std::vector<std::uint64_t> values);
+  // Compares `stream_hash` across the ranks in the background (a collective, issued before any
+  // allreduce_max asked after it). When the ranks differ, the receives that wait for a message
+  // that has not come, and every later one, fail with DivergenceError: a rank whose peer
+  // diverged does not wait for a message that will never be sent. Any thread.
+  void check_stream(std::uint64_t stream_hash);
+  // Whether a stream check found the ranks' streams different (then for good).
+  bool diverged() const { return diverged_.load(std::memory_order_acquire); }
 
   std::uint64_t messages_sent() const { return messages_sent_.load(std::memory_order_relaxed); }
   std::uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
@@ -139,6 +146,8 @@ class ProgressEngine {
   bool probe_envelopes();
   bool test_incoming();
   bool step_collective();
+  bool step_stream_check();
+  void fail_expected_receives();
   void on_envelope(int from, const Envelope& envelope);
   void post_payload_receive(Key key, Incoming& incoming);
   void match(Key key, Receive receive);
@@ -164,6 +173,14 @@ class ProgressEngine {
   std::vector<std::uint64_t> collective_send_;
   std::vector<std::uint64_t> collective_receive_;
   MPI_Request collective_request_ = MPI_REQUEST_NULL;
+  // The stream check asked for by wait_all, and the one in progress.
+  std::uint64_t check_hash_ VERSA_GUARDED_BY(mutex_) = 0;
+  bool check_asked_ VERSA_GUARDED_BY(mutex_) = false;
+  bool check_running_ = false;
+  std::uint64_t check_send_[2] = {0, 0};
+  std::uint64_t check_receive_[2] = {0, 0};
+  MPI_Request check_request_ = MPI_REQUEST_NULL;
+  std::atomic<bool> diverged_{false};
 
   // The progress thread's own state.
   std::unordered_map<int, std::deque<Send>> waiting_;    // per destination, beyond the bound

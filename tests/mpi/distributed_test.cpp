@@ -229,6 +229,27 @@ TEST(Distributed, DivergentStreamsAreReported) {
   EXPECT_THROW(rt.wait_all(), versa::mpi::DivergenceError);
 }
 
+// A rank alone submits a task that needs a version from rank 0, which rank 0 never sends: the
+// stream check at wait_all fails the waiting receive, and every rank gets DivergenceError
+// instead of a hang (ctest's time limit bounds the test).
+TEST(Distributed, ADivergenceThatLeavesAReceiveUnmatchedIsReported) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 1, y = 0;
+  auto hx = rt.data(x, 0, "x");
+  auto hy = rt.data(y, 1, "y");
+  if (rt.rank() == 1)
+    rt.submit(
+        "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
+        versa::write(hy));
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "wait_all returned although the ranks diverged";
+  } catch (const versa::mpi::DivergenceError& e) {
+    EXPECT_NE(std::string(e.what()).find("different streams"), std::string::npos) << e.what();
+  }
+}
+
 // Refused on every rank alike, before anything is recorded.
 TEST(Distributed, RefusesBadReductionsForeignHandlesAndBadRanks) {
   versa::mpi::Runtime rt(local_config());
