@@ -53,6 +53,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_DOT_TIMES=0|1       dot_times
 //   VERSA_STALL_REPORT=<s>    stall_report_seconds
 //   VERSA_TRACK_TASKS=0|1     track_tasks
+//   VERSA_PEER_TIMEOUT=<s>    peer_timeout_seconds
 // A value out of range, here or in the environment, makes the Runtime constructor throw
 // std::invalid_argument naming the field or variable.
 //
@@ -150,6 +151,14 @@ struct Config {
   // on stderr at once without it (a program that stalls never reaches the destructor), once
   // per stall. A thread checks about every 50 ms. Turns track_tasks on. At most 10^6.
   double stall_report_seconds = 0;
+
+  // versa::mpi::Runtime only: each rank's progress thread tells the next rank it is alive
+  // several times per period; a rank that hears nothing from the previous one for this many
+  // seconds (the process died, or was stopped) writes which rank went silent on stderr and
+  // aborts the job (MPI_Abort), so that no rank waits for ever for a dead one. A rank whose
+  // runtime is destroyed says so first and is not watched after that. 0 turns the watch off;
+  // at most 10^6.
+  double peer_timeout_seconds = 60;
 
   // Keep a registry of the tasks pending, so that Runtime::describe_pending and the stall
   // report can name who holds a handle (a running task, one ready in a queue or on a device,

@@ -10,7 +10,7 @@ namespace versa {
 namespace {
 constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
-constexpr double max_stall_seconds = 1e6;
+constexpr double max_seconds = 1e6;
 
 [[noreturn]] void bad_variable(const char* variable, const char* value, const char* expected) {
   throw std::invalid_argument(std::string(variable) + "='" + value + "' is invalid: expected " +
@@ -31,7 +31,7 @@ double parse_seconds(const char* variable, const char* value) {
   errno = 0;
   char* end = nullptr;
   const double parsed = std::strtod(value, &end);
-  if (errno != 0 || end == value || *end != '\0' || !(parsed >= 0 && parsed <= max_stall_seconds))
+  if (errno != 0 || end == value || *end != '\0' || !(parsed >= 0 && parsed <= max_seconds))
     bad_variable(variable, value, "a number of seconds from 0 (off) to 1000000");
   return parsed;
 }
@@ -79,6 +79,8 @@ Config Config::from_environment(Config base) {
     base.dot_times = parse_integer("VERSA_DOT_TIMES", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_STALL_REPORT"))
     base.stall_report_seconds = parse_seconds("VERSA_STALL_REPORT", value);
+  if (const char* value = std::getenv("VERSA_PEER_TIMEOUT"))
+    base.peer_timeout_seconds = parse_seconds("VERSA_PEER_TIMEOUT", value);
   if (const char* value = std::getenv("VERSA_TRACK_TASKS"))
     base.track_tasks = parse_integer("VERSA_TRACK_TASKS", value, 0, 1, "0 or 1") == 1;
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
@@ -95,9 +97,13 @@ Config Config::from_environment(Config base) {
     throw std::invalid_argument(
         "Config::device_memory_limit = " + std::to_string(base.device_memory_limit) +
         " is too small: expected 0 (no limit) or at least 64 bytes");
-  if (!(base.stall_report_seconds >= 0 && base.stall_report_seconds <= max_stall_seconds))
+  if (!(base.stall_report_seconds >= 0 && base.stall_report_seconds <= max_seconds))
     throw std::invalid_argument(
         "Config::stall_report_seconds = " + std::to_string(base.stall_report_seconds) +
+        " is out of range: expected 0 (off) to 1000000");
+  if (!(base.peer_timeout_seconds >= 0 && base.peer_timeout_seconds <= max_seconds))
+    throw std::invalid_argument(
+        "Config::peer_timeout_seconds = " + std::to_string(base.peer_timeout_seconds) +
         " is out of range: expected 0 (off) to 1000000");
   return base;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/handle_state.hpp"
@@ -59,12 +60,13 @@ Runtime::Impl::~Impl() {
 }
 
 Runtime::Runtime(Config config, MPI_Comm comm) {
+  config = Config::from_environment(std::move(config));  // before MPI: a bad value costs nothing
   const bool owns_mpi = start_mpi();
   MPI_Comm dup;
   MPI_Comm_dup(comm, &dup);
   MPI_Comm_rank(dup, &rank_);
   MPI_Comm_size(dup, &size_);
-  impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_);
+  impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_, config.peer_timeout_seconds);
   if (config.cpu_workers == 0) config.cpu_workers = 1;
   local_ = std::make_unique<versa::Runtime>(std::move(config));
   impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");

@@ -1,7 +1,10 @@
 #include "mpi/progress_engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iterator>
@@ -51,12 +54,35 @@ void combine_into(void* data, const std::byte* packed, const Layout& layout,
     apply(target + j * layout.ld * layout.element_size, packed + j * column, layout.rows);
 }
 
+int ranks_of(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+std::chrono::steady_clock::duration seconds(double value) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(value));
+}
+
+// What a heartbeat's byte says.
+constexpr std::uint8_t alive = 0;
+constexpr std::uint8_t leaving = 1;
+
 }  // namespace
 
-ProgressEngine::ProgressEngine(MPI_Comm comm, int rank, int max_in_flight)
+ProgressEngine::ProgressEngine(MPI_Comm comm, int rank, int max_in_flight,
+                               double peer_timeout_seconds)
     : comm_(comm),
       rank_(rank),
       max_in_flight_(static_cast<std::size_t>(max_in_flight)),
+      watching_(peer_timeout_seconds > 0 && ranks_of(comm) > 1),
+      watched_((rank + ranks_of(comm) - 1) % ranks_of(comm)),
+      watcher_((rank + 1) % ranks_of(comm)),
+      peer_timeout_(seconds(peer_timeout_seconds)),
+      heartbeat_period_(std::clamp(seconds(peer_timeout_seconds / 8),
+                                   Clock::duration(std::chrono::milliseconds(10)),
+                                   Clock::duration(std::chrono::seconds(1)))),
       thread_([this] { run(); }) {}
 
 ProgressEngine::~ProgressEngine() {
@@ -108,8 +134,10 @@ std::vector<std::uint64_t> ProgressEngine::allreduce_max(std::vector<std::uint64
 // Polls while anything is in flight; when nothing moved for a while, waits for a post in short
 // steps (an envelope from another rank has no way to wake it: 100 us bounds its delay).
 void ProgressEngine::run() {
+  start_watch();
   int quiet_rounds = 0;
   for (;;) {
+    step_watch();
     bool moved = take_posted();
     moved |= start_sends();
     moved |= probe_envelopes();
@@ -122,7 +150,11 @@ void ProgressEngine::run() {
       continue;
     }
     MutexLock lock(mutex_);
-    if (stop_ && idle()) return;
+    if (stop_ && idle()) {
+      lock.unlock();
+      stop_watch();
+      return;
+    }
     if (++quiet_rounds < 64) {
       lock.unlock();
       std::this_thread::yield();
@@ -221,6 +253,71 @@ bool ProgressEngine::step_collective() {
   }
   collective_cv_.notify_all();
   return true;
+}
+
+// --- Procedure: watch -------------------------------------------------------------------------
+
+void ProgressEngine::start_watch() {
+  if (!watching_) return;
+  last_heard_ = Clock::now();
+  next_heartbeat_ = last_heard_;
+  MPI_Irecv(&heartbeat_in_, 1, MPI_BYTE, watched_, heartbeat_tag, comm_, &heartbeat_receive_);
+}
+
+void ProgressEngine::step_watch() {
+  if (!watching_) return;
+  const Clock::time_point now = Clock::now();
+  if (now >= next_heartbeat_) {
+    int sent = 1;
+    if (heartbeat_send_ != MPI_REQUEST_NULL) MPI_Test(&heartbeat_send_, &sent, MPI_STATUS_IGNORE);
+    if (sent) MPI_Isend(&alive, 1, MPI_BYTE, watcher_, heartbeat_tag, comm_, &heartbeat_send_);
+    next_heartbeat_ = now + heartbeat_period_;
+  }
+  hear_watched(now);
+}
+
+// Heartbeats queued while this thread did not run count: they are taken before the silence is
+// measured.
+void ProgressEngine::hear_watched(Clock::time_point now) {
+  while (!watched_left_) {
+    int heard = 0;
+    MPI_Test(&heartbeat_receive_, &heard, MPI_STATUS_IGNORE);
+    if (!heard) break;
+    last_heard_ = now;
+    if (heartbeat_in_ == leaving)
+      watched_left_ = true;
+    else
+      MPI_Irecv(&heartbeat_in_, 1, MPI_BYTE, watched_, heartbeat_tag, comm_, &heartbeat_receive_);
+  }
+  if (!watched_left_ && now - last_heard_ > peer_timeout_) abort_for_silent_peer(now - last_heard_);
+}
+
+// The last heartbeat says the rank leaves, so that its watcher, which may run longer, does not
+// take the silence that follows for a death. Then it hears the watched rank out until that one
+// leaves too: a heartbeat never received would stay in MPI after the communicator is freed, and
+// Open MPI may deliver it to a later communicator that reuses the freed one's context id.
+void ProgressEngine::stop_watch() {
+  if (!watching_) return;
+  MPI_Wait(&heartbeat_send_, MPI_STATUS_IGNORE);  // one byte: sent eagerly, never waits long
+  MPI_Send(&leaving, 1, MPI_BYTE, watcher_, heartbeat_tag, comm_);
+  while (!watched_left_) {
+    hear_watched(Clock::now());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+// MPI cannot go on without a rank (a collective would never end), and no call of this rank's
+// program is waiting that could be given the error: end the job, saying which rank went silent.
+void ProgressEngine::abort_for_silent_peer(Clock::duration silence) {
+  const double waited = std::chrono::duration<double>(silence).count();
+  std::fprintf(stderr,
+               "versa::mpi: rank %d has heard nothing from rank %d for %.1f s (heartbeats are "
+               "due every %.2f s): rank %d died or stopped; aborting the job "
+               "(Config::peer_timeout_seconds, VERSA_PEER_TIMEOUT)\n",
+               rank_, watched_, waited, std::chrono::duration<double>(heartbeat_period_).count(),
+               watched_);
+  std::fflush(stderr);
+  MPI_Abort(comm_, 1);
+  std::abort();  // MPI_Abort does not return; this says so to the compiler
 }
 
 // --- Procedure: send --------------------------------------------------------------------------

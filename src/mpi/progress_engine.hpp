@@ -14,11 +14,19 @@
 // from a rank belongs to the k-th envelope with a payload from that rank: the receiver posts
 // the payload's receive when the envelope arrives, into the replica when its receive task is
 // already waiting (and the layout is contiguous), else into a staging buffer.
+//
+// Watch: the ranks form a ring in which each tells the next, on heartbeat_tag, that it is alive
+// (one byte a few times per timeout; one send in flight at most) and watches the previous one.
+// A ring rather than all to all: each rank sends and hears one heartbeat per period whatever
+// the number of ranks, and one silent rank is enough to end the job. Without the watch, a rank
+// killed under a launcher that lets the others run would leave them waiting for its messages
+// for ever.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +51,7 @@ using versa::detail::ReductionOps;
 // Fixed tags: never one per message (MPI_TAG_UB may be as small as 32767).
 inline constexpr int envelope_tag = 1501;
 inline constexpr int data_tag = 1502;
+inline constexpr int heartbeat_tag = 1503;
 
 // What a message carries: a version of a handle, or, with `part` p > 0, the contribution of
 // rank p - 1's add accesses to that version (docs/distributed.md, "Reductions across ranks").
@@ -64,8 +73,10 @@ struct Envelope {
 
 class ProgressEngine {
  public:
-  // At most `max_in_flight` sends per destination at once; more wait in order.
-  ProgressEngine(MPI_Comm comm, int rank, int max_in_flight);
+  // At most `max_in_flight` sends per destination at once; more wait in order. A rank that
+  // hears nothing from the previous rank of the ring for `peer_timeout_seconds` aborts the job
+  // (0: no watch). Collective (every rank of `comm` makes one, at about the same time).
+  ProgressEngine(MPI_Comm comm, int rank, int max_in_flight, double peer_timeout_seconds);
   ~ProgressEngine();
   ProgressEngine(const ProgressEngine&) = delete;
   ProgressEngine& operator=(const ProgressEngine&) = delete;
@@ -153,6 +164,11 @@ class ProgressEngine {
   void match(Key key, Receive receive);
   void finish_receive(Incoming& incoming);
   bool idle() const;
+  void start_watch();
+  void step_watch();
+  void hear_watched(std::chrono::steady_clock::time_point now);
+  void stop_watch();
+  [[noreturn]] void abort_for_silent_peer(std::chrono::steady_clock::duration silence);
 
   const MPI_Comm comm_;
   const int rank_;
@@ -190,6 +206,21 @@ class ProgressEngine {
   std::unordered_map<Key, Incoming, KeyHash> incoming_;  // envelopes here, receive or not
   std::vector<Key> arriving_;                            // incoming_ with a payload in flight
   std::list<Incoming> discarded_;  // duplicates (divergent ranks): received, then dropped
+
+  // The watch (the progress thread's): the previous rank of the ring, watched, and the next,
+  // told. A heartbeat's byte says whether its sender goes on or is leaving (its runtime ends).
+  using Clock = std::chrono::steady_clock;
+  const bool watching_;
+  const int watched_;
+  const int watcher_;
+  const Clock::duration peer_timeout_;
+  const Clock::duration heartbeat_period_;
+  Clock::time_point next_heartbeat_;
+  Clock::time_point last_heard_;
+  bool watched_left_ = false;
+  std::uint8_t heartbeat_in_ = 0;
+  MPI_Request heartbeat_send_ = MPI_REQUEST_NULL;
+  MPI_Request heartbeat_receive_ = MPI_REQUEST_NULL;
 
   // Written by the progress thread, read by statistics(): relaxed, they are counts.
   std::atomic<std::uint64_t> messages_sent_{0};

@@ -33,11 +33,12 @@ inline void mix_text(std::uint64_t& hash, std::string_view text) {
 inline constexpr int max_sends_in_flight = 16;
 
 struct Runtime::Impl {
-  Impl(MPI_Comm communicator, bool owns, int ranks, int rank)
+  Impl(MPI_Comm communicator, bool owns, int ranks, int rank, double peer_timeout_seconds)
       : comm(communicator),
         owns_mpi(owns),
         directory(ranks),
-        engine(std::make_unique<detail::ProgressEngine>(comm, rank, max_sends_in_flight)) {}
+        engine(std::make_unique<detail::ProgressEngine>(comm, rank, max_sends_in_flight,
+                                                        peer_timeout_seconds)) {}
   // The progress thread stops before the communicator goes (and MPI, when this runtime
   // started it).
   ~Impl();

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "mpi/rank_config.hpp"
+#include "support/scoped_environment.hpp"
 #include "versa/mpi.hpp"
 #include "versa/versa.hpp"
 
@@ -200,8 +202,9 @@ TEST(Distributed, FailureOnOneRankReachesEveryRank) {
 }
 
 // A rank killed mid-run, while another waits for a version it was to send. Run only by ctest's
-// mpi.killed_rank (which sets VERSA_MPI_KILL_RANK and checks that mpirun ends the job in bounded
-// time): Versa does not detect the death itself yet; Open MPI's mpirun ends the other ranks.
+// mpi.killed_rank (which sets VERSA_MPI_KILL_RANK): under Open MPI's mpirun the job ends when a
+// rank dies; with the launcher told to let the others run (mpi.killed_rank_watched), the watch
+// of the next rank in the ring must end it, naming the dead rank.
 TEST(Distributed, KilledRankEndsTheJob) {
   if (!std::getenv("VERSA_MPI_KILL_RANK")) GTEST_SKIP() << "run by ctest's mpi.killed_rank";
   versa::mpi::Runtime rt(local_config());
@@ -214,6 +217,56 @@ TEST(Distributed, KilledRankEndsTheJob) {
       "wait", [](versa::Span<const int>) {}, versa::read(h), versa::mpi::on_rank(0));
   rt.wait_all();
   ADD_FAILURE() << "wait_all returned although a rank was killed";
+}
+
+// The watch that ends the job when a rank goes silent mistakes neither a rank busy in a long
+// task (its progress thread speaks for it) nor a rank whose runtime ended first (it says so
+// when it leaves) for a dead one: a false alarm would abort this whole run.
+TEST(Distributed, TheWatchTakesNeitherALongTaskNorAnEarlyLeaverForADeath) {
+  versa::Config config = local_config();
+  config.peer_timeout_seconds = 0.5;
+  auto rt = std::make_unique<versa::mpi::Runtime>(config);
+  const int rank = rt->rank();
+  if (rt->size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 0;
+  auto h = rt->data(x, 0, "x");
+  rt->submit(
+      "long",
+      [](versa::Span<int> v) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        v[0] = 7;
+      },
+      versa::write(h));
+  int seen = 0;
+  rt->submit(
+      "read", [&seen](versa::Span<const int> v) { seen = v[0]; }, versa::read(h),
+      versa::mpi::on_rank(rt->size() - 1));
+  rt->wait_all();
+  if (rank == rt->size() - 1) {
+    EXPECT_EQ(seen, 7);
+  }
+  if (rank != 0) rt.reset();  // rank 0, watched by rank 1, lives on alone for a while
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+}
+
+// The watch's time comes from the Config or VERSA_PEER_TIMEOUT; a bad value is refused before
+// anything is started, naming what is wrong.
+TEST(Distributed, ABadPeerTimeoutIsRefusedNamingIt) {
+  versa::Config config = local_config();
+  config.peer_timeout_seconds = -1;
+  try {
+    versa::mpi::Runtime rt(config);
+    ADD_FAILURE() << "a negative peer timeout was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("peer_timeout_seconds"), std::string::npos) << e.what();
+  }
+  versa::testing_support::ScopedEnvironment variable("VERSA_PEER_TIMEOUT", "never");
+  try {
+    versa::mpi::Runtime rt(local_config());
+    ADD_FAILURE() << "VERSA_PEER_TIMEOUT=never was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("VERSA_PEER_TIMEOUT"), std::string::npos) << e.what();
+  }
 }
 
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
