@@ -119,7 +119,11 @@ class Runtime {
   // usually share a node), and the progress thread. Throws std::runtime_error when MPI cannot
   // give the thread level.
   explicit Runtime(Config config = {}, MPI_Comm comm = MPI_COMM_WORLD);
-  // Waits for the local tasks (a program should call wait_all() first, on every rank).
+  // Collective, like wait_all, which it does once more (unless a divergence was found): every
+  // rank destroys its runtime. A rank whose runtime ends early (its program threw, or skipped
+  // submissions) thereby meets the others' wait_all, which then throws DivergenceError instead
+  // of waiting for it for ever. What that last wait reports (a divergence, failures since the
+  // last wait_all) goes to Config::diagnostics, or to stderr without it.
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -221,6 +225,8 @@ class Runtime {
   bool join_adds(std::uint32_t id, int executor);
   bool combine_adds(std::uint32_t id);
   void combine_open_adds();
+  // wait_all; `ending`: from the destructor, whose stream check never equals a wait_all's.
+  void synchronize(bool ending);
   template <class... Args>
   bool plan_task(std::string_view name, const Args&... args) {
     constexpr std::size_t n = (std::size_t{0} + ... + (versa::detail::is_access_v<Args> ? 1 : 0));

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -67,6 +68,7 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
   MPI_Comm_rank(dup, &rank_);
   MPI_Comm_size(dup, &size_);
   impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_, config.peer_timeout_seconds);
+  impl_->diagnostics = config.diagnostics;
   if (config.cpu_workers == 0) config.cpu_workers = 1;
   local_ = std::make_unique<versa::Runtime>(std::move(config));
   impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");
@@ -78,7 +80,21 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
 
 // local_ goes first (its destructor waits for the transfer tasks, which need the progress
 // thread), then impl_.
-Runtime::~Runtime() { local_.reset(); }
+Runtime::~Runtime() {
+  if (!impl_->engine->diverged()) {
+    try {
+      synchronize(true);
+    } catch (const std::exception& e) {
+      const std::string message =
+          "versa::mpi: rank " + std::to_string(rank_) + ", ending its runtime: " + e.what();
+      if (impl_->diagnostics)
+        impl_->diagnostics(message);
+      else
+        std::fprintf(stderr, "%s\n", message.c_str());
+    }
+  }
+  local_.reset();
+}
 
 void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
   if (owner < 0 || owner >= size_)

@@ -306,12 +306,17 @@ void Runtime::fetch(const HandleBase& handle, int rank) {
 
 // Every rank reaches the collective step, failures or not (the transfers of a spoilt version
 // still go, as failure news), so nothing hangs on a rank whose peer failed.
-void Runtime::wait_all() {
+void Runtime::wait_all() { synchronize(false); }
+
+void Runtime::synchronize(bool ending) {
   combine_open_adds();
   Impl& s = *impl_;
   // In the background: ranks whose streams differ may wait for messages nobody sends, and the
-  // check fails those receives, so that the local wait ends.
-  s.engine->check_stream(s.stream_hash);
+  // check fails those receives, so that the local wait ends. The end is marked, so that a rank
+  // leaving while another waits in wait_all is a divergence, not a match.
+  std::uint64_t checked = s.stream_hash;
+  if (ending) detail::mix_text(checked, "end");
+  s.engine->check_stream(checked);
   std::exception_ptr local_failure;
   try {
     local_->wait_all();
@@ -324,8 +329,8 @@ void Runtime::wait_all() {
     throw DivergenceError(
         "versa::mpi: the ranks submitted different streams of tasks and handles (rank " +
         std::to_string(rank_) +
-        " differs from another); every rank must register the same "
-        "handles and submit the same tasks in the same order");
+        " differs from another, or a rank's runtime ended while another waited in wait_all); "
+        "every rank must register the same handles and submit the same tasks in the same order");
   if (local_failure) std::rethrow_exception(local_failure);
   if (all[0] != 0) {
     const int rank = size_ - static_cast<int>(all[0]);

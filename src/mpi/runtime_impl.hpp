@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +57,7 @@ struct Runtime::Impl {
   const char* combine_name = nullptr;
   const char* identity_name = nullptr;
   const char* flush_name = nullptr;
+  std::function<void(const std::string&)> diagnostics;  // Config::diagnostics
   std::unique_ptr<detail::ProgressEngine> engine;
 };
 

@@ -220,9 +220,10 @@ TEST(Distributed, KilledRankEndsTheJob) {
 }
 
 // The watch that ends the job when a rank goes silent mistakes neither a rank busy in a long
-// task (its progress thread speaks for it) nor a rank whose runtime ended first (it says so
-// when it leaves) for a dead one: a false alarm would abort this whole run.
-TEST(Distributed, TheWatchTakesNeitherALongTaskNorAnEarlyLeaverForADeath) {
+// task (its progress thread speaks for it) nor a rank that ends its runtime late (the others
+// wait for it in their destructors, hearing it) for a dead one: a false alarm would abort this
+// whole run.
+TEST(Distributed, TheWatchTakesNeitherALongTaskNorALateRankForADeath) {
   versa::Config config = local_config();
   config.peer_timeout_seconds = 0.5;
   auto rt = std::make_unique<versa::mpi::Runtime>(config);
@@ -247,6 +248,34 @@ TEST(Distributed, TheWatchTakesNeitherALongTaskNorAnEarlyLeaverForADeath) {
   }
   if (rank != 0) rt.reset();  // rank 0, watched by rank 1, lives on alone for a while
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+}
+
+// A rank whose runtime ends without wait_all (as when its program throws) takes part in the
+// others' wait_all from its destructor: they get DivergenceError instead of waiting for ever
+// for its messages, and it reports the same through the diagnostics.
+TEST(Distributed, ARankThatEndsItsRuntimeEarlyFailsTheOthersWaitAll) {
+  std::string said;
+  versa::Config config = local_config();
+  config.diagnostics = [&said](const std::string& message) { said += message; };
+  int rank = 0;
+  {
+    versa::mpi::Runtime rt(config);
+    if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+    rank = rt.rank();
+    int x = 0;
+    auto h = rt.data(x, 0, "x");
+    rt.submit(
+        "write", [](versa::Span<int> v) { v[0] = 1; }, versa::write(h));
+    if (rank != 0) {
+      rt.submit(
+          "read", [](versa::Span<const int>) {}, versa::read(h), versa::mpi::on_rank(rank));
+      EXPECT_THROW(rt.wait_all(), versa::mpi::DivergenceError);
+    }
+  }  // rank 0's runtime ends here, without wait_all
+  if (rank == 0) {
+    EXPECT_NE(said.find("rank 0, ending its runtime"), std::string::npos) << said;
+    EXPECT_NE(said.find("different streams"), std::string::npos) << said;
+  }
 }
 
 // The watch's time comes from the Config or VERSA_PEER_TIMEOUT; a bad value is refused before
