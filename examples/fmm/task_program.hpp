@@ -24,6 +24,10 @@
 
 namespace fmm {
 
+namespace flow {
+struct TaskTypes;  // task_flow.hpp: their types are those of the implementations' lambdas
+}
+
 // The kernels call sequential BLAS (M2L's products); call this first when BLAS is threaded, as
 // OpenBLAS is by default, so that the workers do not oversubscribe the cores.
 void use_one_blas_thread();
@@ -64,11 +68,9 @@ class TaskProgram {
   const std::array<double, kernel_count>& work() const { return work_; }
 
  private:
-  struct TaskTypes;  // task_program.cpp: their types are those of the implementations' lambdas
-
   versa::Runtime& runtime_;
   Solver solver_;
-  std::unique_ptr<TaskTypes> types_;
+  std::unique_ptr<flow::TaskTypes> types_;  // task_flow.hpp
   std::array<double, kernel_count> work_{};
   // With GPUs: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
   // once so that they are copied to a GPU once; empty without GPUs or when they are not stored.

@@ -1,0 +1,151 @@
+// The FMM of task_program.hpp on the ranks of an MPI job (versa::mpi): every rank builds the
+// same tree and submits the same task flow (flow::submit_tasks, the one TaskProgram submits);
+// the groups are dealt to the ranks in contiguous ranges of the tree's Morton order, level by
+// level, so a rank owns a region of space at every level; each task runs on the owner of the
+// group it writes, and what it lacks (multipoles for M2L, points for P2P across a region's
+// border, ...) travels as the data versions say. The results' `add`s meet at their group's
+// owner, and every result is then gathered on rank 0. With --check, rank 0 compares them with
+// the sequential evaluation (Solver::evaluate).
+//   mpirun -n 4 fmm_mpi --points 50000 --check
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accuracy.hpp"
+#include "command_line.hpp"
+#include "distributions.hpp"
+#include "eps_option.hpp"
+#include "fmm.hpp"
+#include "group_data.hpp"
+#include "octree.hpp"
+#include "task_flow.hpp"
+#include "versa/mpi.hpp"
+
+namespace {
+
+struct Options {
+  long points = 20000;
+  fmm::Distribution distribution = fmm::Distribution::uniform;
+  double eps = 1e-6;
+  int workers = 1;
+  bool check = false;
+};
+
+// Contiguous ranges of each level's cells in Morton order (a cell group holds consecutive
+// cells of one level), and of the sorted points for the particle groups: rank r owns the part of
+// space between the same two points of the curve at every level, so M2M and L2L stay on their
+// rank except at the ranges' ends, and a group goes to the rank in whose range it starts.
+fmm::flow::Owners group_owners(const fmm::GroupTree& groups, std::size_t points, int ranks) {
+  const auto p = static_cast<std::size_t>(ranks);
+  fmm::flow::Owners owners;
+  for (const fmm::ParticleGroup& g : groups.particle_groups())
+    owners.particle_groups.push_back(static_cast<int>(g.first_point * p / points));
+  std::vector<std::size_t> cells_per_level;
+  for (const fmm::CellGroup& g : groups.cell_groups()) {
+    const auto level = static_cast<std::size_t>(g.level);
+    if (cells_per_level.size() <= level) cells_per_level.resize(level + 1, 0);
+    cells_per_level[level] = std::max(cells_per_level[level], g.first_cell + g.cell_count);
+  }
+  for (const fmm::CellGroup& g : groups.cell_groups())
+    owners.cell_groups.push_back(
+        static_cast<int>(g.first_cell * p / cells_per_level[static_cast<std::size_t>(g.level)]));
+  return owners;
+}
+
+int run(const Options& o) {
+  fmm::use_one_blas_thread();
+  versa::Config config;
+  config.cpu_workers = o.workers;
+  config.quiet = true;
+  versa::mpi::Runtime rt(config);
+  const fmm::Points points =
+      fmm::make_points(o.distribution, static_cast<std::size_t>(o.points), 42);
+  const fmm::Solver solver({.eps = o.eps});
+
+  const auto start = std::chrono::steady_clock::now();
+  fmm::Solver::Plan plan = solver.plan(points);
+  fmm::GroupData data(plan.tree, plan.groups, solver.operators());
+  std::vector<std::vector<std::int32_t>> work_lists = plan.groups.take_work_lists();
+  fmm::flow::TaskTypes types({});
+  types.context = fmm::KernelContext::of(plan.tree, solver.operators());
+  const fmm::flow::Owners owners = group_owners(plan.groups, points.size(), rt.size());
+  std::vector<double> m2l_operators;
+  versa::Handle<double> m2l_operators_handle;
+  if (rt.local().gpu_count() > 0) {
+    m2l_operators = solver.operators().m2l_operators();
+    if (!m2l_operators.empty()) m2l_operators_handle = rt.data(m2l_operators, 0, "m2l operators");
+  }
+  fmm::Potentials result;
+  {
+    fmm::flow::Handles h(plan.groups, data, work_lists, owners,
+                         [&rt]<class T>(std::span<T> array, int owner, const char* name) {
+                           return rt.data(array.data(), array.size(), owner, name);
+                         });
+    fmm::flow::submit_tasks(rt, types, plan.groups, h,
+                            m2l_operators.empty() ? nullptr : &m2l_operators_handle);
+    for (const versa::Handle<double>& results : h.results) rt.fetch(results, 0);
+    rt.wait_all();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const versa::mpi::Statistics s = rt.statistics();
+  std::printf(
+      "rank %d: %llu tasks run, %llu pruned; %llu messages (%.1f MiB) sent, %llu received\n",
+      rt.rank(), static_cast<unsigned long long>(s.tasks_executed),
+      static_cast<unsigned long long>(s.tasks_pruned),
+      static_cast<unsigned long long>(s.messages_sent), s.bytes_sent / 1048576.0,
+      static_cast<unsigned long long>(s.messages_received));
+  if (rt.rank() != 0) return 0;
+  result = data.results_in_input_order(plan.tree);
+  std::printf("fmm_mpi: %zu points (%s), eps %g, %zu tasks on %d ranks x %d workers: %.3f s\n",
+              points.size(), fmm::to_string(o.distribution), o.eps, plan.groups.tasks().size(),
+              rt.size(), o.workers, seconds);
+  std::printf(
+      "RESULT bench=mpi-fmm system=versa param=points=%zu,ranks=%d,workers=%d metric=seconds "
+      "value=%.6g unit=s\n",
+      points.size(), rt.size(), o.workers, seconds);
+  if (!o.check) return 0;
+  // The same operators in another order of summation: equal up to rounding.
+  const fmm::Errors e = fmm::errors(result, solver.evaluate(points));
+  const bool equal = e.potential <= 1e-12 && e.field <= 1e-12;
+  std::printf(
+      "check against the sequential evaluation: relative difference %.2e (potential), "
+      "%.2e (field): %s\n",
+      e.potential, e.field, equal ? "equal up to rounding" : "DIFFERENT");
+  return equal ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Evaluates the fast multipole method's potential and field at every point, as a task\n"
+      "flow over the ranks of an MPI job, each rank owning a region of space.",
+      "fmm_mpi"};
+  Options o;
+  example::use_tool_rules(app);
+  app.add_option("--points", o.points, "number of points")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  example::add_parsed_option(app, "--distribution", o.distribution, fmm::parse_distribution,
+                             "the point set (as fmm's --distribution; uniform by default)")
+      ->type_name("D");
+  app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
+      ->type_name("EPS")
+      ->check(fmm::eps_range())
+      ->capture_default_str();
+  app.add_option("--workers", o.workers, "CPU workers per rank")
+      ->type_name("W")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_flag("--check", o.check,
+               "compare the results gathered on rank 0 with the sequential evaluation (relative "
+               "difference at most 1e-12)");
+  return example::run_tool(app, argc, argv, [&] { return run(o); });
+}

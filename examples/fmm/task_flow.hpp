@@ -1,0 +1,260 @@
+// The FMM's task flow, shared by TaskProgram (one runtime) and DistributedTaskProgram (the ranks
+// of a versa::mpi::Runtime): the task types, the handles of one evaluation's arrays and the
+// submission of the group tree's tasks, written once for either runtime. Internal to the example.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "group_data.hpp"
+#include "group_kernels.hpp"
+#include "group_kernels_cuda.hpp"
+#include "group_tree.hpp"
+#include "task_program.hpp"
+#include "versa/versa.hpp"
+
+namespace fmm::flow {
+
+using versa::Span;
+
+inline std::span<const std::int32_t> in(Span<const std::int32_t> s) { return {s.data(), s.size()}; }
+inline std::span<const double> in(Span<const double> s) { return {s.data(), s.size()}; }
+inline std::span<double> out(Span<double> s) { return {s.data(), s.size()}; }
+
+using Work = Span<const std::int32_t>;
+using In = Span<const double>;
+using Out = Span<double>;
+
+// The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
+// addresses, so the call is inlined into the task's invoker; the emulated device runs the same
+// bodies. P2P and M2L also run on GPUs (group_kernels_cuda.hpp); Versa drops CUDA bodies in a build
+// without the CUDA backend. The context is the current evaluation's (TaskProgram::evaluate sets it
+// before it submits and waits for the tasks before it changes).
+inline auto p2m_type(const KernelContext* c) {
+  return versa::task_type("p2m").cpu(
+      [c](Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); });
+}
+inline auto m2m_type(const KernelContext* c) {
+  return versa::task_type("m2m").cpu(
+      [c](Work w, In child, Out parent) { m2m(*c, in(w), in(child), out(parent)); });
+}
+inline auto compress_type(const KernelContext* c) {
+  return versa::task_type("compress").cpu([c](In m, Out compressed) {
+    compress(*c, in(m), out(compressed));
+  });
+}
+inline auto m2l_type(const KernelContext* c) {
+  return versa::task_type("m2l").cpu(
+      [c](Work w, In source, Out target) { m2l(*c, in(w), in(source), out(target)); });
+}
+// M2L with its operators as a handle, so that they travel to a GPU once and stay there; the
+// CPU body takes them from the interpolation instead. Used when the runtime has GPUs.
+inline auto m2l_with_operators_type(const KernelContext* c) {
+  return versa::task_type("m2l")
+      .cpu([c](Work w, In, In source, Out target) { m2l(*c, in(w), in(source), out(target)); })
+      .cuda([c](versa::CudaContext& gpu, Work w, In operators, In source, Out target) {
+        cuda::m2l(gpu, w.data(), w.size(), operators.data(), c->interpolation->rank(),
+                  source.data(), target.data(), c->width);
+      });
+}
+inline auto p2l_type(const KernelContext* c) {
+  return versa::task_type("p2l").cpu(
+      [c](Work w, In points, Out locals) { p2l(*c, in(w), in(points), out(locals)); });
+}
+inline auto m2p_type(const KernelContext* c) {
+  return versa::task_type("m2p").cpu([c](Work w, In m, In points, Out results) {
+    m2p(*c, in(w), in(m), in(points), out(results));
+  });
+}
+inline auto p2p_inner_type() {
+  return versa::task_type("p2p_inner")
+      .cpu([](Work w, In points, Out results) { p2p_inner(in(w), in(points), out(results)); })
+      .cuda([](versa::CudaContext& gpu, Work w, In points, Out results) {
+        cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+                  points.size() / 4, results.data(), results.data(), true);
+      });
+}
+inline auto p2p_pair_type() {
+  return versa::task_type("p2p_pair")
+      .cpu([](Work w, In a, In b, Out ra, Out rb) {
+        p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
+      })
+      .cuda([](versa::CudaContext& gpu, Work w, In a, In b, Out ra, Out rb) {
+        cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4,
+                  ra.data(), rb.data(), false);
+      });
+}
+inline auto expand_type(const KernelContext* c) {
+  return versa::task_type("expand").cpu(
+      [c](In compressed, Out locals) { expand(*c, in(compressed), out(locals)); });
+}
+inline auto l2l_type(const KernelContext* c) {
+  return versa::task_type("l2l").cpu(
+      [c](Work w, In parent, Out child) { l2l(*c, in(w), in(parent), out(child)); });
+}
+inline auto l2p_type(const KernelContext* c) {
+  return versa::task_type("l2p").cpu([c](Work w, In locals, In points, Out results) {
+    l2p(*c, in(w), in(locals), in(points), out(results));
+  });
+}
+
+struct TaskTypes {
+  explicit TaskTypes(const Placements& rules)
+      : p2m(p2m_type(&context).placement(rules[int(Kernel::p2m)])),
+        m2m(m2m_type(&context).placement(rules[int(Kernel::m2m)])),
+        compress(compress_type(&context).placement(rules[int(Kernel::compress)])),
+        m2l(m2l_type(&context).placement(rules[int(Kernel::m2l)])),
+        m2l_with_operators(m2l_with_operators_type(&context).placement(rules[int(Kernel::m2l)])),
+        p2l(p2l_type(&context).placement(rules[int(Kernel::p2l)])),
+        m2p(m2p_type(&context).placement(rules[int(Kernel::m2p)])),
+        p2p_inner(p2p_inner_type().placement(rules[int(Kernel::p2p_inner)])),
+        p2p_pair(p2p_pair_type().placement(rules[int(Kernel::p2p_pair)])),
+        expand(expand_type(&context).placement(rules[int(Kernel::expand)])),
+        l2l(l2l_type(&context).placement(rules[int(Kernel::l2l)])),
+        l2p(l2p_type(&context).placement(rules[int(Kernel::l2p)])) {}
+
+  KernelContext context;  // first: the types point to it
+  decltype(p2m_type(nullptr)) p2m;
+  decltype(m2m_type(nullptr)) m2m;
+  decltype(compress_type(nullptr)) compress;
+  decltype(m2l_type(nullptr)) m2l;
+  decltype(m2l_with_operators_type(nullptr)) m2l_with_operators;
+  decltype(p2l_type(nullptr)) p2l;
+  decltype(m2p_type(nullptr)) m2p;
+  decltype(p2p_inner_type()) p2p_inner;
+  decltype(p2p_pair_type()) p2p_pair;
+  decltype(expand_type(nullptr)) expand;
+  decltype(l2l_type(nullptr)) l2l;
+  decltype(l2p_type(nullptr)) l2p;
+};
+
+// The rank that owns each group's arrays (versa::mpi), and so runs the tasks that write them;
+// empty for one runtime.
+struct Owners {
+  std::vector<int> particle_groups, cell_groups;
+  int particle(std::size_t g) const { return particle_groups.empty() ? 0 : particle_groups[g]; }
+  int cell(std::size_t g) const { return cell_groups.empty() ? 0 : cell_groups[g]; }
+};
+
+// The rank that runs `task`: the owner of the group whose array it writes first (the
+// owner-computes rule of versa::mpi, which the work list's owner follows, so that it never
+// travels).
+inline int executor(const GroupTask& task, const Owners& owners) {
+  switch (task.kernel) {
+    case Kernel::p2m:
+    case Kernel::m2m:
+    case Kernel::m2l:
+    case Kernel::p2l:
+    case Kernel::l2l:
+      return owners.cell(task.target);
+    case Kernel::compress:
+    case Kernel::expand:
+      return owners.cell(task.source);
+    case Kernel::m2p:
+    case Kernel::l2p:
+      return owners.particle(task.target);
+    case Kernel::p2p_inner:
+    case Kernel::p2p_pair:
+      return owners.particle(task.source);
+  }
+  return 0;
+}
+
+// The handles of one evaluation's group arrays and work lists. `add(array, owner, name)`
+// registers an array with the runtime (the owner matters to versa::mpi only).
+struct Handles {
+  std::vector<versa::Handle<double>> points, results;
+  std::vector<versa::Handle<double>> multipoles, compressed_multipoles, compressed_locals, locals;
+  std::vector<versa::Handle<std::int32_t>> work;  // per task; empty handles for none
+
+  template <class Add>
+  Handles(const GroupTree& groups, GroupData& data,
+          std::vector<std::vector<std::int32_t>>& work_lists, const Owners& owners, Add&& add) {
+    for (std::size_t g = 0; g < groups.particle_groups().size(); ++g) {
+      points.push_back(add(data.points(g), owners.particle(g), "points"));
+      results.push_back(add(data.results(g), owners.particle(g), "results"));
+      results.back().set_reduction(versa::sum<double>());
+    }
+    for (std::size_t g = 0; g < groups.cell_groups().size(); ++g) {
+      const int owner = owners.cell(g);
+      multipoles.push_back(add(data.multipoles(g), owner, "multipoles"));
+      compressed_multipoles.push_back(
+          add(data.compressed_multipoles(g), owner, "compressed multipoles"));
+      compressed_locals.push_back(add(data.compressed_locals(g), owner, "compressed locals"));
+      locals.push_back(add(data.locals(g), owner, "locals"));
+    }
+    work.resize(work_lists.size());
+    for (std::size_t t = 0; t < work_lists.size(); ++t)
+      if (!work_lists[t].empty())
+        work[t] = add(std::span<std::int32_t>(work_lists[t]), executor(groups.tasks()[t], owners),
+                      "work list");
+  }
+};
+
+// Submits the group tree's tasks in its order. `m2l_operators`: the M2L operators' handle when
+// the GPUs take them from one (TaskProgram's constructor says when), else null.
+template <class Runtime>
+void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, Handles& h,
+                  const versa::Handle<double>* m2l_operators) {
+  for (std::size_t t = 0; t < groups.tasks().size(); ++t) {
+    const GroupTask& task = groups.tasks()[t];
+    const std::size_t s = task.source, d = task.target;
+    const versa::Priority priority = versa::priority(priority_of(task.kernel));
+    const versa::Work work = versa::work(task.interactions);
+    auto list = [&h, t] { return versa::read(h.work[t]); };
+    switch (task.kernel) {
+      case Kernel::p2m:
+        rt.submit(types.p2m, list(), versa::read(h.points[s]), versa::commute(h.multipoles[d]),
+                  priority, work);
+        break;
+      case Kernel::m2m:
+        rt.submit(types.m2m, list(), versa::read(h.multipoles[s]), versa::commute(h.multipoles[d]),
+                  priority, work);
+        break;
+      case Kernel::compress:
+        rt.submit(types.compress, versa::read(h.multipoles[s]),
+                  versa::write_only(h.compressed_multipoles[s]), priority, work);
+        break;
+      case Kernel::m2l:
+        if (!m2l_operators)
+          rt.submit(types.m2l, list(), versa::read(h.compressed_multipoles[s]),
+                    versa::commute(h.compressed_locals[d]), priority, work);
+        else
+          rt.submit(types.m2l_with_operators, list(), versa::read(*m2l_operators),
+                    versa::read(h.compressed_multipoles[s]), versa::commute(h.compressed_locals[d]),
+                    priority, work);
+        break;
+      case Kernel::p2l:
+        rt.submit(types.p2l, list(), versa::read(h.points[s]), versa::commute(h.locals[d]),
+                  priority, work);
+        break;
+      case Kernel::m2p:
+        rt.submit(types.m2p, list(), versa::read(h.multipoles[s]), versa::read(h.points[d]),
+                  versa::add(h.results[d]), priority, work);
+        break;
+      case Kernel::p2p_inner:
+        rt.submit(types.p2p_inner, list(), versa::read(h.points[s]), versa::add(h.results[s]),
+                  priority, work);
+        break;
+      case Kernel::p2p_pair:
+        rt.submit(types.p2p_pair, list(), versa::read(h.points[s]), versa::read(h.points[d]),
+                  versa::add(h.results[s]), versa::add(h.results[d]), priority, work);
+        break;
+      case Kernel::expand:
+        rt.submit(types.expand, versa::read(h.compressed_locals[s]), versa::commute(h.locals[s]),
+                  priority, work);
+        break;
+      case Kernel::l2l:
+        rt.submit(types.l2l, list(), versa::read(h.locals[s]), versa::commute(h.locals[d]),
+                  priority, work);
+        break;
+      case Kernel::l2p:
+        rt.submit(types.l2p, list(), versa::read(h.locals[s]), versa::read(h.points[d]),
+                  versa::add(h.results[d]), priority, work);
+        break;
+    }
+  }
+}
+
+}  // namespace fmm::flow
