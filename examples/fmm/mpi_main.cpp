@@ -60,6 +60,7 @@ int run(const Options& o) {
   fmm::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = o.workers;
+  config.pin_workers = false;  // ranks share the machine
   config.quiet = true;
   versa::mpi::Runtime rt(config);
   const fmm::Points points =
@@ -79,6 +80,8 @@ int run(const Options& o) {
     m2l_operators = solver.operators().m2l_operators();
     if (!m2l_operators.empty()) m2l_operators_handle = rt.data(m2l_operators, 0, "m2l operators");
   }
+  const double plan_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmm::Potentials result;
   {
     fmm::flow::Handles h(plan.groups, data, work_lists, owners,
@@ -95,8 +98,9 @@ int run(const Options& o) {
 
   const versa::mpi::Statistics s = rt.statistics();
   std::printf(
-      "rank %d: %llu tasks run, %llu pruned; %llu messages (%.1f MiB) sent, %llu received\n",
-      rt.rank(), static_cast<unsigned long long>(s.tasks_executed),
+      "rank %d: tree %.3f s; %llu tasks run, %llu pruned; %llu messages (%.1f MiB) sent, %llu "
+      "received\n",
+      rt.rank(), plan_seconds, static_cast<unsigned long long>(s.tasks_executed),
       static_cast<unsigned long long>(s.tasks_pruned),
       static_cast<unsigned long long>(s.messages_sent), s.bytes_sent / 1048576.0,
       static_cast<unsigned long long>(s.messages_received));

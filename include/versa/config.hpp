@@ -65,7 +65,8 @@ struct Config {
   // Number of CPU worker threads. 0 means one per core that hwloc reports. At most 4096.
   int cpu_workers = 0;
 
-  // Pin each worker thread to one core (round-robin over the cores hwloc reports).
+  // Pin each worker thread to one core (round robin over the cores hwloc reports that the
+  // process is bound to: all of them unless a launcher such as mpirun or taskset bound it).
   bool pin_workers = true;
 
   // The thread that waits (wait_all(), or sync() outside a task) runs ready tasks meanwhile, as

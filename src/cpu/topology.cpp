@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #if VERSA_HAVE_HWLOC
 #include <hwloc.h>
@@ -33,6 +34,9 @@ std::string format_memory(unsigned long long bytes) {
 
 struct Topology::Hwloc {
   hwloc_topology_t topology = nullptr;
+  // The cores (or PUs, where hwloc finds no cores) that the process may run on: those its
+  // binding (a launcher's, such as mpirun's per rank, or taskset's) covers, all when unbound.
+  std::vector<hwloc_obj_t> pin_targets;
   ~Hwloc() {
     if (topology) hwloc_topology_destroy(topology);
   }
@@ -50,16 +54,26 @@ Topology::Topology() : hwloc_(std::make_unique<Hwloc>()), memory_bytes_(host_mem
   const int pus = hwloc_get_nbobjs_by_type(hwloc_->topology, HWLOC_OBJ_PU);
   processing_units_ = pus > 0 ? pus : fallback;
   cores_ = cores > 0 ? cores : processing_units_;
+  const hwloc_obj_type_t type = cores > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+  hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+  const bool known =
+      bound && hwloc_get_cpubind(hwloc_->topology, bound, HWLOC_CPUBIND_PROCESS) == 0;
+  for (int i = 0; i < hwloc_get_nbobjs_by_type(hwloc_->topology, type); ++i) {
+    hwloc_obj_t object = hwloc_get_obj_by_type(hwloc_->topology, type, i);
+    if (object && object->cpuset && (!known || hwloc_bitmap_intersects(object->cpuset, bound)))
+      hwloc_->pin_targets.push_back(object);
+  }
+  hwloc_bitmap_free(bound);
 }
 
 Topology::~Topology() = default;
 
+// Within the process's binding: two ranks bound to different cores must not both pin their
+// first worker to core 0.
 bool Topology::pin_current_thread(int index) const {
-  if (!hwloc_->topology) return false;
-  hwloc_obj_t core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_CORE, index % cores_);
-  if (!core)
-    core = hwloc_get_obj_by_type(hwloc_->topology, HWLOC_OBJ_PU, index % processing_units_);
-  if (!core || !core->cpuset) return false;
+  const std::vector<hwloc_obj_t>& targets = hwloc_->pin_targets;
+  if (!hwloc_->topology || targets.empty()) return false;
+  const hwloc_obj_t core = targets[static_cast<std::size_t>(index) % targets.size()];
   return hwloc_set_cpubind(hwloc_->topology, core->cpuset, HWLOC_CPUBIND_THREAD) == 0;
 }
 

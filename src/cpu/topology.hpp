@@ -23,8 +23,9 @@ class Topology {
   int cores() const { return cores_; }
   int processing_units() const { return processing_units_; }
 
-  // Binds the calling thread to core `index % cores()`. Returns false (and leaves the thread
-  // unbound) when the system refuses, e.g. in a restricted container.
+  // Binds the calling thread to the `index`-th core, round robin over the cores the process is
+  // bound to (all of them when it is not bound). Returns false (and leaves the thread unbound)
+  // when the system refuses, e.g. in a restricted container.
   bool pin_current_thread(int index) const;
 
   // The host's physical memory (host_memory_bytes()), 0 if unknown.
