@@ -1,6 +1,9 @@
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -52,6 +55,20 @@ bool start_mpi() {
   }
   return !initialized;
 }
+// The largest MPI message (MPI counts in int): 1 GiB, or VERSA_MPI_MESSAGE_BYTES (1 to
+// INT_MAX), which networks that pipeline smaller messages better, and the tests, lower.
+std::size_t max_message_bytes() {
+  const char* value = std::getenv("VERSA_MPI_MESSAGE_BYTES");
+  if (!value) return std::size_t{1} << 30;
+  errno = 0;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(value, &end, 10);
+  if (errno != 0 || end == value || *end != '\0' || parsed < 1 || parsed > INT_MAX)
+    throw std::invalid_argument(std::string("VERSA_MPI_MESSAGE_BYTES='") + value +
+                                "' is invalid: expected a number of bytes from 1 to " +
+                                std::to_string(INT_MAX));
+  return static_cast<std::size_t>(parsed);
+}
 }  // namespace
 
 Runtime::Impl::~Impl() {
@@ -61,13 +78,16 @@ Runtime::Impl::~Impl() {
 }
 
 Runtime::Runtime(Config config, MPI_Comm comm) {
-  config = Config::from_environment(std::move(config));  // before MPI: a bad value costs nothing
+  // The settings first: a bad value costs nothing before MPI starts.
+  config = Config::from_environment(std::move(config));
+  const std::size_t message_bytes = max_message_bytes();
   const bool owns_mpi = start_mpi();
   MPI_Comm dup;
   MPI_Comm_dup(comm, &dup);
   MPI_Comm_rank(dup, &rank_);
   MPI_Comm_size(dup, &size_);
-  impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_, config.peer_timeout_seconds);
+  impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_, config.peer_timeout_seconds,
+                                 message_bytes);
   impl_->diagnostics = config.diagnostics;
   if (config.cpu_workers == 0) config.cpu_workers = 1;
   local_ = std::make_unique<versa::Runtime>(std::move(config));

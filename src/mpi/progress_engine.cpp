@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iterator>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -72,10 +70,11 @@ constexpr std::uint8_t leaving = 1;
 }  // namespace
 
 ProgressEngine::ProgressEngine(MPI_Comm comm, int rank, int max_in_flight,
-                               double peer_timeout_seconds)
+                               double peer_timeout_seconds, std::size_t max_message_bytes)
     : comm_(comm),
       rank_(rank),
       max_in_flight_(static_cast<std::size_t>(max_in_flight)),
+      max_message_bytes_(max_message_bytes),
       watching_(peer_timeout_seconds > 0 && ranks_of(comm) > 1),
       watched_((rank + ranks_of(comm) - 1) % ranks_of(comm)),
       watcher_((rank + 1) % ranks_of(comm)),
@@ -98,14 +97,8 @@ void ProgressEngine::send(int to, TransferId id, const void* data, const Layout&
                           std::string failure, Completion done) {
   {
     MutexLock lock(mutex_);
-    posted_.sends.push_back(Send{to,
-                                 Envelope{id, 0, 0},
-                                 data,
-                                 layout,
-                                 std::move(failure),
-                                 std::move(done),
-                                 {},
-                                 {MPI_REQUEST_NULL, MPI_REQUEST_NULL}});
+    posted_.sends.push_back(
+        Send{to, Envelope{id, 0, 0}, data, layout, std::move(failure), std::move(done), {}, {}});
   }
   posted_cv_.notify_one();
 }
@@ -344,21 +337,17 @@ bool ProgressEngine::start_sends() {
         pack(send.staging.data(), send.data, send.layout);
         payload = send.staging.data();
       }
-      if (bytes > static_cast<std::size_t>(INT_MAX)) {
-        // Refused before anything is sent: the receiver then waits, so say it loudly.
-        send.done.fail(std::make_exception_ptr(
-            std::length_error("versa::mpi: " + describe(send.envelope.id) +
-                              " is over 2 GiB; larger messages are not supported yet")));
-        bytes = 0;
-        send.envelope.failed = 1;
-      }
       send.envelope.bytes = bytes;
-      send.requests[0] = send.requests[1] = MPI_REQUEST_NULL;  // not 0 in every MPI
+      send.requests.assign(1, MPI_REQUEST_NULL);
       MPI_Isend(&send.envelope, sizeof(Envelope), MPI_BYTE, to, envelope_tag, comm_,
                 &send.requests[0]);
-      if (bytes != 0)
-        MPI_Isend(payload, static_cast<int>(bytes), MPI_BYTE, to, data_tag, comm_,
-                  &send.requests[1]);
+      const auto* piece = static_cast<const std::byte*>(payload);
+      for (std::size_t offset = 0; offset < bytes; offset += max_message_bytes_) {
+        const std::size_t length = std::min(max_message_bytes_, bytes - offset);
+        MPI_Request& request = send.requests.emplace_back(MPI_REQUEST_NULL);
+        MPI_Isend(piece + offset, static_cast<int>(length), MPI_BYTE, to, data_tag, comm_,
+                  &request);
+      }
       messages_sent_.fetch_add(1, std::memory_order_relaxed);
       if (!send.envelope.failed) bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
     }
@@ -370,7 +359,8 @@ bool ProgressEngine::test_sends() {
   bool moved = false;
   for (auto it = sending_.begin(); it != sending_.end();) {
     int done = 0;
-    MPI_Testall(2, it->requests, &done, MPI_STATUSES_IGNORE);
+    MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done,
+                MPI_STATUSES_IGNORE);
     if (!done) {
       ++it;
       continue;
@@ -414,11 +404,8 @@ void ProgressEngine::on_envelope(int from, const Envelope& envelope) {
           DivergenceError("versa::mpi: " + describe(key) + " arrived twice on rank " +
                           std::to_string(rank_) + ": the ranks submitted different task streams")));
     Incoming& duplicate = discarded_.emplace_back();
-    if (envelope.bytes != 0) {
-      duplicate.staging.resize(envelope.bytes);
-      MPI_Irecv(duplicate.staging.data(), static_cast<int>(envelope.bytes), MPI_BYTE, from,
-                data_tag, comm_, &duplicate.request);
-    }
+    duplicate.staging.resize(envelope.bytes);
+    post_pieces(duplicate.staging.data(), envelope.bytes, from, duplicate.requests);
     return;
   }
   Incoming& incoming = it->second;
@@ -451,22 +438,33 @@ void ProgressEngine::post_payload_receive(Key key, Incoming& incoming) {
     incoming.staging.resize(bytes);
     target = incoming.staging.data();
   }
-  MPI_Irecv(target, static_cast<int>(bytes), MPI_BYTE, incoming.from, data_tag, comm_,
-            &incoming.request);
+  post_pieces(target, bytes, incoming.from, incoming.requests);
   arriving_.push_back(key);
+}
+
+void ProgressEngine::post_pieces(void* payload, std::uint64_t bytes, int from,
+                                 std::vector<MPI_Request>& requests) {
+  auto* piece = static_cast<std::byte*>(payload);
+  for (std::uint64_t offset = 0; offset < bytes; offset += max_message_bytes_) {
+    const std::uint64_t length = std::min<std::uint64_t>(max_message_bytes_, bytes - offset);
+    MPI_Request& request = requests.emplace_back(MPI_REQUEST_NULL);
+    MPI_Irecv(piece + offset, static_cast<int>(length), MPI_BYTE, from, data_tag, comm_, &request);
+  }
 }
 
 bool ProgressEngine::test_incoming() {
   bool moved = false;
   for (auto it = discarded_.begin(); it != discarded_.end();) {
     int done = 0;
-    MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done,
+                MPI_STATUSES_IGNORE);
     it = done ? discarded_.erase(it) : std::next(it);
   }
   for (std::size_t i = 0; i < arriving_.size();) {
     auto it = incoming_.find(arriving_[i]);
     int done = 0;
-    MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE);
+    std::vector<MPI_Request>& requests = it->second.requests;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) {
       ++i;
       continue;

@@ -10,10 +10,12 @@
 // pending and sleeps in short steps otherwise.
 //
 // Wire format: each transfer is an Envelope on envelope_tag, then, when it has a payload, the
-// payload on data_tag. MPI keeps messages of one sender and tag in order, so the k-th payload
-// from a rank belongs to the k-th envelope with a payload from that rank: the receiver posts
-// the payload's receive when the envelope arrives, into the replica when its receive task is
-// already waiting (and the layout is contiguous), else into a staging buffer.
+// payload on data_tag, in pieces of at most `max_message_bytes` (MPI counts in int, so a payload
+// over 2 GiB takes several messages). MPI keeps messages of one sender and tag in order, and a
+// payload's pieces are posted one after the other on both sides, so the k-th payload from a rank
+// belongs to the k-th envelope with a payload from that rank: the receiver posts the payload's
+// receives when the envelope arrives, into the replica when its receive task is already waiting
+// (and the layout is contiguous), else into a staging buffer.
 //
 // Watch: the ranks form a ring in which each tells the next, on heartbeat_tag, that it is alive
 // (one byte a few times per timeout; one send in flight at most) and watches the previous one.
@@ -76,7 +78,9 @@ class ProgressEngine {
   // At most `max_in_flight` sends per destination at once; more wait in order. A rank that
   // hears nothing from the previous rank of the ring for `peer_timeout_seconds` aborts the job
   // (0: no watch). Collective (every rank of `comm` makes one, at about the same time).
-  ProgressEngine(MPI_Comm comm, int rank, int max_in_flight, double peer_timeout_seconds);
+  // A payload goes in messages of at most `max_message_bytes` (1 to INT_MAX) each.
+  ProgressEngine(MPI_Comm comm, int rank, int max_in_flight, double peer_timeout_seconds,
+                 std::size_t max_message_bytes);
   ~ProgressEngine();
   ProgressEngine(const ProgressEngine&) = delete;
   ProgressEngine& operator=(const ProgressEngine&) = delete;
@@ -124,8 +128,8 @@ class ProgressEngine {
     Layout layout;
     std::string failure;
     Completion done;
-    std::vector<std::byte> staging;  // packed data or the failure's message
-    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::vector<std::byte> staging;     // packed data or the failure's message
+    std::vector<MPI_Request> requests;  // the envelope's, then the payload's pieces'
   };
   struct Receive {
     int from;
@@ -140,8 +144,8 @@ class ProgressEngine {
     std::vector<std::byte> staging;
     bool direct = false;  // received straight into the receive's replica
     bool arrived = false;
-    MPI_Request request = MPI_REQUEST_NULL;
-    bool matched = false;  // `receive` is set
+    std::vector<MPI_Request> requests;  // the payload's pieces
+    bool matched = false;               // `receive` is set
     Receive receive;
   };
   // Posted by the transfer tasks and wait_all, taken by the progress thread.
@@ -161,6 +165,8 @@ class ProgressEngine {
   void fail_expected_receives();
   void on_envelope(int from, const Envelope& envelope);
   void post_payload_receive(Key key, Incoming& incoming);
+  void post_pieces(void* payload, std::uint64_t bytes, int from,
+                   std::vector<MPI_Request>& requests);
   void match(Key key, Receive receive);
   void finish_receive(Incoming& incoming);
   bool idle() const;
@@ -173,6 +179,7 @@ class ProgressEngine {
   const MPI_Comm comm_;
   const int rank_;
   const std::size_t max_in_flight_;
+  const std::size_t max_message_bytes_;
 
   versa::detail::Mutex mutex_;
   std::condition_variable posted_cv_;      // something was posted, or stop

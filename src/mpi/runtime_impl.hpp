@@ -35,12 +35,13 @@ inline void mix_text(std::uint64_t& hash, std::string_view text) {
 inline constexpr int max_sends_in_flight = 16;
 
 struct Runtime::Impl {
-  Impl(MPI_Comm communicator, bool owns, int ranks, int rank, double peer_timeout_seconds)
+  Impl(MPI_Comm communicator, bool owns, int ranks, int rank, double peer_timeout_seconds,
+       std::size_t max_message_bytes)
       : comm(communicator),
         owns_mpi(owns),
         directory(ranks),
         engine(std::make_unique<detail::ProgressEngine>(comm, rank, max_sends_in_flight,
-                                                        peer_timeout_seconds)) {}
+                                                        peer_timeout_seconds, max_message_bytes)) {}
   // The progress thread stops before the communicator goes (and MPI, when this runtime
   // started it).
   ~Impl();

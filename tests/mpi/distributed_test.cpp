@@ -278,9 +278,9 @@ TEST(Distributed, ARankThatEndsItsRuntimeEarlyFailsTheOthersWaitAll) {
   }
 }
 
-// The watch's time comes from the Config or VERSA_PEER_TIMEOUT; a bad value is refused before
-// anything is started, naming what is wrong.
-TEST(Distributed, ABadPeerTimeoutIsRefusedNamingIt) {
+// The watch's time (Config or VERSA_PEER_TIMEOUT) and the largest message
+// (VERSA_MPI_MESSAGE_BYTES): a bad value is refused before anything is started, naming it.
+TEST(Distributed, BadSettingsAreRefusedNamingThem) {
   versa::Config config = local_config();
   config.peer_timeout_seconds = -1;
   try {
@@ -289,12 +289,24 @@ TEST(Distributed, ABadPeerTimeoutIsRefusedNamingIt) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("peer_timeout_seconds"), std::string::npos) << e.what();
   }
-  versa::testing_support::ScopedEnvironment variable("VERSA_PEER_TIMEOUT", "never");
-  try {
-    versa::mpi::Runtime rt(local_config());
-    ADD_FAILURE() << "VERSA_PEER_TIMEOUT=never was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("VERSA_PEER_TIMEOUT"), std::string::npos) << e.what();
+  {
+    versa::testing_support::ScopedEnvironment variable("VERSA_PEER_TIMEOUT", "never");
+    try {
+      versa::mpi::Runtime rt(local_config());
+      ADD_FAILURE() << "VERSA_PEER_TIMEOUT=never was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("VERSA_PEER_TIMEOUT"), std::string::npos) << e.what();
+    }
+  }
+  for (const char* bad : {"0", "-5", "3000000000", "big"}) {
+    versa::testing_support::ScopedEnvironment size("VERSA_MPI_MESSAGE_BYTES", bad);
+    try {
+      versa::mpi::Runtime rt(local_config());
+      ADD_FAILURE() << "VERSA_MPI_MESSAGE_BYTES=" << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("VERSA_MPI_MESSAGE_BYTES"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
