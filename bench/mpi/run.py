@@ -4,7 +4,7 @@ one rank, the cost of a pruned task, and the distributed fuzzer. Run through `be
 which builds the programs.
 
     run.py --build DIR --tests-build DIR [--sizes N,...] [--tiles B,...] [--ranks R,...]
-           [--reps N] [--quick] [--calibrate N]
+           [--reps N] [--quick] [--calibrate N] [--fmm-points N]
 
 For each size, tile and rank count R, each repetition runs, one after the other (interleaved, so
 that a change of the machine's load hits every system alike):
@@ -15,8 +15,11 @@ that a change of the machine's load hits every system alike):
 and the table gives the median GFLOP/s (n^3/3 flops over the time from the first submission to
 the end) and the ratios of the medians. StarPU's dmda reads history-based models: before the
 repetitions, --calibrate runs of each configuration (STARPU_CALIBRATE=1, not timed) fill them,
-and the timed runs load them from STARPU_HOME. Then, per rank count, the cost of a pruned task
-(versa-bench-mpi-submit) and the distributed fuzzer (versa_mpi_tests filtered to
+and the timed runs load them from STARPU_HOME. Then the FMM (fmm_mpi, --fmm-points uniform
+points, eps 1e-6) on R ranks x 1 worker against 1 rank x R workers, both under
+`mpirun --bind-to none` (mpirun binds a lone rank to one core otherwise), interleaved the same
+way, in seconds from the tree to the gathered results. Then, per rank count, the cost of a
+pruned task (versa-bench-mpi-submit) and the distributed fuzzer (versa_mpi_tests filtered to
 DistributedFuzz, each rank writing its own gtest XML report: a seed passes when it passed on
 every rank). Only the Python standard library is needed.
 """
@@ -114,6 +117,36 @@ def cholesky_table(args, build, configs):
                   "unit=GFLOP/s")
 
 
+def fmm_seconds(build, points, ranks, workers):
+    out = run(mpirun(ranks)[:1] + ["--bind-to", "none"] + mpirun(ranks)[1:] +
+              [str(build / "examples/fmm/fmm_mpi"), "--points", str(points), "--workers",
+               str(workers)])
+    return result_value(out, "mpi-fmm")
+
+
+def fmm_table(args, build):
+    samples = {}
+    for rep in range(args.reps):
+        for ranks in args.ranks:
+            for system, (r, w) in (("versa", (ranks, 1)), ("versa-1rank", (1, ranks))):
+                value = fmm_seconds(build, args.fmm_points, r, w)
+                samples.setdefault((ranks, system), []).append(value)
+                print(f"# rep {rep + 1}/{args.reps} fmm ranks={ranks} {system}: {value:.3f} s",
+                      file=sys.stderr, flush=True)
+    print(f"\nDistributed FMM, {args.fmm_points} uniform points, eps 1e-6, seconds (median of "
+          f"{args.reps}, interleaved); versa: R ranks x 1 worker; versa-1rank: 1 rank x R workers")
+    print(f"{'R':>2} {'versa':>8} {'versa-1rank':>12} {'1rank/versa':>12}")
+    for ranks in args.ranks:
+        med = {s: statistics.median(samples[(ranks, s)]) for s in ("versa", "versa-1rank")}
+        print(f"{ranks:>2} {med['versa']:>8.3f} {med['versa-1rank']:>12.3f} "
+              f"{med['versa-1rank'] / med['versa']:>12.2f}")
+    for ranks in args.ranks:
+        for system, (r, w) in (("versa", (ranks, 1)), ("versa-1rank", (1, ranks))):
+            print(f"RESULT bench=mpi-fmm system={system} "
+                  f"param=points={args.fmm_points},ranks={r},workers={w} metric=seconds "
+                  f"value={statistics.median(samples[(ranks, system)]):.6g} unit=s")
+
+
 def fuzz_passed(tests_build, ranks, tasks):
     """Runs the distributed fuzzer on `ranks` ranks; returns (passed, programs)."""
     binary = tests_build / "tests/versa_mpi_tests"
@@ -170,6 +203,7 @@ def main():
                         help="untimed StarPU runs per configuration before the timed ones "
                              "(3; --quick 1)")
     parser.add_argument("--starpu-sched", default="dmda", help="StarPU-MPI's scheduler")
+    parser.add_argument("--fmm-points", type=int, help="FMM points (200000; --quick 50000)")
     parser.add_argument("--quick", action="store_true",
                         help="smaller defaults, and 2000 tasks per fuzzer program")
     args = parser.parse_args()
@@ -178,12 +212,14 @@ def main():
     args.tiles = args.tiles or ([256] if quick else [512])
     args.reps = args.reps or (1 if quick else 5)
     args.calibrate = args.calibrate if args.calibrate is not None else (1 if quick else 3)
+    args.fmm_points = args.fmm_points or (50000 if quick else 200000)
     args.fuzz_tasks = 2000 if quick else 0  # 0: the fuzzer's own count (10^4 per program)
     if min(args.ranks) < 2:
         raise SystemExit("run.py: --ranks needs at least two ranks")
     args.build, args.tests_build = args.build.resolve(), args.tests_build.resolve()
     configs = [(n, t, r) for n in args.sizes for t in args.tiles for r in args.ranks]
     cholesky_table(args, args.build, configs)
+    fmm_table(args, args.build)
     distributed_layer(args, args.build, args.tests_build)
 
 
