@@ -1,4 +1,4 @@
-// The FMM's task flow, shared by TaskProgram (one runtime) and DistributedTaskProgram (the ranks
+// The FMM's task flow, shared by TaskProgram (one runtime) and fmm_mpi (mpi_main.cpp: the ranks
 // of a versa::mpi::Runtime): the task types, the handles of one evaluation's arrays and the
 // submission of the group tree's tasks, written once for either runtime. Internal to the example.
 #pragma once
