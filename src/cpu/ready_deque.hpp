@@ -68,6 +68,31 @@ class ReadyDeque {
     return nullptr;
   }
 
+  // Thief, on a deque whose owner only pushes (a submission deque: the owner never pops, so the
+  // top can move by more than one): takes about half of the unprioritised tasks, at most
+  // `capacity`, with one compare-and-swap, oldest first into `out`; returns how many (0 when
+  // there were none or another thief got there first). One thief taking tasks one at a time
+  // pays a transfer of the top's line per task, and two thieves fight over it.
+  std::size_t steal_half(Task** out, std::size_t capacity) {
+    if (prioritised_.load(std::memory_order_relaxed) != 0) {  // one at a time, highest first
+      out[0] = pop_back();
+      return out[0] ? 1 : 0;
+    }
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
+    if (t >= b) return 0;
+    const auto count =
+        static_cast<std::size_t>(std::min(static_cast<std::int64_t>(capacity), (b - t + 1) / 2));
+    Ring* ring = ring_.load(std::memory_order_acquire);
+    // Read before the compare-and-swap: the owner writes no slot at or above the top it last
+    // read, so the slots hold these tasks as long as the top has not moved.
+    for (std::size_t i = 0; i < count; ++i) out[i] = ring->get(t + static_cast<std::int64_t>(i));
+    if (!top_.compare_exchange_strong(t, t + static_cast<std::int64_t>(count),
+                                      std::memory_order_seq_cst, std::memory_order_relaxed))
+      return 0;
+    return count;
+  }
+
   // Number of queued tasks: a hint (exact only while no one pushes or pops). Read by thieves
   // and by workers deciding to sleep (the sleep protocol in worker_pool.cpp makes that safe).
   std::size_t size_hint() const {

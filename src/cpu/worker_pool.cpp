@@ -21,24 +21,6 @@ struct CachedSubmissionDeque {
 thread_local CachedSubmissionDeque this_thread_submission;
 std::atomic<std::uint64_t> next_pool_id{1};
 
-// The full fence of the sleep protocol (see worker_pool.hpp). ThreadSanitizer does not model
-// std::atomic_thread_fence, so under it the fence becomes a read-modify-write of the sleeper
-// count, which gives the same guarantee in a form it understands: either the pusher's RMW comes
-// later in the count's modification order (and sees the sleeper) or the sleeper's increment
-// synchronises with it (and the sleeper then sees the task).
-#if VERSA_TSAN
-int fenced_load(std::atomic<int>& sleepers) {
-  return sleepers.fetch_add(0, std::memory_order_seq_cst);
-}
-void fence_after_increment() {}
-#else
-int fenced_load(std::atomic<int>& sleepers) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  return sleepers.load(std::memory_order_relaxed);
-}
-void fence_after_increment() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-#endif
-
 std::uint64_t next_random(std::uint64_t& state) {
   // xorshift64*: good enough to pick victims, and one multiply.
   state ^= state >> 12;
@@ -143,10 +125,27 @@ ReadyDeque* WorkerPool::submission_deque() {
   return deque;
 }
 
-Task* WorkerPool::steal_submitted() {
+// Takes a batch from a submission deque: the first task to run now, the others into the thief's
+// deque, where it runs them next and other workers may steal them (one is woken). Like a list
+// taken from an inbox, the batch is in no queue for a moment (see take_inbox).
+Task* WorkerPool::steal_submitted(int thief) {
   const int count = submitters_.load(std::memory_order_acquire);
-  for (int i = 0; i < count; ++i)
-    if (Task* task = submission_deques_[i].load(std::memory_order_relaxed)->pop_back()) return task;
+  for (int i = 0; i < count; ++i) {
+    std::array<Task*, submitted_batch> batch;
+    const std::size_t taken = submission_deques_[i]
+                                  .load(std::memory_order_relaxed)
+                                  ->steal_half(batch.data(), batch.size());
+    if (taken == 0) continue;
+    if (taken > 1) {
+      transferring_.fetch_add(1, std::memory_order_seq_cst);
+      ReadyDeque& deque = workers_[thief]->deque;
+      for (std::size_t k = taken - 1; k > 0; --k)
+        deque.push_front(batch[k]);  // runs them oldest first
+      transferring_.fetch_sub(1, std::memory_order_seq_cst);
+      if (size() > 1) wake_one();
+    }
+    return batch[0];
+  }
   return nullptr;
 }
 
@@ -160,8 +159,22 @@ void WorkerPool::push_local(int worker, Task* task) {
   if (workers_.size() > 1) wake_one();
 }
 
+// The pusher's half of the sleep protocol (see worker_pool.hpp). ThreadSanitizer models neither
+// fences nor membarrier, so under it the fences become read-modify-writes of the sleeper count,
+// which give the same guarantee in a form it understands: either the pusher's RMW comes later in
+// the count's modification order (and sees the sleeper) or the sleeper's increment synchronises
+// with it (and the sleeper then sees the task).
+int WorkerPool::sleepers_after_push() {
+#if VERSA_TSAN
+  return sleepers_.fetch_add(0, std::memory_order_seq_cst);
+#else
+  fence_.light();
+  return sleepers_.load(std::memory_order_relaxed);
+#endif
+}
+
 void WorkerPool::wake_one() {
-  if (fenced_load(sleepers_) == 0) return;
+  if (sleepers_after_push() == 0) return;
   if (searching_.load(std::memory_order_relaxed) > 0) return;
   if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
   wake_epoch_.fetch_add(1, std::memory_order_release);
@@ -180,7 +193,7 @@ bool WorkerPool::any_queued() const {
 
 Task* WorkerPool::steal(int thief) {
   // What the program submitted first: the workers' own deques hold what their tasks made ready.
-  if (Task* task = steal_submitted()) return task;
+  if (Task* task = steal_submitted(thief)) return task;
   const std::size_t n = workers_.size();
   if (n < 2) return nullptr;
   std::size_t victim = next_random(workers_[thief]->rng_state) % n;
@@ -237,7 +250,9 @@ void WorkerPool::wake_all() {
 void WorkerPool::sleep(const std::function<bool()>* done) {
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  fence_after_increment();
+#if !VERSA_TSAN
+  fence_.heavy();
+#endif
   // A pending wake-up may have been aimed at a worker that then found work without sleeping;
   // consume it here rather than sleep, or the flag would stay set and silence every later push.
   // (A flag set after `epoch` was read comes with an epoch change, which ends the wait.)

@@ -12,6 +12,7 @@
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
+#include "cpu/asymmetric_fence.hpp"
 #include "cpu/ready_deque.hpp"
 #include "cpu/task_inbox.hpp"
 #include "cpu/topology.hpp"
@@ -104,10 +105,12 @@ class WorkerPool {
   };
 
   static constexpr int max_submitters = 16;
+  // Most tasks a worker takes from a submission deque at once (about half of what is there).
+  static constexpr std::size_t submitted_batch = 32;
 
   // The calling thread's submission deque (made on its first push), or null when all are taken.
   ReadyDeque* submission_deque();
-  Task* steal_submitted();
+  Task* steal_submitted(int thief);
 
   void start(int index, bool pin, const Topology& topology);
   void loop(int index);
@@ -116,6 +119,7 @@ class WorkerPool {
   Task* steal(int thief);
   void sleep(const std::function<bool()>* done = nullptr);
   void wake_one();
+  int sleepers_after_push();
 
   TaskRunner& runner_;
   const std::uint64_t id_;  // tags the threads' cached submission deques
@@ -134,14 +138,18 @@ class WorkerPool {
   std::atomic<bool> caller_attached_{false};
   std::atomic<int> transferring_{0};  // inboxes being moved into a deque (take_inbox)
   std::atomic<bool> stopping_{false};
-  // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence, looks
-  // at every deque once more and only then waits on wake_epoch_. A pusher publishes its task,
-  // issues a full fence and reads sleepers_. The two fences guarantee that either the sleeper
-  // sees the task or the pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
+  // Sleep protocol: a worker that found no work increments sleepers_, issues a full fence (the
+  // heavy half of fence_), looks at every deque once more and only then waits on wake_epoch_. A
+  // pusher publishes its task, issues the light half of fence_ and reads sleepers_
+  // (sleepers_after_push). The fence guarantees that either the sleeper sees the task or the
+  // pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
   // burst of pushes cost one wake-up, not one system call each; the worker that goes to sleep
   // or wakes up clears it (see sleep()).
-  std::atomic<int> sleepers_{0};
-  std::atomic<int> searching_{0};  // workers spinning or yielding in search of work
+  AsymmetricFence fence_;
+  // Each on its own line: every push reads sleepers_, which changes only when a worker goes to
+  // sleep or wakes, while searching_ changes whenever a worker runs out of work or finds some.
+  alignas(64) std::atomic<int> sleepers_{0};
+  alignas(64) std::atomic<int> searching_{0};  // workers spinning or yielding in search of work
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint32_t> wake_epoch_{0};
 };

@@ -1,5 +1,6 @@
 // The per-worker ready deque: owner LIFO at the bottom, thieves FIFO at the top, priorities
-// apart, growth without loss, and exactly-once hand-out under concurrent owner and thieves.
+// apart, growth without loss, exactly-once hand-out under concurrent owner and thieves, and
+// thieves taking half at once from a deque whose owner only pushes.
 #include "cpu/ready_deque.hpp"
 
 #include <gtest/gtest.h>
@@ -209,6 +210,71 @@ TEST(ReadyDequeTest, OwnerAndThievesTakeEveryTaskExactlyOnce) {
   for (int i = 0; i < count; ++i) wrong += times[i] != 1;
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(queue.size_hint(), 0u);
+}
+
+TEST(ReadyDequeTest, StealHalfTakesTheOldestHalfUpToTheCapacity) {
+  std::vector<Task> tasks(10);
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  Task* out[4] = {};
+  ASSERT_EQ(queue.steal_half(out, 4), 4u);  // half of 10 is 5, capped at 4
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], &tasks[i]);
+  ASSERT_EQ(queue.steal_half(out, 4), 3u);  // half of 6, rounded up
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], &tasks[4 + i]);
+  ASSERT_EQ(queue.steal_half(out, 4), 2u);
+  ASSERT_EQ(queue.steal_half(out, 4), 1u);
+  EXPECT_EQ(out[0], &tasks[9]);
+  EXPECT_EQ(queue.steal_half(out, 4), 0u);
+  EXPECT_EQ(queue.size_hint(), 0u);
+}
+
+TEST(ReadyDequeTest, StealHalfTakesPrioritisedTasksOneAtATimeHighestFirst) {
+  std::vector<Task> tasks(4);
+  tasks[1].priority = 1;
+  tasks[3].priority = 2;
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  Task* out[8] = {};
+  ASSERT_EQ(queue.steal_half(out, 8), 1u);
+  EXPECT_EQ(out[0], &tasks[3]);
+  ASSERT_EQ(queue.steal_half(out, 8), 1u);
+  EXPECT_EQ(out[0], &tasks[1]);
+  ASSERT_EQ(queue.steal_half(out, 8), 1u);  // half of the two plain ones
+  EXPECT_EQ(out[0], &tasks[0]);
+}
+
+// A submission deque: the owner only pushes (the ring grows meanwhile), thieves take halves.
+TEST(ReadyDequeTest, ThievesTakingHalvesGetEveryTaskExactlyOnce) {
+  constexpr int count = 100'000;
+  constexpr int thieves = 3;
+  std::vector<Task> tasks(count);
+  for (int i = 0; i < count; i += 64) tasks[i].priority = 1;  // some prioritised
+  ReadyDeque queue;
+  std::atomic<bool> owner_done{false};
+  std::vector<std::vector<Task*>> taken(thieves);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thieves; ++t) {
+    threads.emplace_back([&, t] {
+      Task* batch[32];
+      for (;;) {
+        const bool last_look = owner_done.load(std::memory_order_acquire);
+        const std::size_t n = queue.steal_half(batch, 32);
+        taken[t].insert(taken[t].end(), batch, batch + n);
+        if (n == 0 && last_look && queue.size_hint() == 0) return;
+        if (n == 0) std::this_thread::yield();
+      }
+    });
+  }
+  for (Task& task : tasks) queue.push_front(&task);
+  owner_done.store(true, std::memory_order_release);
+  for (std::thread& thread : threads) thread.join();
+
+  std::vector<int> times(count, 0);
+  for (const auto& list : taken)
+    for (Task* task : list) ++times[task - tasks.data()];
+  int wrong = 0;
+  for (int i = 0; i < count; ++i) wrong += times[i] != 1;
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace
