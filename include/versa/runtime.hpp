@@ -209,7 +209,16 @@ class Runtime {
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
   const char* intern_name(std::string_view name);
-  void keep_alive(const std::shared_ptr<const detail::TaskTypeBase>& type);
+  // Keeps a task type alive as long as this runtime may run it. The check comes first: the
+  // conversion to the base's shared_ptr updates a reference count that shares a cache line with
+  // the type, which the workers read for every task, so doing it per submission made that line
+  // travel between cores twice per task.
+  template <class State>
+  void keep_alive(const std::shared_ptr<const State>& state) {
+    if (!keeps(*state)) keep_type(state);
+  }
+  bool keeps(const detail::TaskTypeBase& type) const;
+  void keep_type(const std::shared_ptr<const detail::TaskTypeBase>& type);
   void* acquire_host(detail::AccessRecord& record);
   void release_host(void* ticket) noexcept;
 

@@ -64,7 +64,9 @@ void Runtime::submit_task(const detail::TaskDesc& desc) { impl_->core.submit(des
 
 const char* Runtime::intern_name(std::string_view name) { return impl_->core.intern_name(name); }
 
-void Runtime::keep_alive(const std::shared_ptr<const detail::TaskTypeBase>& type) {
+bool Runtime::keeps(const detail::TaskTypeBase& type) const { return impl_->core.keeps(type); }
+
+void Runtime::keep_type(const std::shared_ptr<const detail::TaskTypeBase>& type) {
   impl_->core.keep_alive(type);
 }
 

@@ -190,7 +190,7 @@ const char* RuntimeCore::intern_name(std::string_view name) {
 }
 
 void RuntimeCore::keep_alive(const std::shared_ptr<const TaskTypeBase>& type) {
-  if (type->registered_with.load(std::memory_order_acquire) == id_) return;
+  if (keeps(*type)) return;
   MutexLock guard(types_mutex_);
   if (std::find(types_.begin(), types_.end(), type) == types_.end()) types_.push_back(type);
   type->registered_with.store(id_, std::memory_order_release);

@@ -61,6 +61,10 @@ class RuntimeCore final : public HandleHost {
   void submit(const TaskDesc& desc);
   const char* intern_name(std::string_view name);
   void keep_alive(const std::shared_ptr<const TaskTypeBase>& type);
+  // Whether this runtime is known to keep `type`: it was the last to register it.
+  bool keeps(const TaskTypeBase& type) const {
+    return type.registered_with.load(std::memory_order_acquire) == id_;
+  }
   Task* acquire_host(AccessRecord& record);
   void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
   void sync() { scheduler_.sync(); }

@@ -208,8 +208,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // Tasks submitted and not yet finished (counted_in_pending: spawned children count through
   // their parents), minus what workers have finished but not flushed. Submissions add
   // immediately (so the count can never reach zero early); workers subtract in batches
-  // (worker_idle), so the line is not bounced once per task.
-  std::atomic<std::int64_t> pending_{0};
+  // (worker_idle), so the line is not bounced once per task. On a line of its own: the members
+  // above are read by the workers for every task, and each submission writes this one.
+  alignas(64) std::atomic<std::int64_t> pending_{0};
   // Threads in wait_for_pending. Idle workers look at it in every round of their search, so a
   // waiter that comes after a worker decided not to flush is seen a round later.
   alignas(64) std::atomic<int> pending_watchers_{0};
