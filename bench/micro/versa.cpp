@@ -1,7 +1,8 @@
 // The micro-benchmark patterns on Versa.
 //
-// Each pattern constructs a Runtime with `workers` workers before the clock starts (thread
-// start-up is not timed, as for the other systems) and destroys it after the clock stops.
+// Each pattern constructs a Runtime with `workers` workers and warms it up as the oneTBB patterns
+// warm up their arena before the clock starts (thread start-up is not timed, as for the other
+// systems), and destroys it after the clock stops.
 // Submission happens from the main thread, which is not a worker, as with StarPU.
 #include "versa/versa.hpp"
 
@@ -34,8 +35,19 @@ versa::Config config_for(int workers) {
   return config;
 }
 
+// Runs a few tasks on every worker first, as tbb.cpp does, so that the clock starts with the
+// workers awake (libgomp's are too, inside the parallel region) rather than asleep since the
+// constructor: the short patterns (generations with n = 1 lasts microseconds) would otherwise
+// time one wake-up.
+void warm_up(versa::Runtime& rt, int workers) {
+  auto busy = versa::task_type("warm-up").cpu([] { busy_wait_us(50); });
+  for (int i = 0; i < 4 * workers; ++i) rt.submit(busy);
+  rt.wait_all();
+}
+
 double spawn(int workers, long tasks) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
   for (long i = 0; i < tasks; ++i) rt.submit(empty);
@@ -45,6 +57,7 @@ double spawn(int workers, long tasks) {
 
 double independent(int workers, long tasks, double task_us) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   auto busy = versa::task_type("busy").cpu([task_us] { busy_wait_us(task_us); });
   const auto start = Clock::now();
   for (long i = 0; i < tasks; ++i) rt.submit(busy);
@@ -54,6 +67,7 @@ double independent(int workers, long tasks, double task_us) {
 
 double cholesky_dag(int workers, int tiles, double task_us) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   std::vector<versa::Token> tile;  // lower triangle, row-major index m * tiles + k
   tile.reserve(tiles * tiles);
   for (int i = 0; i < tiles * tiles; ++i) tile.push_back(rt.token());
@@ -89,6 +103,7 @@ void submit_reading(versa::Runtime& rt, const auto& type, const std::vector<vers
 template <std::size_t K>
 double dependencies_k(int workers, long tasks) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   std::vector<versa::Token> pool;
   for (int i = 0; i < pool_size; ++i) pool.push_back(rt.token());
   auto empty = versa::task_type("empty").cpu([] {});
@@ -125,6 +140,7 @@ double dependencies(int workers, long tasks, int handles) {
 
 TaskCountResult task_count(int workers, long tasks) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   auto gate = rt.token("gate");
   auto busy = versa::task_type("busy").cpu([] { busy_wait_us(1.0); });
   TaskCountResult result;
@@ -145,6 +161,7 @@ TaskCountResult task_count(int workers, long tasks) {
 
 double generations(int workers, long n) {
   versa::Runtime rt{config_for(workers)};
+  warm_up(rt, workers);
   auto item = rt.token("item");
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
@@ -160,6 +177,7 @@ double overwrite_after_readers(int workers, long n, double task_us, bool overwri
   double seconds = 0;
   {
     versa::Runtime rt{config_for(workers)};
+    warm_up(rt, workers);
     auto item = rt.data(values, "item");
     std::atomic<std::int64_t> last_writer_end{0};
     auto read = [task_us](versa::Span<const double> v) {
@@ -205,6 +223,7 @@ double reduction(int workers, long tasks, int handles, long elements, double tas
   double seconds = 0;
   {
     versa::Runtime rt{config_for(workers)};
+    warm_up(rt, workers);
     std::vector<versa::Handle<double>> handle;
     for (auto& values : sums) {
       handle.push_back(rt.data(values));
