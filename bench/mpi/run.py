@@ -119,7 +119,7 @@ def cholesky_table(args, build, configs):
 
 def fmm_seconds(build, points, ranks, workers):
     out = run(mpirun(ranks)[:1] + ["--bind-to", "none"] + mpirun(ranks)[1:] +
-              [str(build / "examples/fmm/fmm_mpi"), "--points", str(points), "--workers",
+              [str(build / "examples/fmm/fmm_mpi"), "--n", str(points), "--workers",
                str(workers)])
     return result_value(out, "mpi-fmm")
 

@@ -17,10 +17,10 @@
 #include "accuracy.hpp"
 #include "command_line.hpp"
 #include "distributions.hpp"
-#include "eps_option.hpp"
 #include "fmm.hpp"
 #include "leaf_tuner.hpp"
 #include "point_files.hpp"
+#include "point_set_options.hpp"
 #include "task_program.hpp"
 
 namespace {
@@ -67,23 +67,12 @@ void add_file_options(CLI::App& app, Options& o) {
 
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
-  app.add_option("--n", o.n, "number of points")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
   app.add_option("--targets", o.targets,
                  "evaluate at M separate targets of the same distribution (another seed)\n"
                  "instead of at the sources")
       ->type_name("M")
       ->transform(example::positive<long>());
-  example::add_parsed_option(app, "--dist", o.distribution, fmm::parse_distribution,
-                             "point distribution: uniform (default; the unit cube), blobs (8\n"
-                             "Gaussian blobs of widths 1e-3 to 3e-2) or sphere (its surface)")
-      ->type_name("D");
-  app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
-      ->type_name("EPS")
-      ->check(fmm::eps_range())
-      ->capture_default_str();
   app.add_option("--leaf", o.leaf, "most points in a leaf cell")
       ->type_name("L")
       ->transform(example::positive<long>())

@@ -6,7 +6,7 @@
 // border, ...) travels as the data versions say. The results' `add`s meet at their group's
 // owner, and every result is then gathered on rank 0. With --check, rank 0 compares them with
 // the sequential evaluation (Solver::evaluate).
-//   mpirun -n 4 fmm_mpi --points 50000 --check
+//   mpirun -n 4 fmm_mpi --n 50000 --check
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -18,17 +18,17 @@
 #include "accuracy.hpp"
 #include "command_line.hpp"
 #include "distributions.hpp"
-#include "eps_option.hpp"
 #include "fmm.hpp"
 #include "group_data.hpp"
 #include "octree.hpp"
+#include "point_set_options.hpp"
 #include "task_flow.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
 
 struct Options {
-  long points = 20000;
+  long n = 20000;
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
   int workers = 1;
@@ -63,8 +63,7 @@ int run(const Options& o) {
   config.pin_workers = false;  // ranks share the machine
   config.quiet = true;
   versa::mpi::Runtime rt(config);
-  const fmm::Points points =
-      fmm::make_points(o.distribution, static_cast<std::size_t>(o.points), 42);
+  const fmm::Points points = fmm::make_points(o.distribution, static_cast<std::size_t>(o.n), 42);
   const fmm::Solver solver({.eps = o.eps});
 
   const auto start = std::chrono::steady_clock::now();
@@ -133,17 +132,7 @@ int main(int argc, char** argv) {
       "fmm_mpi"};
   Options o;
   example::use_tool_rules(app);
-  app.add_option("--points", o.points, "number of points")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  example::add_parsed_option(app, "--distribution", o.distribution, fmm::parse_distribution,
-                             "the point set (as fmm's --distribution; uniform by default)")
-      ->type_name("D");
-  app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
-      ->type_name("EPS")
-      ->check(fmm::eps_range())
-      ->capture_default_str();
+  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
   app.add_option("--workers", o.workers, "CPU workers per rank")
       ->type_name("W")
       ->transform(example::positive<int>())

@@ -11,6 +11,7 @@
 
 #include "command_line.hpp"
 #include "nbody.hpp"
+#include "system_options.hpp"
 
 namespace {
 
@@ -26,22 +27,10 @@ struct Options {
   std::string trace;
 };
 
-// Binds the options to `o`; the checks that relate two options run once all are read.
+// Binds the options to `o`.
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
-  app.add_option("--particles", o.particles, "number of particles")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--blocks", o.blocks,
-                 "particle blocks (the last one is smaller when B does not divide N)")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--steps", o.steps, "time steps")
-      ->type_name("S")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
   example::add_parsed_option(app, "--mode", o.mode, nbody::parse_force_access,
                              "force accesses: add (reductions, default) or write")
       ->type_name("M");
@@ -58,20 +47,6 @@ void add_options(CLI::App& app, Options& o) {
                "and say whether the relative error is at most 1e-12");
   app.add_option("--trace", o.trace, "write a Chrome trace of the run (all repetitions) to FILE")
       ->type_name("FILE");
-  app.callback([&o] {
-    if (o.blocks > o.particles)
-      throw CLI::ValidationError(
-          "--blocks",
-          std::to_string(o.blocks) + " is larger than --particles " + std::to_string(o.particles));
-    const long block_size = (o.particles + o.blocks - 1) / o.blocks;
-    const long filled = (o.particles + block_size - 1) / block_size;
-    if (filled != o.blocks)
-      throw CLI::ValidationError("--blocks", std::to_string(o.blocks) + " with --particles " +
-                                                 std::to_string(o.particles) + ": blocks of " +
-                                                 std::to_string(block_size) +
-                                                 " particles fill only " + std::to_string(filled) +
-                                                 " blocks");
-  });
 }
 
 int run(const Options& o) {

@@ -16,6 +16,7 @@
 
 #include "command_line.hpp"
 #include "nbody.hpp"
+#include "system_options.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -253,19 +254,7 @@ int main(int argc, char** argv) {
       "nbody_mpi"};
   Options o;
   example::use_tool_rules(app);
-  app.add_option("--particles", o.particles, "number of particles")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--blocks", o.blocks,
-                 "particle blocks (the last one is smaller when B does not divide N)")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--steps", o.steps, "time steps")
-      ->type_name("S")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
   app.add_option("--workers", o.workers, "CPU workers per rank")
       ->type_name("W")
       ->transform(example::positive<int>())

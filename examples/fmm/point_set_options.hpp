@@ -1,0 +1,27 @@
+// The options that choose the point set and the accuracy, shared by the fmm and fmm_mpi tools so
+// that both take the same names, values and words.
+#pragma once
+
+#include "command_line.hpp"
+#include "distributions.hpp"
+#include "eps_option.hpp"
+
+namespace fmm {
+
+// Declares --n, --dist and --eps, bound to the arguments (their values are the defaults).
+inline void add_point_set_options(CLI::App& app, long& n, Distribution& distribution, double& eps) {
+  app.add_option("--n", n, "number of points")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
+  example::add_parsed_option(app, "--dist", distribution, parse_distribution,
+                             "point distribution: uniform (default; the unit cube), blobs (8\n"
+                             "Gaussian blobs of widths 1e-3 to 3e-2) or sphere (its surface)")
+      ->type_name("D");
+  app.add_option("--eps", eps, "relative L2 error of the potential asked for")
+      ->type_name("EPS")
+      ->check(eps_range())
+      ->capture_default_str();
+}
+
+}  // namespace fmm
