@@ -9,6 +9,7 @@
 
 #include "base/failure.hpp"
 #include "base/names.hpp"
+#include "base/spin_lock.hpp"
 #include "core/device_dispatch.hpp"
 
 namespace versa::detail {
@@ -633,6 +634,9 @@ void Scheduler::wait_for_pending() {
     help_as_caller([this] { return pending_.load(std::memory_order_acquire) == 0; });
   // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of
   // microseconds on virtual machines, so poll briefly, yielding the core, before sleeping.
+  // Spin first: a chain of a few small tasks ends within microseconds, and a yield costs about
+  // as much here (generations with n = 1: 4.4 us in wait_all when yielding at once, 1.4 us so).
+  for (int i = 0; i < 256 && pending_.load(std::memory_order_acquire) != 0; ++i) VERSA_CPU_RELAX();
   const auto poll_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
   while (pending_.load(std::memory_order_acquire) != 0 &&
          std::chrono::steady_clock::now() < poll_until)
