@@ -18,7 +18,7 @@ AsymmetricFence::AsymmetricFence() {
 }
 
 void AsymmetricFence::heavy() const {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
 #if defined(__linux__)
   // Cannot fail once registered (the kernel refuses only unregistered processes or bad flags).
   if (expedited_) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);

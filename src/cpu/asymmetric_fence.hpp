@@ -8,10 +8,14 @@
 // Linux's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) lets the sleeper run a full fence on
 // every running thread of the process instead, so light() only stops the compiler from
 // reordering, as in liburcu and folly's asymmetric barriers. Where membarrier is missing (other
-// systems, sandboxes that filter it), both halves are full fences.
+// systems, sandboxes that filter it), both halves are full fences. GCC refuses fences under
+// ThreadSanitizer, which models neither them nor membarrier: the pool does not use this class
+// there (see WorkerPool::sleepers_after_push), and its fences compile to nothing.
 #pragma once
 
 #include <atomic>
+
+#include "base/thread_annotations.hpp"
 
 namespace versa::detail {
 
@@ -26,7 +30,7 @@ class AsymmetricFence {
     if (expedited_)
       std::atomic_signal_fence(std::memory_order_seq_cst);
     else
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      full_fence();
   }
 
   // The rare side: a full fence on this thread and on every thread of the process that is
@@ -37,6 +41,12 @@ class AsymmetricFence {
   bool expedited() const { return expedited_; }
 
  private:
+  static void full_fence() {
+#if !VERSA_TSAN
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  }
+
   bool expedited_ = false;
 };
 
