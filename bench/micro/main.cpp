@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
   using namespace bench;
   Options options;
   std::vector<System> all_systems;
-  for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems})
+  for (auto provider : {versa_systems, starpu_systems, openmp_systems, tbb_systems, thread_systems})
     for (System& s : provider()) all_systems.push_back(std::move(s));
   std::vector<std::string> system_names, suite_names{"all"};
   for (const System& s : all_systems) system_names.push_back(s.name);

@@ -84,5 +84,8 @@ std::vector<System> versa_systems();
 std::vector<System> starpu_systems();
 std::vector<System> openmp_systems();  // openmp
 std::vector<System> tbb_systems();     // tbb
+// threads: the efficiency pattern with no runtime (plain threads and an atomic counter), its
+// bound on this machine.
+std::vector<System> thread_systems();
 
 }  // namespace bench
