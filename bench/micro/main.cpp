@@ -2,8 +2,8 @@
 // between systems come from the same run on the same machine state.
 //
 //   versa-bench-micro [--reps N] [--quick] [--systems a,b,...] [suite ...]
-//   suites: spawn efficiency cholesky-dag dependencies task-count generations reduction
-//           (default: all)
+//   suites: round-trip spawn efficiency cholesky-dag dependencies task-count generations
+//           reduction (default: all)
 //
 // Each measurement is the median of N runs (default 5) after one warm-up run; systems take turns
 // within each repetition so that a noisy period does not favour one of them. Output: a table per
@@ -279,6 +279,17 @@ void suite_reduction(const std::vector<System>& systems, const Options& o) {
   }
 }
 
+void suite_round_trip(const std::vector<System>& systems, const Options& o) {
+  const long rounds = o.quick ? 50000 : 200000;
+  print_header("round-trip: ns per cache-line round trip between two threads, " +
+                   std::to_string(rounds) + " rounds",
+               "threads", systems);
+  auto values =
+      measure(systems, o, [&](const System& s) { return s.round_trip(rounds) / rounds * 1e9; });
+  print_row("threads=2", values);
+  report("round-trip", systems, "threads=2", "ns_per_round_trip", values, "ns");
+}
+
 // A suite, and whether a system implements its pattern (its column is left out otherwise).
 struct Suite {
   void (*run)(const std::vector<System>&, const Options&);
@@ -293,9 +304,10 @@ const std::map<std::string, Suite> suites = {
     {"task-count", {suite_task_count, [](const System& s) { return bool(s.task_count); }}},
     {"generations", {suite_generations, [](const System& s) { return bool(s.generations); }}},
     {"reduction", {suite_reduction, [](const System& s) { return bool(s.reduction); }}},
+    {"round-trip", {suite_round_trip, [](const System& s) { return bool(s.round_trip); }}},
 };
-const char* const suite_order[] = {"spawn",      "efficiency",  "cholesky-dag", "dependencies",
-                                   "task-count", "generations", "reduction"};
+const char* const suite_order[] = {"round-trip",   "spawn",      "efficiency",  "cholesky-dag",
+                                   "dependencies", "task-count", "generations", "reduction"};
 
 }  // namespace
 }  // namespace bench

@@ -66,6 +66,10 @@ struct System {
   // it, check_reduction() verifies every array.
   std::function<double(int workers, long tasks, int handles, long elements, double task_us)>
       reduction;
+
+  // Two threads passing a cache line back and forth `rounds` times (no runtime; only `threads`
+  // has it): the machine's cost of the transfers every hand-off between cores pays.
+  std::function<double(long rounds)> round_trip;
 };
 
 // What task i of the reduction pattern adds to each element of its array: a small integer, so

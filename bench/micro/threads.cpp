@@ -1,7 +1,9 @@
-// The bound of the efficiency pattern on this machine: plain threads taking task numbers from one
-// atomic counter and running the same busy-wait, with no runtime at all. Not a peer: it shows how
-// much of a runtime's shortfall from 1.0 is the machine's (the busy-wait overshoots its time by
-// the cost of a clock read; two threads on two virtual cores do not get two whole cores).
+// What the machine allows, with no runtime at all. Not a peer. The efficiency pattern's bound:
+// plain threads taking task numbers from one atomic counter and running the same busy-wait, which
+// shows how much of a runtime's shortfall from 1.0 is the machine's (the busy-wait overshoots its
+// time by the cost of a clock read; two threads on two virtual cores do not get two whole cores).
+// And the round trip of a cache line between two threads, the unit of every hand-off's cost,
+// which on a virtual machine varies several times over with where the host places its cores.
 #include <atomic>
 #include <latch>
 #include <stdexcept>
@@ -32,12 +34,34 @@ double independent(int workers, long tasks, double task_us) {
   return seconds_since(begin);
 }
 
+// Each round: this thread writes the line, the other sees it and writes it back.
+double round_trip(long rounds) {
+  std::atomic<long> line{0};
+  std::thread echo([&] {
+    for (long i = 0; i < rounds; ++i) {
+      while (line.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      line.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  const auto begin = Clock::now();
+  for (long i = 0; i < rounds; ++i) {
+    line.store(2 * i + 1, std::memory_order_release);
+    while (line.load(std::memory_order_acquire) != 2 * i + 2) {
+    }
+  }
+  const double seconds = seconds_since(begin);
+  echo.join();
+  return seconds;
+}
+
 }  // namespace
 
 std::vector<System> thread_systems() {
   System system;
   system.name = "threads";
   system.independent = independent;
+  system.round_trip = round_trip;
   return {system};
 }
 
