@@ -360,7 +360,7 @@ int main(int argc, char** argv) {
     std::vector<System> implementing;
     for (const System& s : systems)
       if (suite.has(s)) implementing.push_back(s);
-    suite.run(implementing, options);
+    if (!implementing.empty()) suite.run(implementing, options);
   }
   return 0;
 }
