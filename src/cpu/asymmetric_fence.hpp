@@ -3,14 +3,14 @@
 //
 // The protocol is a Dekker pattern (a pusher stores a task and then reads the sleeper count; a
 // sleeper stores the count and then looks for tasks), which needs a full fence on both sides.
-// With symmetric fences, every push paid a locked instruction that also waited for the push's
-// stores to leave the store buffer: a third of the submitting thread's time with empty tasks.
-// Linux's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) lets the sleeper run a full fence on
-// every running thread of the process instead, so light() only stops the compiler from
-// reordering, as in liburcu and folly's asymmetric barriers. Where membarrier is missing (other
-// systems, sandboxes that filter it), both halves are full fences. GCC refuses fences under
-// ThreadSanitizer, which models neither them nor membarrier: the pool does not use this class
-// there (see WorkerPool::sleepers_after_push), and its fences compile to nothing.
+// With symmetric fences, every push paid a locked instruction, which waits for the push's stores
+// (to lines the workers read) to leave the store buffer. Linux's
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) lets the sleeper run a full fence on every running
+// thread of the process instead, so light() only stops the compiler from reordering, as in liburcu
+// and folly's asymmetric barriers. Where membarrier is missing (other systems, sandboxes that
+// filter it), both halves are full fences. GCC refuses fences under ThreadSanitizer, which models
+// neither them nor membarrier: the pool does not use this class there (see
+// WorkerPool::sleepers_after_push), and its fences compile to nothing.
 #pragma once
 
 #include <atomic>
@@ -37,7 +37,7 @@ class AsymmetricFence {
   // running now (a thread that is not running has passed a context switch, itself a fence).
   void heavy() const;
 
-  // Whether light() is free (for the diagnostics and the tests).
+  // Whether light() is free (the test says which kind it checked).
   bool expedited() const { return expedited_; }
 
  private:

@@ -142,9 +142,9 @@ class WorkerPool {
   // heavy half of fence_), looks at every deque once more and only then waits on wake_epoch_. A
   // pusher publishes its task, issues the light half of fence_ and reads sleepers_
   // (sleepers_after_push). The fence guarantees that either the sleeper sees the task or the
-  // pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a
-  // burst of pushes cost one wake-up, not one system call each; the worker that goes to sleep
-  // or wakes up clears it (see sleep()).
+  // pusher sees the sleeper (and bumps wake_epoch_). wake_pending_ makes a burst of pushes cost
+  // one wake-up, not one system call each; the worker that goes to sleep or wakes up clears it
+  // (see sleep()).
   AsymmetricFence fence_;
   // Each on its own line: every push reads sleepers_, which changes only when a worker goes to
   // sleep or wakes, while searching_ changes whenever a worker runs out of work or finds some.
