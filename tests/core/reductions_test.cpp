@@ -405,10 +405,19 @@ TEST(Reductions, OperatorMistakesAreRefusedAtSubmit) {
   m = message([&] { rt.submit(max_type, versa::add(hx)); });
   EXPECT_NE(m.find("'max'"), std::string::npos) << m;
   EXPECT_NE(m.find("'sum'"), std::string::npos) << m;
-  // Changing the operator while adds are open.
+  // Changing the operator while adds are open: the add is held in its body until the change
+  // was tried (an add that had finished in place would leave no run open, and the change would
+  // rightly be accepted).
+  std::atomic<bool> adding{true};
   rt.submit(
-      "add", [](Span<double> v) { v[0] += 1; }, versa::add(hx));
+      "add",
+      [&adding](Span<double> v) {
+        while (adding.load(std::memory_order_acquire)) std::this_thread::yield();
+        v[0] += 1;
+      },
+      versa::add(hx));
   m = message([&] { hx.set_reduction(maximum); });
+  adding.store(false, std::memory_order_release);
   EXPECT_NE(m.find("still open"), std::string::npos) << m;
   rt.wait_all();
   EXPECT_EQ(x[0], 1.0);
