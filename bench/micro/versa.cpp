@@ -35,19 +35,20 @@ versa::Config config_for(int workers) {
   return config;
 }
 
-// Runs a few tasks on every worker first, as tbb.cpp does, so that the clock starts with the
-// workers awake (libgomp's are too, inside the parallel region) rather than asleep since the
-// constructor: the short patterns (generations with n = 1 lasts microseconds) would otherwise
-// time one wake-up.
-void warm_up(versa::Runtime& rt, int workers) {
-  auto busy = versa::task_type("warm-up").cpu([] { busy_wait_us(50); });
-  for (int i = 0; i < 4 * workers; ++i) rt.submit(busy);
-  rt.wait_all();
-}
+// A runtime with `workers` CPU workers that has run a few tasks on every worker, as tbb.cpp warms
+// up its arena, so that the clock starts with the workers awake (libgomp's are too, inside the
+// parallel region) rather than asleep since the constructor: the short patterns (generations
+// with n = 1 lasts microseconds) would otherwise time one wake-up.
+struct WarmRuntime : versa::Runtime {
+  explicit WarmRuntime(int workers) : versa::Runtime(config_for(workers)) {
+    auto busy = versa::task_type("warm-up").cpu([] { busy_wait_us(50); });
+    for (int i = 0; i < 4 * workers; ++i) submit(busy);
+    wait_all();
+  }
+};
 
 double spawn(int workers, long tasks) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
   for (long i = 0; i < tasks; ++i) rt.submit(empty);
@@ -56,8 +57,7 @@ double spawn(int workers, long tasks) {
 }
 
 double independent(int workers, long tasks, double task_us) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   auto busy = versa::task_type("busy").cpu([task_us] { busy_wait_us(task_us); });
   const auto start = Clock::now();
   for (long i = 0; i < tasks; ++i) rt.submit(busy);
@@ -66,8 +66,7 @@ double independent(int workers, long tasks, double task_us) {
 }
 
 double cholesky_dag(int workers, int tiles, double task_us) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   std::vector<versa::Token> tile;  // lower triangle, row-major index m * tiles + k
   tile.reserve(tiles * tiles);
   for (int i = 0; i < tiles * tiles; ++i) tile.push_back(rt.token());
@@ -102,8 +101,7 @@ void submit_reading(versa::Runtime& rt, const auto& type, const std::vector<vers
 
 template <std::size_t K>
 double dependencies_k(int workers, long tasks) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   std::vector<versa::Token> pool;
   for (int i = 0; i < pool_size; ++i) pool.push_back(rt.token());
   auto empty = versa::task_type("empty").cpu([] {});
@@ -139,8 +137,7 @@ double dependencies(int workers, long tasks, int handles) {
 }
 
 TaskCountResult task_count(int workers, long tasks) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   auto gate = rt.token("gate");
   auto busy = versa::task_type("busy").cpu([] { busy_wait_us(1.0); });
   TaskCountResult result;
@@ -160,8 +157,7 @@ TaskCountResult task_count(int workers, long tasks) {
 }
 
 double generations(int workers, long n) {
-  versa::Runtime rt{config_for(workers)};
-  warm_up(rt, workers);
+  WarmRuntime rt{workers};
   auto item = rt.token("item");
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
@@ -176,8 +172,7 @@ double overwrite_after_readers(int workers, long n, double task_us, bool overwri
   std::vector<double> values(1024, 0.0);
   double seconds = 0;
   {
-    versa::Runtime rt{config_for(workers)};
-    warm_up(rt, workers);
+    WarmRuntime rt{workers};
     auto item = rt.data(values, "item");
     std::atomic<std::int64_t> last_writer_end{0};
     auto read = [task_us](versa::Span<const double> v) {
@@ -222,8 +217,7 @@ double reduction(int workers, long tasks, int handles, long elements, double tas
                                         std::vector<double>(static_cast<std::size_t>(elements)));
   double seconds = 0;
   {
-    versa::Runtime rt{config_for(workers)};
-    warm_up(rt, workers);
+    WarmRuntime rt{workers};
     std::vector<versa::Handle<double>> handle;
     for (auto& values : sums) {
       handle.push_back(rt.data(values));
