@@ -26,6 +26,19 @@ thread_local Scheduler* this_thread_scheduler = nullptr;
 bool wants_flag(const Task& task, std::uint32_t i) {
   return needs_exclusive(task.accesses[i].mode) || task.progress(i).add_role == AddRole::needs_flag;
 }
+// Moves the submitted closure into the task: in line when it fits, else on the heap.
+inline void move_closure(Task& task, const TaskDesc& desc) {
+  if (desc.closure_size <= Task::inline_closure_bytes &&
+      desc.closure_align <= alignof(std::max_align_t)) {
+    task.closure = task.inline_closure;
+  } else {
+    task.heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
+    void* p = task.heap_closure.get();
+    std::size_t space = desc.closure_size + desc.closure_align;
+    task.closure = std::align(desc.closure_align, desc.closure_size, p, space);
+  }
+  desc.move(task.closure, desc.closure);
+}
 void mark_flags_taken(Task* task) {
   for (std::uint32_t i = 0; i < task->access_count; ++i)
     if (task->progress(i).add_role == AddRole::needs_flag)
@@ -51,6 +64,7 @@ Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureL
 }
 
 void Scheduler::start(bool pin, const Topology& topology) {
+  plain_tasks_ = !devices_ && !track_ && !trace_.enabled() && !task_statistics_;
   pool_ = std::make_unique<WorkerPool>(workers() - (caller_slot_ ? 1 : 0), pin, topology, *this,
                                        caller_slot_);
 }
@@ -80,16 +94,7 @@ Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
   if (devices_) devices_->adopt(*task, &desc);
   if (task_statistics_) task->type_name = desc.type_name;
   task->set_accesses(desc.accesses, desc.access_count);
-  if (desc.closure_size <= Task::inline_closure_bytes &&
-      desc.closure_align <= alignof(std::max_align_t)) {
-    task->closure = task->inline_closure;
-  } else {
-    task->heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
-    void* p = task->heap_closure.get();
-    std::size_t space = desc.closure_size + desc.closure_align;
-    task->closure = std::align(desc.closure_align, desc.closure_size, p, space);
-  }
-  desc.move(task->closure, desc.closure);
+  move_closure(*task, desc);
   return task;
 }
 
@@ -117,7 +122,7 @@ void Scheduler::register_accesses(Task* task, int worker, bool may_rename) {
   }
 }
 
-void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
+void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   Task* task = create_task(desc, worker);
   if (desc.access_count != 0) register_accesses(task, worker, true);
   if (devices_) devices_->size(*task, desc);
@@ -131,6 +136,27 @@ void Scheduler::submit(const TaskDesc& desc, Task* parent, int worker) {
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
   if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
+}
+
+void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = desc.name;
+  task->priority = desc.priority;
+  task->invoke = desc.invoke;
+  task->destroy = desc.destroy;
+  move_closure(*task, desc);
+  if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
+  if (parent) {
+    task->parent = parent;
+    parent->children.fetch_add(1, std::memory_order_relaxed);
+  }
+  // No finish is under way on this thread (bodies submit, finishes do not), so no continuation
+  // is due; and a task without inputs has no home worker.
+  if (worker >= 0) {
+    pool_->push_local(worker, task);
+  } else {
+    pool_->push_external(task);
+  }
 }
 
 void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
@@ -358,8 +384,35 @@ bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cp
 // --- Procedure: run -------------------------------------------------------------------------
 
 void Scheduler::run_task(Task* task, int worker) {
-  for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr))
-    run_and_finish(task, worker);
+  for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr)) {
+    if (runs_plain(*task)) {
+      run_plain(task, worker);
+    } else {
+      run_and_finish(task, worker);
+    }
+  }
+}
+
+// run_and_finish and finish_task for a task without accesses: no data to check or poison, and
+// nothing that its finish could make ready.
+void Scheduler::run_plain(Task* task, int worker) {
+  Task* const enclosing = this_thread_task;
+  this_thread_task = task;
+  try {
+    task->invoke(task->closure, task->accesses);
+  } catch (...) {
+    record_failure(*task, std::current_exception());
+  }
+  help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
+  this_thread_task = enclosing;
+  if (task->finish_holds.load(std::memory_order_relaxed) != 0 &&
+      task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) != 1)
+    return;
+  Task* const parent = task->parent;
+  destroy_task(task, worker);
+  if (parent && parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
+    notify_waiters(root_.children);
+  if (counted_in_pending(parent)) ++worker_locals_[worker].finished;
 }
 
 // Only the finish of the task a worker just ran may leave a continuation: a finish inside a
@@ -414,13 +467,7 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
   try {
     task->invoke(task->closure, task->accesses);
   } catch (...) {
-    const std::exception_ptr error = std::current_exception();
-    auto failure = std::make_shared<Failure>();
-    failure->task_name = task->name;
-    failure->exception = error;
-    failure->message = describe(error);
-    cause = std::move(failure);
-    failures_.record(cause);
+    cause = record_failure(*task, std::current_exception());
   }
   if (timed) {
     const auto end = TraceRecorder::Clock::now();
@@ -434,6 +481,16 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
   // Implicit sync: a task is finished only when its children are.
   help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
   this_thread_task = enclosing;
+}
+
+std::shared_ptr<const Failure> Scheduler::record_failure(const Task& task,
+                                                         std::exception_ptr error) {
+  auto failure = std::make_shared<Failure>();
+  failure->task_name = task.name;
+  failure->exception = error;
+  failure->message = describe(error);
+  failures_.record(failure);
+  return failure;
 }
 
 // --- Procedure: finish ----------------------------------------------------------------------
@@ -556,12 +613,7 @@ void Scheduler::hold_finish(Task* task) {
 
 void Scheduler::release_finish(Task* task, std::exception_ptr error) {
   if (error) {
-    auto failure = std::make_shared<Failure>();
-    failure->task_name = task->name;
-    failure->exception = error;
-    failure->message = describe(error);
-    failures_.record(failure);
-    poison_outputs(task, failure);
+    poison_outputs(task, record_failure(*task, error));
   }
   // Acquire-release: the finish (on whichever thread releases last) sees what the body and the
   // asynchronous operation wrote.

@@ -64,7 +64,13 @@ class Scheduler final : public TaskRunner, public Waker {
   // --- the life cycle ---------------------------------------------------------------------
   // Creates, registers and counts a validated task submitted on `worker` (current_worker()),
   // and schedules it if it is ready.
-  void submit(const TaskDesc& desc, Task* parent, int worker);
+  void submit(const TaskDesc& desc, Task* parent, int worker) {
+    if (plain_tasks_ && desc.access_count == 0) {
+      submit_plain(desc, parent, worker);
+    } else {
+      submit_general(desc, parent, worker);
+    }
+  }
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);
   // A task record for a host access (Runtime::acquire): registered like a task; returns when
@@ -157,6 +163,16 @@ class Scheduler final : public TaskRunner, public Waker {
   // covers them: only tasks of the main program and those submitted without a parent count,
   // and the shared line is not touched once per fine-grained task.
   bool counted_in_pending(const Task* parent) const { return !parent || parent == &root_; }
+  // The short path of a task without accesses when plain_tasks_ holds: the steps of submit and
+  // of run_and_finish that such a task needs, in one function each (the general ones cost a
+  // fine-grained task twice as many instructions, mostly in calls and branches that are void
+  // for it).
+  void submit_plain(const TaskDesc& desc, Task* parent, int worker);
+  void submit_general(const TaskDesc& desc, Task* parent, int worker);
+  void run_plain(Task* task, int worker);
+  bool runs_plain(const Task& task) const {
+    return plain_tasks_ && task.access_count == 0 && task.invoke;
+  }
   Task* create_task(const TaskDesc& desc, int worker);
   void register_accesses(Task* task, int worker, bool may_rename);
   bool try_make_ready(Task* task, int worker);
@@ -173,6 +189,8 @@ class Scheduler final : public TaskRunner, public Waker {
   // runs ready tasks there until `done()` or until none has been found for a while.
   template <class Done>
   void help_as_caller(Done&& done);
+  // Records that `task` threw `error`; returns the failure.
+  std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
   // Destroys a renamed instance no access will use again (from whatever thread finished its
@@ -201,6 +219,9 @@ class Scheduler final : public TaskRunner, public Waker {
   const char* const flush_name_;
   const bool caller_slot_;
   const bool locality_;
+  // Nothing records tasks (no devices, trace, tracking or statistics), so tasks without
+  // accesses take the short path. Set by start().
+  bool plain_tasks_ = false;
   DeviceDispatch* devices_ = nullptr;
   TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread

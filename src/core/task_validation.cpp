@@ -50,8 +50,8 @@ void check_reduction(const TaskDesc& desc, const AccessRecord& access,
 
 }  // namespace
 
-void validate_task(const TaskDesc& desc, const Task* parent, const Task* root,
-                   const DeviceDispatch* devices) {
+void check_task(const TaskDesc& desc, const Task* parent, const Task* root,
+                const DeviceDispatch* devices) {
   const bool runnable =
       devices ? devices->runnable(desc) : desc.invoke && desc.placement != Placement::gpu_only;
   if (!runnable) {

@@ -175,7 +175,9 @@ class ReadyDeque {
     return task;
   }
 
-  Ring* grow(Ring* old, std::int64_t t, std::int64_t b) {
+  // Out of line, as are the prioritised paths: the owner's push and pop are a few instructions,
+  // which would otherwise save the registers of these on every call.
+  [[gnu::noinline]] Ring* grow(Ring* old, std::int64_t t, std::int64_t b) {
     auto bigger = std::make_unique<Ring>(old->capacity() * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, old->get(i));
     Ring* ring = bigger.get();
@@ -189,14 +191,14 @@ class ReadyDeque {
 
   static bool higher(const Task* a, const Task* b) { return a->priority < b->priority; }
 
-  void push_prioritised(Task* task) {
+  [[gnu::noinline]] void push_prioritised(Task* task) {
     SpinGuard guard(lock_);
     heap_.push_back(task);
     std::push_heap(heap_.begin(), heap_.end(), higher);
     prioritised_.store(heap_.size(), std::memory_order_relaxed);
   }
 
-  Task* pop_prioritised(bool positive_only) {
+  [[gnu::noinline]] Task* pop_prioritised(bool positive_only) {
     SpinGuard guard(lock_);
     if (heap_.empty() || (positive_only && heap_.front()->priority <= 0)) return nullptr;
     std::pop_heap(heap_.begin(), heap_.end(), higher);

@@ -227,6 +227,10 @@ Task* WorkerPool::take_inbox(int worker, int into) {
 
 Task* WorkerPool::find_task(int worker) {
   if (Task* task = workers_[worker]->deque.pop_front()) return task;
+  return find_elsewhere(worker);
+}
+
+Task* WorkerPool::find_elsewhere(int worker) {
   if (Task* task = take_inbox(worker, worker)) return task;
   if (Task* task = steal(worker)) return task;
   if (runner_.pull_work(worker)) return workers_[worker]->deque.pop_front();

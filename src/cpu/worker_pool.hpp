@@ -115,6 +115,8 @@ class WorkerPool {
   void start(int index, bool pin, const Topology& topology);
   void loop(int index);
   Task* find_task(int worker);
+  // Out of line: the common case, a task in the worker's own deque, then saves no registers.
+  [[gnu::noinline]] Task* find_elsewhere(int worker);
   Task* take_inbox(int worker, int into);
   Task* steal(int thief);
   void sleep(const std::function<bool()>* done = nullptr);

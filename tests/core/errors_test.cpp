@@ -84,6 +84,23 @@ TEST_P(ErrorsTest, FailureIsRethrownWithTheTaskNameAndTheOriginalException) {
   EXPECT_NO_THROW(rt.wait_all());
 }
 
+// Names are interned through a cache of the last one, compared a word at a time: one buffer
+// rewritten in place, to every length and with one character changed at every position, must
+// give each task its own name.
+TEST_P(ErrorsTest, FailureNamesTheTaskWhateverTheLengthAndContentOfItsName) {
+  std::string name;
+  for (std::size_t length = 1; length <= 20; ++length) {
+    for (std::size_t changed = 0; changed <= length; ++changed) {
+      name.assign(length, 'n');
+      if (changed < length) name[changed] = 'x';  // changed == length: the unchanged name
+      rt.submit(name, [] { throw std::runtime_error("named"); });
+      const std::optional<versa::TaskFailure> failure = failure_of_wait_all(rt);
+      ASSERT_TRUE(failure.has_value()) << "no failure for a task named " << name;
+      EXPECT_EQ(failure->task_name(), name);
+    }
+  }
+}
+
 TEST_P(ErrorsTest, DependentsOfAFailedTaskAreCancelledAndIndependentTasksRun) {
   int x = 0, y = 0, z = 0;
   auto hx = rt.data(x, "x"), hy = rt.data(y, "y"), hz = rt.data(z, "z");
