@@ -202,6 +202,10 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
 
 const char* RuntimeCore::intern_name(std::string_view name) {
   if (last_name.runtime == id_ && same_text(last_name.name, name)) return last_name.name.data();
+  return intern_new_name(name);
+}
+
+const char* RuntimeCore::intern_new_name(std::string_view name) {
   MutexLock guard(names_mutex_);
   const std::string& stored = *names_.emplace(name).first;
   last_name = {id_, stored};

@@ -93,6 +93,9 @@ class RuntimeCore final : public HandleHost {
   // Sets up what describes pending work (after the devices are open: it names them) and starts
   // the stall watchdog when Config::stall_report_seconds asks for it.
   void start_diagnostics();
+  // intern_name for a name that is not the cached one: out of line, so that the cached case
+  // saves no registers.
+  [[gnu::noinline]] const char* intern_new_name(std::string_view name);
   // Writes the files asked for at shutdown (trace, DOT); errors go to the diagnostics.
   void write_files();
 

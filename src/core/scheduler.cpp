@@ -26,17 +26,19 @@ thread_local Scheduler* this_thread_scheduler = nullptr;
 bool wants_flag(const Task& task, std::uint32_t i) {
   return needs_exclusive(task.accesses[i].mode) || task.progress(i).add_role == AddRole::needs_flag;
 }
+// Storage for a closure too large for the task's inline bytes.
+[[gnu::noinline]] void* heap_closure(Task& task, const TaskDesc& desc) {
+  task.heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
+  void* p = task.heap_closure.get();
+  std::size_t space = desc.closure_size + desc.closure_align;
+  return std::align(desc.closure_align, desc.closure_size, p, space);
+}
+
 // Moves the submitted closure into the task: in line when it fits, else on the heap.
 inline void move_closure(Task& task, const TaskDesc& desc) {
-  if (desc.closure_size <= Task::inline_closure_bytes &&
-      desc.closure_align <= alignof(std::max_align_t)) {
-    task.closure = task.inline_closure;
-  } else {
-    task.heap_closure.reset(new std::byte[desc.closure_size + desc.closure_align]);
-    void* p = task.heap_closure.get();
-    std::size_t space = desc.closure_size + desc.closure_align;
-    task.closure = std::align(desc.closure_align, desc.closure_size, p, space);
-  }
+  const bool fits = desc.closure_size <= Task::inline_closure_bytes &&
+                    desc.closure_align <= alignof(std::max_align_t);
+  task.closure = fits ? task.inline_closure : heap_closure(task, desc);
   desc.move(task.closure, desc.closure);
 }
 void mark_flags_taken(Task* task) {
@@ -383,7 +385,9 @@ bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cp
 
 // --- Procedure: run -------------------------------------------------------------------------
 
+// A plain task leaves no continuation (its finish makes nothing ready): a tail call.
 void Scheduler::run_task(Task* task, int worker) {
+  if (runs_plain(*task)) return run_plain(task, worker);
   for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr)) {
     if (runs_plain(*task)) {
       run_plain(task, worker);
@@ -537,9 +541,9 @@ void Scheduler::finish_task(Task* task, int worker) {
   }
 }
 
-void Scheduler::destroy_task(Task* task, int worker) {
+inline void Scheduler::destroy_task(Task* task, int worker) {
   if (task->destroy) task->destroy(task->closure);
-  if (devices_) delete task->staging_error().load(std::memory_order_relaxed);
+  if (devices_) delete_staging_error(*task);
   task->~Task();
   task_pool_.release(task, worker);
 }
@@ -549,6 +553,10 @@ void Scheduler::count_finished(int worker) {
   if (finished == 0) return;
   if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) notify_waiters(pending_);
   finished = 0;
+}
+
+void Scheduler::delete_staging_error(Task& task) {
+  delete task.staging_error().load(std::memory_order_relaxed);
 }
 
 // --- Procedure: fail ------------------------------------------------------------------------

@@ -208,6 +208,7 @@ class Scheduler final : public TaskRunner, public Waker {
     if (caller_slot_) pool_->wake_all();
   }
   void destroy_task(Task* task, int worker);
+  [[gnu::noinline]] static void delete_staging_error(Task& task);
 
   TaskPool& task_pool_;
   TraceRecorder& trace_;

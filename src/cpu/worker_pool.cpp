@@ -174,7 +174,10 @@ int WorkerPool::sleepers_after_push() {
 }
 
 void WorkerPool::wake_one() {
-  if (sleepers_after_push() == 0) return;
+  if (sleepers_after_push() != 0) wake_sleeper();
+}
+
+void WorkerPool::wake_sleeper() {
   if (searching_.load(std::memory_order_relaxed) > 0) return;
   if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
   wake_epoch_.fetch_add(1, std::memory_order_release);

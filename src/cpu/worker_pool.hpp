@@ -121,6 +121,8 @@ class WorkerPool {
   Task* steal(int thief);
   void sleep(const std::function<bool()>* done = nullptr);
   void wake_one();
+  // Out of line: most pushes find no sleeper, and return without saving registers.
+  [[gnu::noinline]] void wake_sleeper();
   int sleepers_after_push();
 
   TaskRunner& runner_;
