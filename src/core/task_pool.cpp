@@ -25,7 +25,7 @@ TaskPool::Cache& TaskPool::external_cache() {
   };
   thread_local Tagged tagged;
   if (tagged.pool != id_) {
-    tagged.cache.count = 0;
+    tagged.cache.free.clear();
     tagged.pool = id_;
   }
   return tagged.cache;
@@ -33,13 +33,26 @@ TaskPool::Cache& TaskPool::external_cache() {
 
 TaskPool::~TaskPool() = default;
 
+void* TaskPool::allocate(int worker) {
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  if (cache.free.empty()) refill(cache);
+  void* slot = cache.free.back();
+  cache.free.pop_back();
+  return slot;
+}
+
+void TaskPool::release(void* slot, int worker) {
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  cache.free.push_back(slot);
+  if (cache.free.size() >= 2 * batch) spill(cache);
+}
+
 void TaskPool::refill(Cache& cache) {
   MutexLock guard(depot_mutex_);
   if (depot_.empty()) carve_slab();
   std::vector<void*> full = std::move(depot_.back());
   depot_.pop_back();
-  std::copy(full.begin(), full.end(), cache.free.begin());
-  cache.count = full.size();
+  cache.free.insert(cache.free.end(), full.begin(), full.end());
 }
 
 void TaskPool::carve_slab() {
@@ -54,9 +67,8 @@ void TaskPool::carve_slab() {
 }
 
 void TaskPool::spill(Cache& cache) {
-  cache.count -= batch;
-  std::vector<void*> full(cache.free.begin() + cache.count,
-                          cache.free.begin() + cache.count + batch);
+  std::vector<void*> full(cache.free.end() - batch, cache.free.end());
+  cache.free.resize(cache.free.size() - batch);
   MutexLock guard(depot_mutex_);
   depot_.push_back(std::move(full));
 }

@@ -3,11 +3,10 @@
 // Tasks are usually created by one thread (the main program) and freed by others (the workers),
 // so a plain free list per thread would drain on one side and grow on the other. Caches
 // therefore exchange whole batches through a shared depot (a mutex taken once per batch), like a
-// magazine allocator: the cost per task is an array push or pop. Threads that are not workers
+// magazine allocator: the cost per task is a vector push or pop. Threads that are not workers
 // (the main program) keep a thread-local cache tagged with the pool's id.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,18 +26,9 @@ class TaskPool {
   TaskPool& operator=(const TaskPool&) = delete;
 
   // Returns uninitialised storage for one Task. `worker` is the caller's worker index, or -1.
-  // In line: a vector pop, the cost per fine-grained task.
-  void* allocate(int worker) {
-    Cache& cache = cache_of(worker);
-    if (cache.count == 0) refill(cache);
-    return cache.free[--cache.count];
-  }
+  void* allocate(int worker);
   // Takes back storage of a destroyed Task.
-  void release(void* slot, int worker) {
-    Cache& cache = cache_of(worker);
-    if (cache.count == cache.free.size()) spill(cache);
-    cache.free[cache.count++] = slot;
-  }
+  void release(void* slot, int worker);
 
   // Bytes of slab memory obtained so far.
   std::size_t bytes_reserved() const;
@@ -47,25 +37,20 @@ class TaskPool {
   struct alignas(alignof(Task)) Slot {
     std::byte bytes[sizeof(Task)];
   };
-  static constexpr std::size_t batch = 64;
   struct alignas(64) Cache {
-    std::array<void*, 2 * batch> free;  // [0, count) are free slots
-    std::size_t count = 0;
+    std::vector<void*> free;
   };
-  Cache& cache_of(int worker) {
-    return worker >= 0 ? worker_caches_[static_cast<std::size_t>(worker)] : external_cache();
-  }
   Cache& external_cache();
+  static constexpr std::size_t batch = 64;
   // Slabs of about 1 MiB from the C++ heap, which keeps memory a runtime returns: a runtime
   // created after another one reuses it without paying first-touch page faults again (on virtual
   // machines a first touch costs more than the task itself).
   static constexpr std::size_t slab_slots = (std::size_t{1} << 20) / sizeof(Slot) / batch * batch;
 
-  // Moves a batch from the depot into an empty cache; a batch from a full cache to the depot.
   void refill(Cache& cache);
-  void spill(Cache& cache);
   // Allocates a slab and puts its slots in the depot, a batch at a time.
   void carve_slab() VERSA_REQUIRES(depot_mutex_);
+  void spill(Cache& cache);
 
   const std::uint64_t id_;            // tags the thread-local caches of non-worker threads
   std::vector<Cache> worker_caches_;  // each owned by its worker thread
