@@ -124,16 +124,20 @@ void Scheduler::register_accesses(Task* task, int worker, bool may_rename) {
   }
 }
 
-void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
-  Task* task = create_task(desc, worker);
-  if (desc.access_count != 0) register_accesses(task, worker, true);
-  if (devices_) devices_->size(*task, desc);
-  // Count the task before it can possibly finish: once parked, another thread may run it.
+inline void Scheduler::count_submitted(Task* task, Task* parent) {
   if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
   if (parent) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
+  Task* task = create_task(desc, worker);
+  if (desc.access_count != 0) register_accesses(task, worker, true);
+  if (devices_) devices_->size(*task, desc);
+  // Count the task before it can possibly finish: once parked, another thread may run it.
+  count_submitted(task, parent);
   if (track_) track_->submitted(*task);
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
@@ -147,11 +151,7 @@ void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
   move_closure(*task, desc);
-  if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
-  if (parent) {
-    task->parent = parent;
-    parent->children.fetch_add(1, std::memory_order_relaxed);
-  }
+  count_submitted(task, parent);
   // No finish is under way on this thread (bodies submit, finishes do not), so no continuation
   // is due; and a task without inputs has no home worker.
   if (worker >= 0) {
@@ -385,16 +385,13 @@ bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cp
 
 // --- Procedure: run -------------------------------------------------------------------------
 
-// A plain task leaves no continuation (its finish makes nothing ready): a tail call.
+// A plain task leaves no continuation (its finish makes nothing ready): a tail call. Nor is a
+// continuation ever plain (plain tasks are pushed when submitted, never made ready by a finish);
+// run_and_finish would run one correctly anyway.
 void Scheduler::run_task(Task* task, int worker) {
   if (runs_plain(*task)) return run_plain(task, worker);
-  for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr)) {
-    if (runs_plain(*task)) {
-      run_plain(task, worker);
-    } else {
-      run_and_finish(task, worker);
-    }
-  }
+  for (; task; task = std::exchange(worker_locals_[worker].continuation, nullptr))
+    run_and_finish(task, worker);
 }
 
 // run_and_finish and finish_task for a task without accesses: no data to check or poison, and
@@ -412,11 +409,7 @@ void Scheduler::run_plain(Task* task, int worker) {
   if (task->finish_holds.load(std::memory_order_relaxed) != 0 &&
       task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) != 1)
     return;
-  Task* const parent = task->parent;
-  destroy_task(task, worker);
-  if (parent && parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)
-    notify_waiters(root_.children);
-  if (counted_in_pending(parent)) ++worker_locals_[worker].finished;
+  release_task(task, worker);
 }
 
 // Only the finish of the task a worker just ran may leave a continuation: a finish inside a
@@ -525,9 +518,13 @@ void Scheduler::drop_instance(HandleState* instance) {
 void Scheduler::finish_task(Task* task, int worker) {
   if (track_) track_->finished(*task, worker, devices_ ? task->node : 0);
   if (task->access_count != 0) finish_accesses(task, worker);
+  release_task(task, worker);
+}
+
+// Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the
+// closure (and whatever it captured) is gone.
+inline void Scheduler::release_task(Task* task, int worker) {
   Task* const parent = task->parent;
-  // Destroyed before its parent hears of it: once the parent's count (or pending_) says so, the
-  // closure (and whatever it captured) is gone.
   destroy_task(task, worker);
   if (parent) {
     if (parent->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && parent == &root_)

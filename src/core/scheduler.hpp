@@ -169,6 +169,8 @@ class Scheduler final : public TaskRunner, public Waker {
   // for it).
   void submit_plain(const TaskDesc& desc, Task* parent, int worker);
   void submit_general(const TaskDesc& desc, Task* parent, int worker);
+  // Sets the task's parent and counts the task in it and, for the main program's, in pending_.
+  void count_submitted(Task* task, Task* parent);
   void run_plain(Task* task, int worker);
   bool runs_plain(const Task& task) const {
     return plain_tasks_ && task.access_count == 0 && task.invoke;
@@ -208,6 +210,8 @@ class Scheduler final : public TaskRunner, public Waker {
     if (caller_slot_) pool_->wake_all();
   }
   void destroy_task(Task* task, int worker);
+  // The end of every finish: destroys the task, then tells its parent and pending_.
+  void release_task(Task* task, int worker);
   [[gnu::noinline]] static void delete_staging_error(Task& task);
 
   TaskPool& task_pool_;
