@@ -124,8 +124,17 @@ void Scheduler::register_accesses(Task* task, int worker, bool may_rename) {
   }
 }
 
-inline void Scheduler::count_submitted(Task* task, Task* parent) {
-  if (counted_in_pending(parent)) pending_.fetch_add(1, std::memory_order_relaxed);
+inline void Scheduler::count_submitted(Task* task, Task* parent, int submitter) {
+  if (counted_in_pending(parent)) {
+    if (submitter >= 0) {
+      // Only this thread writes its count: no locked instruction, which would wait for the
+      // stores into the new task to drain.
+      std::atomic<std::int64_t>& count = submitted_[submitter].count;
+      count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      pending_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   if (parent) {
     task->parent = parent;
     parent->children.fetch_add(1, std::memory_order_relaxed);
@@ -137,7 +146,7 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   if (desc.access_count != 0) register_accesses(task, worker, true);
   if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
-  count_submitted(task, parent);
+  count_submitted(task, parent, worker >= 0 ? -1 : pool_->submitter());
   if (track_) track_->submitted(*task);
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
@@ -151,13 +160,15 @@ void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
   move_closure(*task, desc);
-  count_submitted(task, parent);
   // No finish is under way on this thread (bodies submit, finishes do not), so no continuation
   // is due; and a task without inputs has no home worker.
   if (worker >= 0) {
+    count_submitted(task, parent, -1);
     pool_->push_local(worker, task);
   } else {
-    pool_->push_external(task);
+    const int submitter = pool_->submitter();
+    count_submitted(task, parent, submitter);
+    pool_->push_external(submitter, task);
   }
 }
 
@@ -533,8 +544,8 @@ inline void Scheduler::release_task(Task* task, int worker) {
   if (!counted_in_pending(parent)) return;
   if (worker >= 0) {
     ++worker_locals_[worker].finished;
-  } else if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    notify_waiters(pending_);
+  } else {
+    subtract_finished(1);
   }
 }
 
@@ -548,8 +559,28 @@ inline void Scheduler::destroy_task(Task* task, int worker) {
 void Scheduler::count_finished(int worker) {
   std::int64_t& finished = worker_locals_[worker].finished;
   if (finished == 0) return;
-  if (pending_.fetch_sub(finished, std::memory_order_acq_rel) == finished) notify_waiters(pending_);
+  subtract_finished(finished);
   finished = 0;
+}
+
+// The submitting threads' counts are read after pending_: a task whose end pending_ shows was
+// taken from a queue after its count was written, so the sum never misses the submission of a
+// task whose end it includes, and reaches zero only when every task counted has finished.
+void Scheduler::subtract_finished(std::int64_t finished) {
+  const std::int64_t left = pending_.fetch_sub(finished, std::memory_order_acq_rel) - finished;
+  if (left <= 0 && left + submitted_by_threads() == 0) notify_waiters(pending_);
+}
+
+std::int64_t Scheduler::submitted_by_threads() const {
+  std::int64_t sum = 0;
+  for (const SubmittedCount& submitted : submitted_)
+    sum += submitted.count.load(std::memory_order_acquire);
+  return sum;
+}
+
+std::int64_t Scheduler::pending() const {
+  const std::int64_t counted = pending_.load(std::memory_order_acquire);
+  return counted + submitted_by_threads();
 }
 
 void Scheduler::delete_staging_error(Task& task) {
@@ -687,18 +718,19 @@ void Scheduler::wait_for_pending() {
     std::atomic<int>& watchers;
     ~Unwatch() { watchers.fetch_sub(1, std::memory_order_relaxed); }
   } unwatch{pending_watchers_};
-  if (current_worker() < 0)
-    help_as_caller([this] { return pending_.load(std::memory_order_acquire) == 0; });
+  if (current_worker() < 0) help_as_caller([this] { return pending() == 0; });
   // Short waits are common (a phase of small tasks) and a futex wake-up costs tens of
   // microseconds on virtual machines, so poll briefly, yielding the core, before sleeping.
   // Spin first: a chain of a few small tasks ends within microseconds, and a yield costs about
   // as much here (generations with n = 1: 4.4 us in wait_all when yielding at once, 1.4 us so).
-  for (int i = 0; i < 256 && pending_.load(std::memory_order_acquire) != 0; ++i) VERSA_CPU_RELAX();
+  for (int i = 0; i < 256 && pending() != 0; ++i) VERSA_CPU_RELAX();
   const auto poll_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-  while (pending_.load(std::memory_order_acquire) != 0 &&
-         std::chrono::steady_clock::now() < poll_until)
-    std::this_thread::yield();
-  for (std::int64_t p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+  while (pending() != 0 && std::chrono::steady_clock::now() < poll_until) std::this_thread::yield();
+  // Sleeps on pending_, which every end changes (subtract_finished wakes it at zero); the
+  // submitting threads' counts do not change while they wait.
+  for (std::int64_t p = pending_.load(std::memory_order_acquire); p + submitted_by_threads() != 0;
+       p = pending_.load(std::memory_order_acquire))
+    pending_.wait(p);
 }
 
 void Scheduler::settle(HandleState& handle) {

@@ -9,6 +9,7 @@
 // predictable branch per task.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -59,7 +60,7 @@ class Scheduler final : public TaskRunner, public Waker {
   const Task* root() const { return &root_; }
   // Tasks of the main program not yet finished, give or take what workers finished and have
   // not yet subtracted (they do when they run out of work).
-  std::int64_t pending() const { return pending_.load(std::memory_order_acquire); }
+  std::int64_t pending() const;
 
   // --- the life cycle ---------------------------------------------------------------------
   // Creates, registers and counts a validated task submitted on `worker` (current_worker()),
@@ -169,8 +170,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // for it).
   void submit_plain(const TaskDesc& desc, Task* parent, int worker);
   void submit_general(const TaskDesc& desc, Task* parent, int worker);
-  // Sets the task's parent and counts the task in it and, for the main program's, in pending_.
-  void count_submitted(Task* task, Task* parent);
+  // Sets the task's parent and counts the task in it and, for the main program's, in pending_
+  // or, from a thread with a submission deque (`submitter`, else -1), in that thread's count.
+  void count_submitted(Task* task, Task* parent, int submitter);
   void run_plain(Task* task, int worker);
   bool runs_plain(const Task& task) const {
     return plain_tasks_ && task.access_count == 0 && task.invoke;
@@ -202,6 +204,9 @@ class Scheduler final : public TaskRunner, public Waker {
   void wait_host_task(Task* task, int worker);
   void end_host_task(Task* task, int worker);
   void count_finished(int worker);
+  // Subtracts `finished` ended tasks from pending_; wakes the waiters when none is left.
+  void subtract_finished(std::int64_t finished);
+  std::int64_t submitted_by_threads() const;
   // A count the waiting threads watch reached zero: wakes the threads sleeping on it and, with a
   // caller's slot, a caller sleeping among the workers.
   template <class Count>
@@ -232,11 +237,18 @@ class Scheduler final : public TaskRunner, public Waker {
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread
 
   // Tasks submitted and not yet finished (counted_in_pending: spawned children count through
-  // their parents), minus what workers have finished but not flushed. Submissions add
-  // immediately (so the count can never reach zero early); workers subtract in batches
-  // (worker_idle), so the line is not bounced once per task. On a line of its own: the members
-  // above are read by the workers for every task, and each submission writes this one.
+  // their parents) are pending_ plus the submitting threads' counts. Workers and flushes add to
+  // pending_, a thread with a submission deque to its own count in submitted_, immediately (so
+  // the sum can never reach zero early); the ends are subtracted from pending_ (which may go
+  // below zero), by workers in batches (worker_idle), so the line is not bounced once per task.
+  // On a line of its own: the members above are read by the workers for every task.
   alignas(64) std::atomic<std::int64_t> pending_{0};
+  // Written by one submitting thread each (WorkerPool::submitter), read by the waiters and by
+  // the workers when they subtract.
+  struct alignas(64) SubmittedCount {
+    std::atomic<std::int64_t> count{0};
+  };
+  std::array<SubmittedCount, WorkerPool::max_submitters> submitted_{};
   // Threads in wait_for_pending. Idle workers look at it in every round of their search, so a
   // waiter that comes after a worker decided not to flush is seen a round later.
   alignas(64) std::atomic<int> pending_watchers_{0};

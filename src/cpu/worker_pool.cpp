@@ -13,12 +13,12 @@ thread_local int this_thread_worker = -1;
 // Per thread rather than per pool: an atomic shared by all submitters would cost a locked
 // instruction per task.
 thread_local std::uint32_t next_external_slot = 0;
-// The submission deque of this thread in the pool it last submitted to (WorkerPool::id_).
-struct CachedSubmissionDeque {
+// The submission deque index of this thread in the pool it last submitted to (WorkerPool::id_).
+struct CachedSubmitter {
   std::uint64_t pool = 0;
-  ReadyDeque* deque = nullptr;
+  int index = -1;
 };
-thread_local CachedSubmissionDeque this_thread_submission;
+thread_local CachedSubmitter this_thread_submitter;
 std::atomic<std::uint64_t> next_pool_id{1};
 
 std::uint64_t next_random(std::uint64_t& state) {
@@ -56,7 +56,7 @@ WorkerPool::WorkerPool(int count, bool pin, const Topology& topology, TaskRunner
   started.wait();
   // The thread that makes the pool usually submits: its deque is made (and its ring touched)
   // now rather than by its first push, where a chain of a few small tasks would pay for it.
-  submission_deque();
+  submitter();
 }
 
 WorkerPool::~WorkerPool() { stop(); }
@@ -88,9 +88,9 @@ int WorkerPool::current_worker() const {
   return this_thread_pool == this ? this_thread_worker : -1;
 }
 
-void WorkerPool::push_external(Task* task) {
-  if (ReadyDeque* deque = submission_deque()) {
-    deque->push_front(task);
+void WorkerPool::push_external(int submitter, Task* task) {
+  if (submitter >= 0) {
+    submission_deques_[submitter].load(std::memory_order_relaxed)->push_front(task);
     wake_one();
     return;
   }
@@ -104,25 +104,25 @@ void WorkerPool::push_external(Task* task) {
   wake_one();
 }
 
-ReadyDeque* WorkerPool::submission_deque() {
-  if (this_thread_submission.pool == id_) return this_thread_submission.deque;
+int WorkerPool::submitter() {
+  if (this_thread_submitter.pool == id_) return this_thread_submitter.index;
   const std::thread::id self = std::this_thread::get_id();
-  ReadyDeque* deque = nullptr;
+  int index = -1;
   {
     MutexLock guard(submitters_mutex_);
     const int count = submitters_.load(std::memory_order_relaxed);
-    for (int i = 0; i < count && !deque; ++i)
-      if (submitter_threads_[i] == self)
-        deque = submission_deques_[i].load(std::memory_order_relaxed);
-    if (!deque && count < max_submitters) {
-      deque = owned_deques_.emplace_back(std::make_unique<ReadyDeque>()).get();
+    for (int i = 0; i < count && index < 0; ++i)
+      if (submitter_threads_[i] == self) index = i;
+    if (index < 0 && count < max_submitters) {
+      owned_deques_.push_back(std::make_unique<ReadyDeque>());
       submitter_threads_[count] = self;
-      submission_deques_[count].store(deque, std::memory_order_relaxed);
+      submission_deques_[count].store(owned_deques_.back().get(), std::memory_order_relaxed);
       submitters_.store(count + 1, std::memory_order_release);
+      index = count;
     }
   }
-  this_thread_submission = {id_, deque};
-  return deque;
+  this_thread_submitter = {id_, index};
+  return index;
 }
 
 // Takes a batch from a submission deque: the first task to run now, the others into the thief's

@@ -70,12 +70,19 @@ class WorkerPool {
   // Index of the calling thread's worker in this pool, or -1 for any other thread.
   int current_worker() const;
 
+  // Most threads that are not workers with a submission deque of their own.
+  static constexpr int max_submitters = 16;
+  // Index (below max_submitters) of the calling thread's submission deque, made on its first
+  // call; -1 when every one is taken. The thread must be no worker.
+  int submitter();
   // Queues a ready task from a thread that is not one of this pool's workers: on that thread's
-  // submission deque, from which the workers steal, oldest first. A push is then a plain store
-  // on a line the thread owns, not a compare-and-swap on a line the workers write too (which
-  // cost the submitting thread a cache miss per task). Round-robin into the workers' inboxes
-  // when every submission deque is taken (max_submitters threads submit to the pool).
-  void push_external(Task* task);
+  // submission deque (`submitter`, from submitter()), from which the workers steal, oldest
+  // first. A push is then a plain store on a line the thread owns, not a compare-and-swap on a
+  // line the workers write too (which cost the submitting thread a cache miss per task).
+  // Round-robin into the workers' inboxes when every submission deque is taken (`submitter` is
+  // -1).
+  void push_external(int submitter, Task* task);
+  void push_external(Task* task) { push_external(submitter(), task); }
 
   // Queues a ready task for worker `worker` from any thread (its inbox, which others may steal
   // from), and wakes a sleeper.
@@ -104,12 +111,9 @@ class WorkerPool {
     std::thread thread;
   };
 
-  static constexpr int max_submitters = 16;
   // Most tasks a worker takes from a submission deque at once (about half of what is there).
   static constexpr std::size_t submitted_batch = 32;
 
-  // The calling thread's submission deque (made on its first push), or null when all are taken.
-  ReadyDeque* submission_deque();
   Task* steal_submitted(int thief);
 
   void start(int index, bool pin, const Topology& topology);
