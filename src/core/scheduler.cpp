@@ -86,13 +86,18 @@ Task* Scheduler::parent_for(bool is_child, int worker) const {
 
 // --- Procedure: submit ----------------------------------------------------------------------
 
-Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
+inline Task* Scheduler::construct_task(const TaskDesc& desc, int worker) {
   // Default-initialisation: the inline storage is not zeroed (it is written before use).
   Task* task = new (task_pool_.allocate(worker)) Task;
   task->name = desc.name;
   task->priority = desc.priority;
   task->invoke = desc.invoke;
   task->destroy = desc.destroy;
+  return task;
+}
+
+Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
+  Task* task = construct_task(desc, worker);
   if (devices_) devices_->adopt(*task, &desc);
   if (task_statistics_) task->type_name = desc.type_name;
   task->set_accesses(desc.accesses, desc.access_count);
@@ -154,11 +159,7 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
 }
 
 void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
-  Task* task = new (task_pool_.allocate(worker)) Task;
-  task->name = desc.name;
-  task->priority = desc.priority;
-  task->invoke = desc.invoke;
-  task->destroy = desc.destroy;
+  Task* task = construct_task(desc, worker);
   move_closure(*task, desc);
   // No finish is under way on this thread (bodies submit, finishes do not), so no continuation
   // is due; and a task without inputs has no home worker.

@@ -177,6 +177,8 @@ class Scheduler final : public TaskRunner, public Waker {
   bool runs_plain(const Task& task) const {
     return plain_tasks_ && task.access_count == 0 && task.invoke;
   }
+  // A task from the pool with the fields every task takes from its description.
+  Task* construct_task(const TaskDesc& desc, int worker);
   Task* create_task(const TaskDesc& desc, int worker);
   void register_accesses(Task* task, int worker, bool may_rename);
   bool try_make_ready(Task* task, int worker);

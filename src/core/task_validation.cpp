@@ -52,8 +52,7 @@ void check_reduction(const TaskDesc& desc, const AccessRecord& access,
 
 void check_task(const TaskDesc& desc, const Task* parent, const Task* root,
                 const DeviceDispatch* devices) {
-  const bool runnable =
-      devices ? devices->runnable(desc) : desc.invoke && desc.placement != Placement::gpu_only;
+  const bool runnable = devices ? devices->runnable(desc) : runnable_on_cpu(desc);
   if (!runnable) {
     std::string has;
     if (desc.invoke) has += "cpu";

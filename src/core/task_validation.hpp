@@ -15,12 +15,16 @@ class DeviceDispatch;
 void check_task(const TaskDesc& desc, const Task* parent, const Task* root,
                 const DeviceDispatch* devices);
 
+// Whether a runtime without devices can run the task: it has a CPU body that may run there.
+inline bool runnable_on_cpu(const TaskDesc& desc) {
+  return desc.invoke && desc.placement != Placement::gpu_only;
+}
+
 // check_task, with the common fine-grained case decided in line: a CPU body without accesses,
 // in a runtime without devices, is always valid (a call would cost a tenth of such a task).
 inline void validate_task(const TaskDesc& desc, const Task* parent, const Task* root,
                           const DeviceDispatch* devices) {
-  if (desc.access_count == 0 && !devices && desc.invoke && desc.placement != Placement::gpu_only)
-    return;
+  if (desc.access_count == 0 && !devices && runnable_on_cpu(desc)) return;
   check_task(desc, parent, root, devices);
 }
 
