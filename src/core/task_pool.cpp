@@ -38,9 +38,9 @@ void* TaskPool::allocate(int worker) {
   if (cache.free.empty()) refill(cache);
   void* slot = cache.free.back();
   cache.free.pop_back();
-  // The slot after this one was usually freed by another worker, whose cache still holds its
+  // On a submitting thread, the next slot was freed by a worker whose cache still holds its
   // lines: fetching them for writing now overlaps that transfer with this task's submission,
-  // rather than stalling the next one on its first stores.
+  // rather than stalling the next one on its first stores (on a worker they are already here).
   if (!cache.free.empty()) {
     const auto* next = static_cast<const char*>(cache.free.back());
     __builtin_prefetch(next, 1);
