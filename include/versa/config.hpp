@@ -70,11 +70,15 @@ struct Config {
   bool pin_workers = true;
 
   // The thread that waits (wait_all(), or sync() outside a task) runs ready tasks meanwhile, as
-  // one of the cpu_workers, as OpenMP's and oneTBB's calling threads do: the runtime starts
-  // cpu_workers - 1 worker threads (at least one; cpu_workers is then at least 2), and a task
-  // may run on whichever thread waits. A waiting thread that finds no task for a while sleeps
-  // as it does without this.
-  bool caller_runs_tasks = false;
+  // one of the cpu_workers, as OpenMP's and oneTBB's calling threads do: with cpu_workers of 2
+  // or more the runtime starts cpu_workers - 1 worker threads, and a task may run on whichever
+  // thread waits. With one, it starts one thread, which runs every task, and the caller does
+  // not (a worker thread must run tasks while the caller submits or holds data). A waiting
+  // thread that finds no task for a while sleeps. acquire() does not run tasks: it returns as
+  // soon as the data is ready, which a task it took up could delay. On by default: it shortens
+  // chains of small tasks (the hand-off stays on the waiting thread) and costs nothing
+  // elsewhere (docs/benchmarks.md, "The waiting thread as a worker by default").
+  bool caller_runs_tasks = true;
 
   // A task made ready goes to the worker that last wrote its largest input (ties: one it also
   // writes), whose caches hold that data, rather than to the worker that made it ready or, for

@@ -52,10 +52,13 @@ bool same_text(std::string_view a, std::string_view b) {
 }
 
 int worker_count(const Config& config, const Topology& topology) {
-  const int workers = config.cpu_workers > 0 ? config.cpu_workers : topology.cores();
-  // The calling thread's slot comes beside at least one worker thread, which runs the tasks
-  // while the caller submits or holds a handle.
-  return config.caller_runs_tasks ? std::max(workers, 2) : workers;
+  return config.cpu_workers > 0 ? config.cpu_workers : topology.cores();
+}
+
+// The calling thread's slot comes beside at least one worker thread, which runs the tasks while
+// the caller submits or holds a handle.
+bool has_caller_slot(const Config& config, const Topology& topology) {
+  return config.caller_runs_tasks && worker_count(config, topology) >= 2;
 }
 
 }  // namespace
@@ -75,8 +78,8 @@ RuntimeCore::RuntimeCore(Config config)
                config_.track_tasks || config_.stall_report_seconds > 0, dot_.get()),
       renaming_(config_.rename_memory_limit),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
-                 renaming_, tracker_, intern_name("reduction flush"), config_.caller_runs_tasks,
-                 config_.locality),
+                 renaming_, tracker_, intern_name("reduction flush"),
+                 has_caller_slot(config_, topology_), config_.locality),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
   if (config_.task_statistics || config_.print_statistics) {

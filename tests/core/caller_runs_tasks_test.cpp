@@ -19,10 +19,25 @@ versa::Config caller_works(int workers) {
   return config;
 }
 
-TEST(CallerRunsTasks, TheCallerIsOneOfTheWorkersBesideAtLeastOneThread) {
+TEST(CallerRunsTasks, TheCallerIsOneOfTheWorkers) {
   EXPECT_EQ(versa::Runtime{caller_works(4)}.cpu_workers(), 4);
   EXPECT_EQ(versa::Runtime{caller_works(2)}.cpu_workers(), 2);
-  EXPECT_EQ(versa::Runtime{caller_works(1)}.cpu_workers(), 2);
+  EXPECT_EQ(versa::Runtime{caller_works(1)}.cpu_workers(), 1);
+}
+
+// One worker is one thread, and it runs every task: the caller never does.
+TEST(CallerRunsTasks, WithOneWorkerTheWaitingThreadRunsNoTask) {
+  versa::Runtime rt{caller_works(1)};
+  const std::thread::id main = std::this_thread::get_id();
+  std::atomic<int> on_main{0};
+  for (int i = 0; i < 200; ++i)
+    rt.submit("where", [&] { on_main += std::this_thread::get_id() == main; });
+  rt.wait_all();
+  for (int i = 0; i < 20; ++i) {
+    rt.spawn("where", [&] { on_main += std::this_thread::get_id() == main; });
+    rt.sync();
+  }
+  EXPECT_EQ(on_main.load(), 0);
 }
 
 // The one worker thread is held by a task that waits for a second one: only the thread in
@@ -82,7 +97,9 @@ TEST(CallerRunsTasks, WorkLeftByTheCallerIsTakenByTheWorkers) {
 TEST(CallerRunsTasks, EnvironmentTurnsItOnAndOff) {
   {
     const versa::testing_support::ScopedEnvironment env("VERSA_CALLER_WORKS", "1");
-    EXPECT_TRUE(versa::Config::from_environment({}).caller_runs_tasks);
+    versa::Config base;
+    base.caller_runs_tasks = false;
+    EXPECT_TRUE(versa::Config::from_environment(base).caller_runs_tasks);
   }
   {
     const versa::testing_support::ScopedEnvironment env("VERSA_CALLER_WORKS", "0");

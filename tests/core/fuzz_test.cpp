@@ -385,10 +385,10 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecution) {
   EXPECT_GT(renamed, 100u);  // the write_onlys were renamed, not only ordered
 }
 
-TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenTheCallerRunsTasks) {
+TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenOnlyWorkerThreadsRunTasks) {
   const int workers = GetParam();
   versa::Config config = versa::testing::workers(workers);
-  config.caller_runs_tasks = true;
+  config.caller_runs_tasks = false;
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const Program program = random_program(seed * 104729 + workers, 2000, seed % 2 ? 16 : 48);
     const Outcome expected = sequential(program);
