@@ -62,7 +62,8 @@ struct EmulatedDeviceConfig {
 //   config.emulated_devices.resize(1);      // one emulated accelerator with default settings
 //   versa::Runtime rt{config};
 struct Config {
-  // Number of CPU worker threads. 0 means one per core that hwloc reports. At most 4096.
+  // Number of CPU workers (threads, the waiting thread among them: caller_runs_tasks). 0 means one
+  // per core that hwloc reports. At most 4096.
   int cpu_workers = 0;
 
   // Pin each worker thread to one core (round robin over the cores hwloc reports that the

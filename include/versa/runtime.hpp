@@ -57,7 +57,8 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Number of CPU worker threads.
+  // Number of CPU workers: the worker threads, and the waiting thread when it is one of them
+  // (Config::caller_runs_tasks).
   int cpu_workers() const;
 
   // Number of accelerators in use (CUDA GPUs, then emulated devices).
