@@ -62,8 +62,8 @@ struct EmulatedDeviceConfig {
 //   config.emulated_devices.resize(1);      // one emulated accelerator with default settings
 //   versa::Runtime rt{config};
 struct Config {
-  // Number of CPU workers (threads, the waiting thread among them: caller_runs_tasks). 0 means one
-  // per core that hwloc reports. At most 4096.
+  // Number of CPU workers, the waiting thread among them when caller_runs_tasks holds. 0 means
+  // one per core that hwloc reports. At most 4096.
   int cpu_workers = 0;
 
   // Pin each worker thread to one core (round robin over the cores hwloc reports that the
@@ -77,8 +77,9 @@ struct Config {
   // not (a worker thread must run tasks while the caller submits or holds data). A waiting
   // thread that finds no task for a while sleeps. acquire() does not run tasks: it returns as
   // soon as the data is ready, which a task it took up could delay. On by default: it shortens
-  // chains of small tasks (the hand-off stays on the waiting thread) and costs nothing
-  // elsewhere (docs/benchmarks.md, "The waiting thread as a worker by default").
+  // chains of small tasks (the hand-off stays on the waiting thread) and costs 2-5% only on
+  // independent tasks of 1-2 us (docs/benchmarks.md, "The waiting thread as a worker by
+  // default").
   bool caller_runs_tasks = true;
 
   // A task made ready goes to the worker that last wrote its largest input (ties: one it also

@@ -12,7 +12,7 @@ std::atomic<std::uint64_t> next_pool_id{1};
 // The first slab is carved before any task exists: the first submission would otherwise pay for
 // it (10 us, more than a short chain of small tasks takes). Its pages are written now too: the
 // heap hands the first runtimes of a process fresh pages, and a first-touch fault (about 1.7 us
-// here, on a virtual machine) every dozen tasks slowed their first phase by up to 3%.
+// on the virtual machines measured) every dozen tasks slowed their first phase by up to 3%.
 TaskPool::TaskPool(int workers) : id_(next_pool_id.fetch_add(1)), worker_caches_(workers) {
   MutexLock guard(depot_mutex_);
   carve_slab();
