@@ -77,7 +77,7 @@ struct Config {
   // not (a worker thread must run tasks while the caller submits or holds data). A waiting
   // thread that finds no task for a while sleeps. acquire() does not run tasks: it returns as
   // soon as the data is ready, which a task it took up could delay. On by default: it shortens
-  // chains of small tasks (the hand-off stays on the waiting thread) and costs 2-5% only on
+  // chains of small tasks (the hand-off stays on the waiting thread) and costs 2-7% only on
   // independent tasks of 1-2 us (docs/benchmarks.md, "The waiting thread as a worker by
   // default").
   bool caller_runs_tasks = true;
