@@ -10,6 +10,8 @@ namespace versa {
 namespace {
 constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
+constexpr int min_submission_window = 64;  // above a thief's batch (WorkerPool::run_submitted)
+constexpr long max_submission_window = 1L << 30;
 constexpr double max_seconds = 1e6;
 
 [[noreturn]] void bad_variable(const char* variable, const char* value, const char* expected) {
@@ -45,6 +47,14 @@ Config Config::from_environment(Config base) {
     base.pin_workers = parse_integer("VERSA_PIN", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_CALLER_WORKS"))
     base.caller_runs_tasks = parse_integer("VERSA_CALLER_WORKS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_SUBMISSION_WINDOW")) {
+    constexpr const char* expected = "-1 (64 per worker), 0 (no limit) or 64 to 1073741824";
+    const long window =
+        parse_integer("VERSA_SUBMISSION_WINDOW", value, -1, max_submission_window, expected);
+    if (window > 0 && window < min_submission_window)
+      bad_variable("VERSA_SUBMISSION_WINDOW", value, expected);
+    base.submission_window = static_cast<int>(window);
+  }
   if (const char* value = std::getenv("VERSA_LOCALITY"))
     base.locality = parse_integer("VERSA_LOCALITY", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_TRACE")) base.trace_file = value;
@@ -86,6 +96,13 @@ Config Config::from_environment(Config base) {
   if (base.cpu_workers < 0 || base.cpu_workers > max_cpu_workers)
     throw std::invalid_argument("Config::cpu_workers = " + std::to_string(base.cpu_workers) +
                                 " is out of range: expected 0 (one per core) to 4096");
+  if (base.submission_window < -1 ||
+      (base.submission_window > 0 && base.submission_window < min_submission_window) ||
+      base.submission_window > max_submission_window)
+    throw std::invalid_argument(
+        "Config::submission_window = " + std::to_string(base.submission_window) +
+        " is out of range: expected -1 (64 per worker), 0 (no limit) or "
+        "64 to 1073741824");
   if (base.gpus < -1 || base.gpus > max_devices)
     throw std::invalid_argument("Config::gpus = " + std::to_string(base.gpus) +
                                 " is out of range: expected -1 (all), 0 (none) to 64");

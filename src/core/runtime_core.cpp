@@ -61,6 +61,12 @@ bool has_caller_slot(const Config& config, const Topology& topology) {
   return config.caller_runs_tasks && worker_count(config, topology) >= 2;
 }
 
+// Config::submission_window resolved: -1 is 64 per worker (as libgomp's limit of queued tasks).
+std::size_t submission_window(const Config& config, const Topology& topology) {
+  if (config.submission_window >= 0) return static_cast<std::size_t>(config.submission_window);
+  return 64 * static_cast<std::size_t>(worker_count(config, topology));
+}
+
 }  // namespace
 
 RuntimeCore::RuntimeCore(Config config)
@@ -79,7 +85,8 @@ RuntimeCore::RuntimeCore(Config config)
       renaming_(config_.rename_memory_limit),
       scheduler_(worker_count(config_, topology_), task_pool_, trace_, failures_, reductions_,
                  renaming_, tracker_, intern_name("reduction flush"),
-                 has_caller_slot(config_, topology_), config_.locality),
+                 has_caller_slot(config_, topology_), submission_window(config_, topology_),
+                 config_.locality),
       reductions_(config_.reduction_memory_limit, failures_, scheduler_) {
   open_devices();
   if (config_.task_statistics || config_.print_statistics) {

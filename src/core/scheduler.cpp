@@ -50,7 +50,8 @@ void mark_flags_taken(Task* task) {
 
 Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
                      ReductionEngine& reductions, WriteRenaming& renaming, TaskTracker& tracker,
-                     const char* flush_name, bool caller_slot, bool locality)
+                     const char* flush_name, bool caller_slot, std::size_t submission_window,
+                     bool locality)
     : task_pool_(pool),
       trace_(trace),
       failures_(failures),
@@ -60,6 +61,7 @@ Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureL
       track_(tracker.tracking() ? &tracker : nullptr),
       flush_name_(flush_name),
       caller_slot_(caller_slot),
+      submission_window_(caller_slot ? submission_window : 0),
       locality_(locality),
       worker_locals_(workers) {
   root_.name = "main";
@@ -156,6 +158,7 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
   if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
+  if (worker < 0 && submission_window_ != 0) bound_backlog();
 }
 
 void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
@@ -170,6 +173,11 @@ void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
     const int submitter = pool_->submitter();
     count_submitted(task, parent, submitter);
     pool_->push_external(submitter, task);
+    // Checked here rather than in submit(): a second lookup of the submitter and a call cost a
+    // submission of empty tasks 5-10%.
+    if (submission_window_ != 0 && submitter >= 0 &&
+        pool_->submitted_at_least(submitter, submission_window_))
+      run_backlog(submitter);
   }
 }
 
@@ -696,6 +704,29 @@ void Scheduler::help_as_caller(Done&& done) {
     pool_->caller_sleep(condition);
     idle = 0;
   }
+  count_finished(worker);
+  pool_->detach_caller();
+  this_thread_scheduler = enclosing;
+}
+
+void Scheduler::bound_backlog() {
+  const int submitter = pool_->submitter();
+  if (submitter >= 0 && pool_->submitted_at_least(submitter, submission_window_))
+    run_backlog(submitter);
+}
+
+// The newest first, as OpenMP runs a task at once when too many are queued: it is the one whose
+// record and captures are still in this thread's cache, while the workers take the oldest. What
+// those tasks push on the slot's own deque runs before submission goes on, rather than wait
+// there for a worker to steal it.
+void Scheduler::run_backlog(int submitter) {
+  const int worker = pool_->attach_caller();
+  if (worker < 0) return;  // another thread waits in the slot
+  Scheduler* const enclosing = std::exchange(this_thread_scheduler, this);
+  const std::size_t keep = submission_window_ / 2;
+  while (pool_->submitted_at_least(submitter, keep + 1) && pool_->run_submitted(submitter, worker))
+    while (pool_->queued_locally(worker) != 0 && pool_->run_one(worker)) {
+    }
   count_finished(worker);
   pool_->detach_caller();
   this_thread_scheduler = enclosing;

@@ -34,11 +34,13 @@ class DeviceDispatch;
 class Scheduler final : public TaskRunner, public Waker {
  public:
   // `workers` CPU workers; with `caller_slot`, the last of them is the slot of the thread that
-  // waits (Config::caller_runs_tasks), and one fewer thread is started. `locality`:
-  // Config::locality. `tracker` hears of host accesses, and of every task when it is tracking.
+  // waits (Config::caller_runs_tasks), and one fewer thread is started, and a thread that
+  // submits runs ready tasks there when `submission_window` of them (0: no limit) wait in its
+  // submission deque (Config::submission_window, resolved). `locality`: Config::locality. `tracker`
+  // hears of host accesses, and of every task when it is tracking.
   Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureLog& failures,
             ReductionEngine& reductions, WriteRenaming& renaming, TaskTracker& tracker,
-            const char* flush_name, bool caller_slot, bool locality);
+            const char* flush_name, bool caller_slot, std::size_t submission_window, bool locality);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -195,6 +197,11 @@ class Scheduler final : public TaskRunner, public Waker {
   // runs ready tasks there until `done()` or until none has been found for a while.
   template <class Done>
   void help_as_caller(Done&& done);
+  // On a thread that is no worker, after it submitted a task: when submission_window_ ready
+  // tasks or more wait in its submission deque (`submitter`), runs them in the caller's slot, if
+  // no other thread holds it, until half are left.
+  void bound_backlog();
+  [[gnu::noinline]] void run_backlog(int submitter);
   // Records that `task` threw `error`; returns the failure.
   std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
@@ -230,6 +237,7 @@ class Scheduler final : public TaskRunner, public Waker {
   TaskTracker* const track_;  // &tracker_ when it tracks every task, else null
   const char* const flush_name_;
   const bool caller_slot_;
+  const std::size_t submission_window_;  // 0 without a caller's slot
   const bool locality_;
   // Nothing records tasks (no devices, trace, tracking or statistics), so tasks without
   // accesses take the short path. Set by start().

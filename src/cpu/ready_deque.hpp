@@ -68,8 +68,8 @@ class ReadyDeque {
     return nullptr;
   }
 
-  // Thief, on a deque whose owner only pushes (a submission deque: the owner never pops, so the
-  // top can move by more than one): takes about half of the unprioritised tasks, at most
+  // Thief, on a deque whose owner only pushes, or pops with pop_bottom_beyond (a submission
+  // deque: the top can move by more than one): takes about half of the unprioritised tasks, at most
   // `capacity`, with one compare-and-swap, oldest first into `out`; returns how many (0 when
   // there were none or another thief got there first). One thief taking tasks one at a time
   // pays a transfer of the top's line per task, and two thieves fight over it.
@@ -91,6 +91,35 @@ class ReadyDeque {
                                       std::memory_order_seq_cst, std::memory_order_relaxed))
       return 0;
     return count;
+  }
+
+  // Owner: whether `count` unprioritised tasks or more are queued. Like a push, it reads top_
+  // only when the top it last read says so (top_ only grows): a submitting thread asks after
+  // every push, and a read of top_ each time bounced its line with the thieves taking from it.
+  bool holds_at_least(std::size_t count) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    const auto wanted = static_cast<std::int64_t>(count);
+    if (b - top_seen_ < wanted) return false;
+    top_seen_ = top_.load(std::memory_order_relaxed);
+    return b - top_seen_ >= wanted;
+  }
+
+  // Owner of a submission deque (thieves take from it with steal_half, at most `reach` tasks at
+  // once): takes the newest unprioritised task when more than `reach` are queued, else none. A
+  // thief's batch starts at the top it read and ends `reach` tasks above it at most, so a pop
+  // that leaves more than that below it cannot take a task in that batch without a
+  // compare-and-swap; a pop nearer the top could, several pops in a row past a thief that is
+  // between its read and its compare-and-swap.
+  Task* pop_bottom_beyond(std::size_t reach) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    bottom_.store(b, std::memory_order_seq_cst);  // as in pop_bottom
+    const std::int64_t t = top_.load(std::memory_order_seq_cst);
+    top_seen_ = t;
+    if (b - t < static_cast<std::int64_t>(reach)) {
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    return ring_.load(std::memory_order_relaxed)->get(b);
   }
 
   // Number of queued tasks: a hint (exact only while no one pushes or pops). Read by thieves

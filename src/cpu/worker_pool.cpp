@@ -247,6 +247,15 @@ bool WorkerPool::run_one(int worker) {
   return true;
 }
 
+bool WorkerPool::run_submitted(int submitter, int worker) {
+  Task* task = submission_deques_[submitter]
+                   .load(std::memory_order_relaxed)
+                   ->pop_bottom_beyond(submitted_batch);
+  if (!task) return false;
+  runner_.run_task(task, worker);
+  return true;
+}
+
 void WorkerPool::caller_sleep(const std::function<bool()>& done) { sleep(&done); }
 
 void WorkerPool::wake_all() {

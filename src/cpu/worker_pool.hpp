@@ -83,6 +83,15 @@ class WorkerPool {
   // -1).
   void push_external(int submitter, Task* task);
   void push_external(Task* task) { push_external(submitter(), task); }
+  // On the attached caller (`worker`, from attach_caller) that owns submission deque
+  // `submitter`: runs the newest task there; false when no more than a thief's batch
+  // (submitted_batch) is left, which the workers take.
+  bool run_submitted(int submitter, int worker);
+  // On the thread that owns submission deque `submitter`: whether `count` tasks or more wait in
+  // it (prioritised ones aside).
+  bool submitted_at_least(int submitter, std::size_t count) {
+    return submission_deques_[submitter].load(std::memory_order_relaxed)->holds_at_least(count);
+  }
 
   // Queues a ready task for worker `worker` from any thread (its inbox, which others may steal
   // from), and wakes a sleeper.

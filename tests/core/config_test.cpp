@@ -22,8 +22,11 @@ using testing_support::ScopedEnvironment;
 
 // Every variable from_environment reads (config.hpp lists them).
 constexpr const char* all_variables[] = {
-    "VERSA_NCPU",          "VERSA_PIN",        "VERSA_TRACE", "VERSA_NGPU",  "VERSA_EMULATED",
-    "VERSA_DEVICE_MEMORY", "VERSA_PERF_MODEL", "VERSA_QUIET", "VERSA_STATS",
+    "VERSA_NCPU",       "VERSA_PIN",
+    "VERSA_TRACE",      "VERSA_NGPU",
+    "VERSA_EMULATED",   "VERSA_DEVICE_MEMORY",
+    "VERSA_PERF_MODEL", "VERSA_QUIET",
+    "VERSA_STATS",      "VERSA_SUBMISSION_WINDOW",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a

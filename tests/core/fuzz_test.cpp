@@ -398,6 +398,20 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWhenOnlyWorkerThreadsRunTasks
   }
 }
 
+// The smallest window: the submitting thread runs ready tasks inside submit() whenever 64 wait.
+TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithTheSmallestSubmissionWindow) {
+  const int workers = GetParam();
+  versa::Config config = versa::testing::workers(workers);
+  config.submission_window = 64;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const Program program = random_program(seed * 7919 + workers, 2000, seed % 2 ? 16 : 48);
+    const Outcome expected = sequential(program);
+    const Outcome actual = parallel(program, config);
+    ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
+    ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
+  }
+}
+
 TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithLocality) {
   const int workers = GetParam();
   for (bool caller : {false, true}) {

@@ -1,6 +1,7 @@
 // The per-worker ready deque: owner LIFO at the bottom, thieves FIFO at the top, priorities
 // apart, growth without loss, exactly-once hand-out under concurrent owner and thieves, and
-// thieves taking half at once from a deque whose owner only pushes.
+// thieves taking half at once from a submission deque, whose owner pushes and pops only beyond
+// their reach.
 #include "cpu/ready_deque.hpp"
 
 #include <gtest/gtest.h>
@@ -275,6 +276,76 @@ TEST(ReadyDequeTest, ThievesTakingHalvesGetEveryTaskExactlyOnce) {
   int wrong = 0;
   for (int i = 0; i < count; ++i) wrong += times[i] != 1;
   EXPECT_EQ(wrong, 0);
+}
+
+TEST(ReadyDequeTest, PopBeyondTakesTheNewestUntilOnlyTheReachIsLeft) {
+  std::vector<Task> tasks(40);
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  for (int i = 39; i >= 32; --i) ASSERT_EQ(queue.pop_bottom_beyond(32), &tasks[i]);
+  EXPECT_EQ(queue.pop_bottom_beyond(32), nullptr);
+  EXPECT_EQ(queue.size_hint(), 32u);
+  Task* out[32];
+  EXPECT_EQ(queue.steal_half(out, 32), 16u);
+  EXPECT_EQ(out[0], &tasks[0]);
+}
+
+TEST(ReadyDequeTest, HoldsAtLeastCountsWhatThievesLeft) {
+  std::vector<Task> tasks(100);
+  ReadyDeque queue;
+  for (Task& task : tasks) queue.push_front(&task);
+  EXPECT_TRUE(queue.holds_at_least(100));
+  EXPECT_FALSE(queue.holds_at_least(101));
+  Task* out[32];
+  ASSERT_EQ(queue.steal_half(out, 32), 32u);
+  EXPECT_FALSE(queue.holds_at_least(69));
+  EXPECT_TRUE(queue.holds_at_least(68));
+}
+
+// A submission deque whose owner pops beyond the thieves' reach while they take halves (the
+// submitting thread running tasks in its window): every task is taken exactly once.
+TEST(ReadyDequeTest, OwnerPoppingBeyondTheReachAndThievesTakingHalvesShareEveryTaskOnce) {
+  constexpr int count = 100'000;
+  constexpr int thieves = 3;
+  constexpr std::size_t reach = 32;
+  std::vector<Task> tasks(count);
+  ReadyDeque queue;
+  std::atomic<bool> owner_done{false};
+  std::vector<std::vector<Task*>> taken(thieves + 1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thieves; ++t) {
+    threads.emplace_back([&, t] {
+      Task* batch[reach];
+      for (;;) {
+        const bool last_look = owner_done.load(std::memory_order_acquire);
+        const std::size_t n = queue.steal_half(batch, reach);
+        taken[t].insert(taken[t].end(), batch, batch + n);
+        if (n == 0 && last_look && queue.size_hint() == 0) return;
+        if (n == 0) std::this_thread::yield();
+      }
+    });
+  }
+  std::mt19937 random(7);
+  for (int i = 0; i < count; ++i) {
+    queue.push_front(&tasks[i]);
+    if (random() % 3 == 0) {  // bursts of pops, down to the reach when the thieves are slow
+      for (unsigned k = random() % 48; k > 0; --k) {
+        Task* task = queue.pop_bottom_beyond(reach);
+        if (!task) break;
+        taken[thieves].push_back(task);
+      }
+    }
+  }
+  owner_done.store(true, std::memory_order_release);
+  for (std::thread& thread : threads) thread.join();
+
+  std::vector<int> times(count, 0);
+  for (const auto& list : taken)
+    for (Task* task : list) ++times[task - tasks.data()];
+  int wrong = 0;
+  for (int i = 0; i < count; ++i) wrong += times[i] != 1;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(taken[thieves].size(), 0u);
 }
 
 }  // namespace
