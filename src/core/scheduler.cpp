@@ -360,7 +360,8 @@ void Scheduler::push_to_cpu(Task* task, int worker) {
   if (trace_.enabled()) trace_.ready_changed(worker, +1);
   if (worker >= 0) {
     WorkerLocal& local = worker_locals_[worker];
-    if (local.finishing && !local.continuation && pool_->queued_locally(worker) == 0) {
+    if (local.finishing && !local.continuation && pool_->queued_locally(worker) == 0 &&
+        !pool_->prioritised_submitted()) {
       local.continuation = task;
       return;
     }

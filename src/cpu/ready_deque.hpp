@@ -93,6 +93,9 @@ class ReadyDeque {
     return count;
   }
 
+  // Whether a prioritised task is queued (a hint).
+  bool holds_prioritised() const { return prioritised_.load(std::memory_order_relaxed) != 0; }
+
   // Owner: whether `count` unprioritised tasks or more are queued. Like a push, it reads top_
   // only when the top it last read says so (top_ only grows): a submitting thread asks after
   // every push, and a read of top_ each time bounced its line with the thieves taking from it.

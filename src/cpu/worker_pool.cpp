@@ -90,6 +90,7 @@ int WorkerPool::current_worker() const {
 
 void WorkerPool::push_external(int submitter, Task* task) {
   if (submitter >= 0) {
+    if (task->priority > 0) prioritised_submitted_.fetch_add(1, std::memory_order_relaxed);
     submission_deques_[submitter].load(std::memory_order_relaxed)->push_front(task);
     wake_one();
     return;
@@ -136,6 +137,7 @@ Task* WorkerPool::steal_submitted(int thief) {
                                   .load(std::memory_order_relaxed)
                                   ->steal_half(batch.data(), batch.size());
     if (taken == 0) continue;
+    if (batch[0]->priority > 0) prioritised_submitted_.fetch_sub(1, std::memory_order_relaxed);
     if (taken > 1) {
       transferring_.fetch_add(1, std::memory_order_seq_cst);
       ReadyDeque& deque = workers_[thief]->deque;
@@ -229,7 +231,11 @@ Task* WorkerPool::take_inbox(int worker, int into) {
 }
 
 Task* WorkerPool::find_task(int worker) {
-  if (Task* task = workers_[worker]->deque.pop_front()) return task;
+  ReadyDeque& own = workers_[worker]->deque;
+  if (prioritised_submitted() && !own.holds_prioritised()) {
+    if (Task* task = steal_submitted(worker)) return task;
+  }
+  if (Task* task = own.pop_front()) return task;
   return find_elsewhere(worker);
 }
 

@@ -100,6 +100,11 @@ class WorkerPool {
   // Queues a ready task at the front of worker `worker`'s own deque (called on that worker).
   void push_local(int worker, Task* task);
 
+  // Whether a task of positive priority waits in a submission deque (a hint).
+  bool prioritised_submitted() const {
+    return prioritised_submitted_.load(std::memory_order_relaxed) > 0;
+  }
+
   // Tasks in worker `worker`'s own deque (a hint; called on that worker).
   std::size_t queued_locally(int worker) const { return workers_[worker]->deque.size_hint(); }
 
@@ -167,6 +172,12 @@ class WorkerPool {
   // sleep or wakes, while searching_ changes whenever a worker runs out of work or finds some.
   alignas(64) std::atomic<int> sleepers_{0};
   alignas(64) std::atomic<int> searching_{0};  // workers spinning or yielding in search of work
+  // Tasks of positive priority in the submission deques (a hint). A worker takes them before
+  // the unprioritised tasks of its own deque: otherwise the tasks a finish made ready there (the
+  // readers a writer released) ran first, while prioritised tasks a thread submitted waited for
+  // the other workers. Written only when such tasks come and go, so the load in every search
+  // hits the cache.
+  alignas(64) std::atomic<int> prioritised_submitted_{0};
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint32_t> wake_epoch_{0};
 };

@@ -271,6 +271,34 @@ TEST(Priorities, BreakTiesAmongReadyTasks) {
   EXPECT_TRUE((order[0] == 0 || order[0] == 3) && (order[1] == 0 || order[1] == 3));
 }
 
+// Readers that a writer's finish makes ready land on that worker's own deque, where they would
+// run first; prioritised tasks the main program submitted meanwhile come before them.
+TEST(Priorities, SubmittedPrioritisedTasksComeBeforeTasksAFinishMadeReady) {
+  versa::Runtime rt{workers(1)};
+  auto item = rt.token("item");
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  rt.submit(
+      "writer",
+      [&] {
+        started = true;
+        while (!release.load()) std::this_thread::yield();
+      },
+      versa::write(item));
+  while (!started.load()) std::this_thread::yield();
+  std::vector<int> order;  // readers 0-9, prioritised tasks 10-19; one thread runs them all
+  for (int i = 0; i < 10; ++i)
+    rt.submit(
+        "reader", [&order, i] { order.push_back(i); }, versa::read(item));
+  for (int i = 10; i < 20; ++i)
+    rt.submit(
+        "urgent", [&order, i] { order.push_back(i); }, versa::priority(1));
+  release = true;
+  rt.wait_all();
+  ASSERT_EQ(order.size(), 20u);
+  for (int k = 0; k < 10; ++k) EXPECT_GE(order[k], 10) << "position " << k;
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, AccessModes, testing::Values(1, 2, 4, 8));
 INSTANTIATE_TEST_SUITE_P(Workers, ExclusiveRun,
                          testing::Combine(testing::Values(1, 2, 4, 8),
