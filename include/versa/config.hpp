@@ -78,9 +78,9 @@ struct Config {
   // not (a worker thread must run tasks while the caller submits or holds data). A waiting
   // thread that finds no task for a while sleeps. acquire() does not run tasks: it returns as
   // soon as the data is ready, which a task it took up could delay. On by default: it shortens
-  // chains of small tasks (the hand-off stays on the waiting thread) and costs 2-7% only on
-  // independent tasks of 1-2 us (docs/benchmarks.md, "The waiting thread as a worker by
-  // default").
+  // chains of small tasks (the hand-off stays on the waiting thread), and with
+  // submission_window independent tasks of 1-2 us gain too (docs/benchmarks.md, "The waiting
+  // thread as a worker by default" and "A window on submission").
   bool caller_runs_tasks = true;
 
   // With caller_runs_tasks, the most ready tasks that a thread outside the tasks submits ahead
@@ -88,9 +88,9 @@ struct Config {
   // submitting thread, in the waiting thread's worker slot (when no other thread waits in it),
   // until half are left, as OpenMP's task construct runs a task at once when too many are
   // queued. A burst of submissions then costs bounded memory, and the task records it reuses
-  // are still in cache: independent 2 us tasks on 2 cores reach 0.89 of the machine instead of
-  // 0.82, of which page faults on fresh task records took half (docs/benchmarks.md, "A window
-  // on submission"). A task body may so run inside submit(): a program must not submit while
+  // are still in cache: independent 2 us tasks on 2 cores reach 0.90 of the machine instead of
+  // 0.81, most of the difference page faults on fresh task records (docs/benchmarks.md, "A
+  // window on submission"). A task body may so run inside submit(): a program must not submit while
   // holding a lock that a task takes. -1: 64 per CPU worker; 0: no limit; otherwise at least
   // 64. Tasks that wait for data do not count, nor tasks with a priority.
   int submission_window = -1;
