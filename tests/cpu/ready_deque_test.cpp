@@ -244,40 +244,6 @@ TEST(ReadyDequeTest, StealHalfTakesPrioritisedTasksOneAtATimeHighestFirst) {
   EXPECT_EQ(out[0], &tasks[0]);
 }
 
-// A submission deque: the owner only pushes (the ring grows meanwhile), thieves take halves.
-TEST(ReadyDequeTest, ThievesTakingHalvesGetEveryTaskExactlyOnce) {
-  constexpr int count = 100'000;
-  constexpr int thieves = 3;
-  std::vector<Task> tasks(count);
-  for (int i = 0; i < count; i += 64) tasks[i].priority = 1;  // some prioritised
-  ReadyDeque queue;
-  std::atomic<bool> owner_done{false};
-  std::vector<std::vector<Task*>> taken(thieves);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < thieves; ++t) {
-    threads.emplace_back([&, t] {
-      Task* batch[32];
-      for (;;) {
-        const bool last_look = owner_done.load(std::memory_order_acquire);
-        const std::size_t n = queue.steal_half(batch, 32);
-        taken[t].insert(taken[t].end(), batch, batch + n);
-        if (n == 0 && last_look && queue.size_hint() == 0) return;
-        if (n == 0) std::this_thread::yield();
-      }
-    });
-  }
-  for (Task& task : tasks) queue.push_front(&task);
-  owner_done.store(true, std::memory_order_release);
-  for (std::thread& thread : threads) thread.join();
-
-  std::vector<int> times(count, 0);
-  for (const auto& list : taken)
-    for (Task* task : list) ++times[task - tasks.data()];
-  int wrong = 0;
-  for (int i = 0; i < count; ++i) wrong += times[i] != 1;
-  EXPECT_EQ(wrong, 0);
-}
-
 TEST(ReadyDequeTest, PopBeyondTakesTheNewestUntilOnlyTheReachIsLeft) {
   std::vector<Task> tasks(40);
   ReadyDeque queue;
@@ -302,13 +268,13 @@ TEST(ReadyDequeTest, HoldsAtLeastCountsWhatThievesLeft) {
   EXPECT_TRUE(queue.holds_at_least(68));
 }
 
-// A submission deque whose owner pops beyond the thieves' reach while they take halves (the
-// submitting thread running tasks in its window): every task is taken exactly once.
-TEST(ReadyDequeTest, OwnerPoppingBeyondTheReachAndThievesTakingHalvesShareEveryTaskOnce) {
-  constexpr int count = 100'000;
+// A submission deque: three thieves take halves (at most `reach` at once) while the owner pushes
+// every task (the ring grows meanwhile) and, with `owner_pops`, pops bursts beyond their reach
+// after some pushes (the submitting thread running tasks in its window). Returns how many times
+// each task was taken, and how many the owner took.
+std::vector<int> times_taken(std::vector<Task>& tasks, bool owner_pops, std::size_t& by_owner) {
   constexpr int thieves = 3;
   constexpr std::size_t reach = 32;
-  std::vector<Task> tasks(count);
   ReadyDeque queue;
   std::atomic<bool> owner_done{false};
   std::vector<std::vector<Task*>> taken(thieves + 1);
@@ -326,26 +292,44 @@ TEST(ReadyDequeTest, OwnerPoppingBeyondTheReachAndThievesTakingHalvesShareEveryT
     });
   }
   std::mt19937 random(7);
-  for (int i = 0; i < count; ++i) {
-    queue.push_front(&tasks[i]);
-    if (random() % 3 == 0) {  // bursts of pops, down to the reach when the thieves are slow
-      for (unsigned k = random() % 48; k > 0; --k) {
-        Task* task = queue.pop_bottom_beyond(reach);
-        if (!task) break;
-        taken[thieves].push_back(task);
-      }
+  for (Task& task : tasks) {
+    queue.push_front(&task);
+    if (!owner_pops || random() % 3 != 0) continue;
+    for (unsigned k = random() % 48; k > 0; --k) {  // down to the reach when the thieves are slow
+      Task* popped = queue.pop_bottom_beyond(reach);
+      if (!popped) break;
+      taken[thieves].push_back(popped);
     }
   }
   owner_done.store(true, std::memory_order_release);
   for (std::thread& thread : threads) thread.join();
 
-  std::vector<int> times(count, 0);
+  std::vector<int> times(tasks.size(), 0);
   for (const auto& list : taken)
     for (Task* task : list) ++times[task - tasks.data()];
+  by_owner = taken[thieves].size();
+  return times;
+}
+
+int taken_other_than_once(const std::vector<int>& times) {
   int wrong = 0;
-  for (int i = 0; i < count; ++i) wrong += times[i] != 1;
-  EXPECT_EQ(wrong, 0);
-  EXPECT_GT(taken[thieves].size(), 0u);
+  for (int t : times) wrong += t != 1;
+  return wrong;
+}
+
+TEST(ReadyDequeTest, ThievesTakingHalvesGetEveryTaskExactlyOnce) {
+  std::vector<Task> tasks(100'000);
+  for (std::size_t i = 0; i < tasks.size(); i += 64) tasks[i].priority = 1;  // some prioritised
+  std::size_t by_owner = 0;
+  EXPECT_EQ(taken_other_than_once(times_taken(tasks, false, by_owner)), 0);
+  EXPECT_EQ(by_owner, 0u);
+}
+
+TEST(ReadyDequeTest, OwnerPoppingBeyondTheReachAndThievesTakingHalvesShareEveryTaskOnce) {
+  std::vector<Task> tasks(100'000);
+  std::size_t by_owner = 0;
+  EXPECT_EQ(taken_other_than_once(times_taken(tasks, true, by_owner)), 0);
+  EXPECT_GT(by_owner, 0u);
 }
 
 }  // namespace
