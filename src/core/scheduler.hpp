@@ -107,6 +107,9 @@ class Scheduler final : public TaskRunner, public Waker {
   void finish_task(Task* task, int worker);
 
   // --- failures ---------------------------------------------------------------------------
+  // Whether a handle the task reads holds spoilt data (inherited_failure says whether the
+  // spoilt value is the one the task reads).
+  static bool reads_poisoned(const Task& task);
   // The failure a task inherits from spoilt data it reads (counted as a cancellation), or null.
   std::shared_ptr<const Failure> inherited_failure(Task* task);
   // Finishes `task` as cancelled when it reads spoilt data; returns whether it did.

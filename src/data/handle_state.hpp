@@ -396,6 +396,8 @@ class HandleState {
   // within its own run (r == q). This keeps the outcome independent of timing: every access
   // with r < q has finished when the access with q runs, and none with r >= q affects it.
 
+  // Whether a failure left the data unusable for some access (poison_before says for which).
+  bool poisoned() const { return poisoned_.load(std::memory_order_acquire); }
   // The failure that leaves the data unusable for an access that requires `required`, or null.
   std::shared_ptr<const Failure> poison_before(std::uint64_t required) {
     // Set before the poisoning access finishes, which happens before any access that waits
