@@ -17,6 +17,7 @@
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/harness.hpp"
@@ -45,26 +46,39 @@ struct Chunk {
   uts::TreeStats stats;
 };
 
+void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk);
+
+// As in examples/uts/versa_search.cpp: the release out of line, the loop's state in locals. The
+// task it creates is a child of the calling task, so the caller's taskwait covers it.
+[[gnu::noinline]] void release_bottom_half(const uts::TreeShape& shape, std::size_t chunk_nodes,
+                                           std::vector<uts::Node>& stack,
+                                           std::deque<Chunk>& released) {
+  const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
+  Chunk* handed_out = &released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
+  stack.erase(stack.begin(), bottom);
+#pragma omp task default(none) firstprivate(handed_out, chunk_nodes) shared(shape)
+  search_chunk(shape, chunk_nodes, *handed_out);
+}
+
 void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk) {
-  std::vector<uts::Node>& stack = chunk.nodes;
+  std::vector<uts::Node> stack = std::move(chunk.nodes);
+  uts::TreeStats stats;
   std::deque<Chunk> released;  // addresses stay put while their tasks run
-  std::size_t visited = 0;
+  std::size_t until_release = chunk_nodes;
   while (!stack.empty()) {
     const uts::Node node = stack.back();
     stack.pop_back();
     const int children = uts::child_count(shape, node);
-    chunk.stats.count(node, children);
+    stats.count(node, children);
     for (int i = 0; i < children; ++i) stack.push_back(uts::child_node(node, i));
-    if (++visited % chunk_nodes == 0 && stack.size() >= 2) {
-      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
-      Chunk* handed_out = &released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
-      stack.erase(stack.begin(), bottom);
-#pragma omp task default(none) firstprivate(handed_out) shared(shape, chunk_nodes)
-      search_chunk(shape, chunk_nodes, *handed_out);
+    if (--until_release == 0) {
+      until_release = chunk_nodes;
+      if (stack.size() >= 2) release_bottom_half(shape, chunk_nodes, stack, released);
     }
   }
 #pragma omp taskwait
-  for (const Chunk& other : released) chunk.stats += other.stats;
+  for (const Chunk& other : released) stats += other.stats;
+  chunk.stats = stats;
 }
 
 double search(const uts::TreeShape& shape, int workers, const uts::SearchOptions& options,

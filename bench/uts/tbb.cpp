@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "../common/harness.hpp"
@@ -41,27 +42,38 @@ struct Chunk {
   uts::TreeStats stats;
 };
 
+void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk);
+
+// As in examples/uts/versa_search.cpp: the release out of line, the loop's state in locals.
+[[gnu::noinline]] void release_bottom_half(const uts::TreeShape& shape, std::size_t chunk_nodes,
+                                           std::vector<uts::Node>& stack,
+                                           std::deque<Chunk>& released, tbb::task_group& group) {
+  const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
+  Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
+  stack.erase(stack.begin(), bottom);
+  group.run([&shape, chunk_nodes, &handed_out] { search_chunk(shape, chunk_nodes, handed_out); });
+}
+
 void search_chunk(const uts::TreeShape& shape, std::size_t chunk_nodes, Chunk& chunk) {
-  std::vector<uts::Node>& stack = chunk.nodes;
+  std::vector<uts::Node> stack = std::move(chunk.nodes);
+  uts::TreeStats stats;
   std::deque<Chunk> released;  // addresses stay put while their tasks run
-  std::size_t visited = 0;
+  std::size_t until_release = chunk_nodes;
   tbb::task_group group;
   while (!stack.empty()) {
     const uts::Node node = stack.back();
     stack.pop_back();
     const int children = uts::child_count(shape, node);
-    chunk.stats.count(node, children);
+    stats.count(node, children);
     for (int i = 0; i < children; ++i) stack.push_back(uts::child_node(node, i));
-    if (++visited % chunk_nodes == 0 && stack.size() >= 2) {
-      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
-      Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
-      stack.erase(stack.begin(), bottom);
-      group.run(
-          [&shape, chunk_nodes, &handed_out] { search_chunk(shape, chunk_nodes, handed_out); });
+    if (--until_release == 0) {
+      until_release = chunk_nodes;
+      if (stack.size() >= 2) release_bottom_half(shape, chunk_nodes, stack, released, group);
     }
   }
   group.wait();
-  for (const Chunk& other : released) chunk.stats += other.stats;
+  for (const Chunk& other : released) stats += other.stats;
+  chunk.stats = stats;
 }
 
 double search(const uts::TreeShape& shape, int workers, const uts::SearchOptions& options,

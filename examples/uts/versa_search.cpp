@@ -4,6 +4,7 @@
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uts {
@@ -44,25 +45,41 @@ struct Chunk {
   TreeStats stats;
 };
 
+void search_chunk(const Search& search, Chunk& chunk);
+
+// Hands the bottom half of `stack` (the shallowest nodes, whose subtrees are the largest) to a new
+// task. Out of line, as in every peer's search: inlined, the release's calls made the compiler
+// keep the hot loop's state in memory, and the loop ran 7-12% slower than the sequential search on
+// one worker.
+[[gnu::noinline]] void release_bottom_half(const Search& search, std::vector<Node>& stack,
+                                           std::deque<Chunk>& released) {
+  const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
+  Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
+  stack.erase(stack.begin(), bottom);
+  search.rt.spawn("uts chunk", [&search, &handed_out] { search_chunk(search, handed_out); });
+}
+
+// The stack and the figures are locals, and a countdown times the releases: the loop is the
+// sequential search's but for one decrement and one branch per node.
 void search_chunk(const Search& search, Chunk& chunk) {
-  std::vector<Node>& stack = chunk.nodes;
+  std::vector<Node> stack = std::move(chunk.nodes);
+  TreeStats stats;
   std::deque<Chunk> released;
-  std::size_t visited = 0;
+  std::size_t until_release = search.chunk_nodes;
   while (!stack.empty()) {
     const Node node = stack.back();
     stack.pop_back();
     const int children = child_count(search.shape, node);
-    chunk.stats.count(node, children);
+    stats.count(node, children);
     for (int i = 0; i < children; ++i) stack.push_back(child_node(node, i));
-    if (++visited % search.chunk_nodes == 0 && stack.size() >= 2) {
-      const auto bottom = stack.begin() + static_cast<std::ptrdiff_t>(stack.size() / 2);
-      Chunk& handed_out = released.emplace_back(Chunk{{stack.begin(), bottom}, {}});
-      stack.erase(stack.begin(), bottom);
-      search.rt.spawn("uts chunk", [&search, &handed_out] { search_chunk(search, handed_out); });
+    if (--until_release == 0) {
+      until_release = search.chunk_nodes;
+      if (stack.size() >= 2) release_bottom_half(search, stack, released);
     }
   }
   search.rt.sync();
-  for (const Chunk& other : released) chunk.stats += other.stats;
+  for (const Chunk& other : released) stats += other.stats;
+  chunk.stats = stats;
 }
 
 }  // namespace
