@@ -1,8 +1,8 @@
 // bench/run uts: the Unbalanced Tree Search on Versa against sequential C++, OpenMP tasks and
-// oneTBB, in one process. For each tree and worker count every system searches the tree --reps
-// times; the table and the RESULT lines give the median seconds and the speedup over the
-// sequential search's median. A system whose figures differ from the sequential search's fails
-// the run (exit status 1): a wrong search yields no figure.
+// oneTBB, in one process. For each tree, every system searches it once per worker count in each of
+// --reps interleaved rounds; the table and the RESULT lines give the median seconds and the
+// speedup over the sequential search's median. A system whose figures differ from the sequential
+// search's fails the run (exit status 1): a wrong search yields no figure.
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -60,27 +60,22 @@ void add_options(CLI::App& app, Options& o) {
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 
-// Median seconds of `reps` searches; false when a search's figures differ from `expected`.
-bool measure(const bench::UtsSystem& system, const uts::SampleTree& tree, int workers,
-             const Options& o, const uts::TreeStats& expected, double& median) {
-  std::vector<double> seconds;
-  for (int rep = 0; rep < o.reps; ++rep) {
-    uts::TreeStats found;
-    seconds.push_back(system.search(tree.shape, workers, o.search, found));
-    if (!(found == expected)) {
-      std::fprintf(stderr,
-                   "uts: %s on %s with %d workers found %llu nodes, %llu leaves, depth %d; "
-                   "the sequential search %llu, %llu, %d\n",
-                   system.name.c_str(), tree.name, workers,
-                   static_cast<unsigned long long>(found.nodes),
-                   static_cast<unsigned long long>(found.leaves), found.max_depth,
-                   static_cast<unsigned long long>(expected.nodes),
-                   static_cast<unsigned long long>(expected.leaves), expected.max_depth);
-      return false;
-    }
-  }
-  median = bench::median(seconds);
-  return true;
+// One search of `tree` by `system` on `workers` workers: its seconds, or nothing when its figures
+// differ from `expected` (said on stderr).
+std::optional<double> search_once(const bench::UtsSystem& system, const uts::SampleTree& tree,
+                                  int workers, const Options& o, const uts::TreeStats& expected) {
+  uts::TreeStats found;
+  const double seconds = system.search(tree.shape, workers, o.search, found);
+  if (found == expected) return seconds;
+  std::fprintf(stderr,
+               "uts: %s on %s with %d workers found %llu nodes, %llu leaves, depth %d; "
+               "the sequential search %llu, %llu, %d\n",
+               system.name.c_str(), tree.name, workers,
+               static_cast<unsigned long long>(found.nodes),
+               static_cast<unsigned long long>(found.leaves), found.max_depth,
+               static_cast<unsigned long long>(expected.nodes),
+               static_cast<unsigned long long>(expected.leaves), expected.max_depth);
+  return std::nullopt;
 }
 
 int run(const Options& o) {
@@ -93,7 +88,7 @@ int run(const Options& o) {
   // The default granularity keeps the parameter the tables use; the other is marked.
   const std::string suffix =
       o.search.granularity == uts::TaskGranularity::chunk ? "" : ",tasks=" + tasks;
-  std::printf("# uts: median of %d runs; tasks: one per %s", o.reps, tasks.c_str());
+  std::printf("# uts: median of %d interleaved rounds; tasks: one per %s", o.reps, tasks.c_str());
   if (o.search.granularity == uts::TaskGranularity::chunk)
     std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
   std::printf("\n%-6s %-11s %7s %10s %8s %9s\n", "tree", "system", "workers", "seconds", "speedup",
@@ -108,8 +103,32 @@ int run(const Options& o) {
                    tree.source);
       return 1;
     }
-    double base = 0;
-    if (!measure(sequential, tree, 1, o, expected, base)) return 1;
+    // Every system and worker count once per round, rounds repeated --reps times: a burst of
+    // load on a shared machine then falls on every system alike instead of on whichever ran
+    // its repetitions during it.
+    struct Measurement {
+      const bench::UtsSystem* system;
+      int workers;
+      std::vector<double> seconds;
+      bool wrong = false;
+    };
+    std::vector<Measurement> measurements{{&sequential, 1, {}}};
+    for (int workers : o.workers)
+      for (const bench::UtsSystem& system : parallel)
+        measurements.push_back({&system, workers, {}});
+    for (int rep = 0; rep < o.reps; ++rep)
+      for (Measurement& m : measurements) {
+        if (m.wrong) continue;
+        const std::optional<double> seconds = search_once(*m.system, tree, m.workers, o, expected);
+        if (!seconds) {
+          if (m.system == &sequential) return 1;
+          m.wrong = true;
+          status = 1;
+          continue;
+        }
+        m.seconds.push_back(*seconds);
+      }
+    const double base = bench::median(measurements.front().seconds);
     auto report = [&](const std::string& system, int workers, double seconds) {
       const std::string param = "tree=" + name + ",workers=" + std::to_string(workers) + suffix;
       std::printf("%-6s %-11s %7d %10.4f %8.2f %9.2f\n", name.c_str(), system.c_str(), workers,
@@ -117,16 +136,10 @@ int run(const Options& o) {
       bench::print_result("uts", system, param, "seconds", seconds, "s");
       bench::print_result("uts", system, param, "speedup", base / seconds, "x");
     };
-    if (bench::chosen(o.systems, "sequential")) report("sequential", 1, base);
-    for (int workers : o.workers)
-      for (const bench::UtsSystem& system : parallel) {
-        double seconds = 0;
-        if (!measure(system, tree, workers, o, expected, seconds)) {
-          status = 1;
-          continue;
-        }
-        report(system.name, workers, seconds);
-      }
+    for (const Measurement& m : measurements) {
+      if (m.wrong || (m.system == &sequential && !bench::chosen(o.systems, "sequential"))) continue;
+      report(m.system->name, m.workers, bench::median(m.seconds));
+    }
   }
   return status;
 }
