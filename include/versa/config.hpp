@@ -41,6 +41,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CALLER_WORKS=0|1    caller_runs_tasks
 //   VERSA_SUBMISSION_WINDOW=<n> submission_window
 //   VERSA_LOCALITY=0|1        locality
+//   VERSA_DEFER_REGISTRATION=0|1 defer_registration
 //   VERSA_TRACE=<file>        trace_file
 //   VERSA_NGPU=<n>            gpus
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
@@ -100,6 +101,18 @@ struct Config {
   // tasks submitted by the main program, round-robin. The worker that just finished the task's
   // last dependency keeps it when it would otherwise have nothing to run.
   bool locality = false;
+
+  // A thread outside the tasks that submits a task with accesses only creates and counts it,
+  // and queues it; a worker that finds nothing to run registers the queued tasks on their
+  // handles, in the order they came, and schedules those that are ready (DDAST's asynchronous
+  // runtime management). submit() then never takes a handle's lock, which a finishing worker
+  // may hold, and the registration of a long stream of submissions runs beside it rather than
+  // on the submitting thread. A host access (acquire), a handle's destruction or reduction
+  // operator change, and wait_all register whatever is queued first, so the program's order is
+  // kept. Off by default: on 2 cores it costs what it moves (docs/benchmarks.md, "Registration
+  // handed to idle workers"). Ignored with devices or task tracking (the DOT graph, the stall
+  // report), whose bookkeeping at submission stays on the submitting thread.
+  bool defer_registration = false;
 
   // When not empty, a Chrome trace-event JSON file (chrome://tracing, Perfetto) is written here
   // when the Runtime is destroyed: one track per worker, one slice per task. Costs nothing when

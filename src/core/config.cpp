@@ -57,6 +57,8 @@ Config Config::from_environment(Config base) {
   }
   if (const char* value = std::getenv("VERSA_LOCALITY"))
     base.locality = parse_integer("VERSA_LOCALITY", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_DEFER_REGISTRATION"))
+    base.defer_registration = parse_integer("VERSA_DEFER_REGISTRATION", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_TRACE")) base.trace_file = value;
   if (const char* value = std::getenv("VERSA_NGPU"))
     base.gpus = static_cast<int>(

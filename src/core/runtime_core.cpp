@@ -95,7 +95,9 @@ RuntimeCore::RuntimeCore(Config config)
     if (dispatch_) dispatch_->set_task_statistics(task_statistics_.get());
   }
   if (!config_.quiet) std::fprintf(stderr, "%s\n", summary_.c_str());
+  scheduler_.set_defer_registration(config_.defer_registration);
   scheduler_.start(config_.pin_workers, topology_);
+  if (config_.defer_registration) handles_->set_runtime(this);
   start_diagnostics();
 }
 
@@ -149,6 +151,7 @@ void RuntimeCore::open_devices() {
 
 RuntimeCore::~RuntimeCore() {
   scheduler_.wait_for_pending();
+  handles_->set_runtime(nullptr);  // nothing is queued any more; handles may outlive us
   try {
     apply_all_partials();
     scheduler_.bring_all_home();

@@ -82,6 +82,7 @@ class RuntimeCore final : public HandleHost {
     scheduler_.bring_home(handle);
     renaming_.forget(&handle);
   }
+  void register_deferred_tasks() override { scheduler_.register_deferred_tasks(); }
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.

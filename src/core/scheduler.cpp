@@ -69,6 +69,7 @@ Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureL
 
 void Scheduler::start(bool pin, const Topology& topology) {
   plain_tasks_ = !devices_ && !track_ && !trace_.enabled() && !task_statistics_;
+  defer_ = defer_requested_ && !devices_ && !track_;
   pool_ = std::make_unique<WorkerPool>(workers() - (caller_slot_ ? 1 : 0), pin, topology, *this,
                                        caller_slot_);
 }
@@ -150,6 +151,20 @@ inline void Scheduler::count_submitted(Task* task, Task* parent, int submitter) 
 
 void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   Task* task = create_task(desc, worker);
+  if (defer_ && worker < 0 && desc.access_count != 0) {
+    // A prioritised task is registered at once, after the tasks queued before it: idle
+    // workers, who register the queued ones, are not idle while tasks of lower priority run
+    // (writers at priority 1 behind a hundred readers waited for all of them).
+    if (desc.priority > 0) {
+      register_deferred_tasks();
+    } else if (const int submitter = pool_->submitter(); submitter >= 0) {
+      // Counted before it is queued: a worker may register, run and finish it at once.
+      count_submitted(task, parent, submitter);
+      deferred_.push(submitter, task);
+      pool_->notify_work();
+      return;
+    }
+  }
   if (desc.access_count != 0) register_accesses(task, worker, true);
   if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
@@ -230,6 +245,7 @@ void Scheduler::end_host_task(Task* task, int worker) {
 }
 
 Task* Scheduler::submit_host_access(const AccessRecord& record) {
+  register_deferred_tasks();  // the access comes after the tasks submitted before it
   Task* task = create_host_task("host acquire", 1, -1);
   AccessRecord& access = task->accesses[0];
   access = record;
@@ -253,6 +269,7 @@ void Scheduler::end_host_access(Task* ticket) {
 // runtime with devices, both halves are staged on the host: the instance's data is copied
 // there, the root's host copy is overwritten (write_only) and its device copies invalidated.
 void Scheduler::bring_home(HandleState& root) {
+  register_deferred_tasks();
   HandleState* instance;
   std::uint64_t instance_required;
   std::uint64_t root_required;
@@ -279,6 +296,11 @@ void Scheduler::bring_home(HandleState& root) {
     WriteRenaming::copy_home(*instance, instance_required, root, root_required);
   }
   end_host_task(task, worker);  // the instance's last access: it is destroyed
+}
+
+void Scheduler::register_deferred(Task* task, int worker) {
+  register_accesses(task, worker, true);
+  if (try_make_ready(task, worker)) schedule(task, worker);
 }
 
 // --- Procedure: ready -----------------------------------------------------------------------
@@ -402,7 +424,17 @@ void Scheduler::release_host_access(Task* task) {
 
 void Scheduler::worker_started(int) { this_thread_scheduler = this; }
 
-bool Scheduler::pull_work(int worker) { return devices_ && devices_->pull_for_cpu(worker); }
+// A worker that found nothing to run registers a few deferred tasks (as DDAST's idle threads
+// turn runtime managers), then runs what they made ready; a batch at a time, so that it goes
+// back to running tasks as soon as some are ready.
+bool Scheduler::pull_work(int worker) {
+  constexpr std::size_t deferred_batch = 16;
+  if (defer_ &&
+      deferred_.register_some([this, worker](Task* task) { register_deferred(task, worker); },
+                              deferred_batch) != 0)
+    return true;
+  return devices_ && devices_->pull_for_cpu(worker);
+}
 
 // --- Procedure: run -------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@
 #include "base/failure_log.hpp"
 #include "base/task.hpp"
 #include "base/wait_list.hpp"
+#include "core/deferred_registrations.hpp"
 #include "core/task_pool.hpp"
 #include "core/task_statistics.hpp"
 #include "core/task_tracker.hpp"
@@ -48,6 +49,10 @@ class Scheduler final : public TaskRunner, public Waker {
   void set_devices(DeviceDispatch* devices) { devices_ = devices; }
   // Records per task type (set before start); null when Config::task_statistics is off.
   void set_task_statistics(TaskStatisticsLog* log) { task_statistics_ = log; }
+  // Config::defer_registration (set before start): a thread outside the workers queues the
+  // tasks it submits with accesses, and idle workers register them. Not with devices or task
+  // tracking, whose bookkeeping at submission stays on the submitting thread.
+  void set_defer_registration(bool defer) { defer_requested_ = defer; }
   // Starts the CPU workers; stops and joins them. Everything the workers reach must exist
   // between the two.
   void start(bool pin, const Topology& topology);
@@ -85,6 +90,14 @@ class Scheduler final : public TaskRunner, public Waker {
   // before (data/handle_state.hpp, renaming); nothing when it is home. Any thread; a worker
   // runs other tasks while it waits.
   void bring_home(HandleState& root);
+  // Registers every task that waits in a deferred-registration queue (Config::
+  // defer_registration), so that what the calling thread registers next comes after them: before
+  // a host access, a homecoming or a handle's destruction. Nothing when deferral is off.
+  void register_deferred_tasks() {
+    if (defer_)
+      deferred_.register_all(
+          [this, worker = current_worker()](Task* task) { register_deferred(task, worker); });
+  }
   // Brings every renamed handle home (wait_all, shutdown).
   void bring_all_home() {
     for (HandleState* root : renaming_.renamed_handles()) bring_home(*root);
@@ -152,6 +165,7 @@ class Scheduler final : public TaskRunner, public Waker {
   }
   void worker_sleeping(int worker) override { count_finished(worker); }
   bool pull_work(int worker) override;
+  bool work_to_pull() const override { return defer_ && deferred_.any(); }
   void worker_started(int) override;
   void worker_stopping(int worker) override { count_finished(worker); }
 
@@ -186,6 +200,8 @@ class Scheduler final : public TaskRunner, public Waker {
   Task* construct_task(const TaskDesc& desc, int worker);
   Task* create_task(const TaskDesc& desc, int worker);
   void register_accesses(Task* task, int worker, bool may_rename);
+  // Registers a task that waited in a deferred-registration queue, and schedules it if ready.
+  void register_deferred(Task* task, int worker);
   bool try_make_ready(Task* task, int worker);
   bool take_exclusive_flags(Task* task, int worker);
   void schedule(Task* task, int worker);
@@ -245,6 +261,8 @@ class Scheduler final : public TaskRunner, public Waker {
   // Nothing records tasks (no devices, trace, tracking or statistics), so tasks without
   // accesses take the short path. Set by start().
   bool plain_tasks_ = false;
+  bool defer_requested_ = false;
+  bool defer_ = false;  // registrations are deferred (set by start())
   DeviceDispatch* devices_ = nullptr;
   TaskStatisticsLog* task_statistics_ = nullptr;
   std::vector<WorkerLocal> worker_locals_;  // each element owned by its worker thread
@@ -267,6 +285,9 @@ class Scheduler final : public TaskRunner, public Waker {
   alignas(64) std::atomic<int> pending_watchers_{0};
   // Parent of the tasks spawned by the main program (outside any task).
   Task root_;
+  // One queue per submitting thread (its index in submitted_).
+  static_assert(DeferredRegistrations::queue_count == WorkerPool::max_submitters);
+  DeferredRegistrations deferred_;
 
   // Last: its threads run the members above.
   std::unique_ptr<WorkerPool> pool_;

@@ -193,7 +193,7 @@ bool WorkerPool::any_queued() const {
   const int count = submitters_.load(std::memory_order_acquire);
   for (int i = 0; i < count; ++i)
     if (submission_deques_[i].load(std::memory_order_relaxed)->size_hint() != 0) return true;
-  return false;
+  return runner_.work_to_pull();
 }
 
 Task* WorkerPool::steal(int thief) {

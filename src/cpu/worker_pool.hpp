@@ -32,6 +32,8 @@ class TaskRunner {
   // Called when a worker found nothing in any deque: may queue work for it (push_local) from
   // elsewhere and return true.
   virtual bool pull_work(int worker) = 0;
+  // Whether pull_work may find something (a hint, read before a worker sleeps).
+  virtual bool work_to_pull() const = 0;
   // Called once on each worker thread before it takes work, and after it stops.
   virtual void worker_started(int worker) = 0;
   virtual void worker_stopping(int worker) = 0;

@@ -6,6 +6,7 @@
 // runtime, and leaves the registry when it is destroyed whichever goes first.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 
@@ -15,6 +16,7 @@
 namespace versa::detail {
 
 class HandleState;
+class HandleHost;
 
 class HandleRegistry {
  public:
@@ -36,6 +38,13 @@ class HandleRegistry {
     handles_.erase(id);
   }
 
+  // The runtime, while it lives (set by it, cleared before it goes): a handle destroyed, or given
+  // a reduction operator, first has the runtime register the tasks whose registration it handed
+  // to its workers (Config::defer_registration). The registry is what a handle shares with its
+  // runtime that outlives both, so a handle that outlives its runtime reaches nothing.
+  void set_runtime(HandleHost* runtime) { runtime_.store(runtime, std::memory_order_release); }
+  void register_deferred_tasks();  // handle_release.cpp
+
   // Calls `visit(HandleState&)` for each listed handle in creation order, holding the registry's
   // lock: no listed handle can be deleted meanwhile. `visit` may take the handles' locks (the
   // order is registry, then handle), and must not call back into the registry.
@@ -49,6 +58,7 @@ class HandleRegistry {
   Mutex mutex_;
   std::uint64_t next_id_ VERSA_GUARDED_BY(mutex_) = 1;
   std::map<std::uint64_t, HandleState*> handles_ VERSA_GUARDED_BY(mutex_);
+  std::atomic<HandleHost*> runtime_{nullptr};
 };
 
 }  // namespace versa::detail

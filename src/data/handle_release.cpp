@@ -10,8 +10,15 @@ namespace versa::detail {
 
 const std::string& handle_name(const HandleState* state) { return state->name(); }
 
+void HandleRegistry::register_deferred_tasks() {
+  if (HandleHost* runtime = runtime_.load(std::memory_order_acquire))
+    runtime->register_deferred_tasks();
+}
+
 void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops) {
   if (!state) throw std::invalid_argument("set_reduction: empty handle");
+  // The adds submitted before use the operator they were submitted with.
+  if (state->registry()) state->registry()->register_deferred_tasks();
   const ReductionOps* raw = ops.get();
   const std::string refused = state->bind_reduction(raw, std::move(ops), true);
   if (!refused.empty())
@@ -34,6 +41,8 @@ void retire(HandleState* state) {
 
 void release_handle(HandleState* state) {
   if (!state) return;
+  // The tasks submitted before count among the handle's accesses.
+  if (state->registry()) state->registry()->register_deferred_tasks();
   const std::uint64_t pending = state->pending_accesses();
   if (pending == 0) {
     retire(state);

@@ -62,6 +62,11 @@ class HandleHost {
   // Called when a handle that was ever renamed is destroyed: copies its data home if it is in a
   // renamed instance, after the accesses registered before, and forgets the handle.
   virtual void bring_home_for_good(HandleState& handle) = 0;
+  // Registers the tasks whose registration was handed to the workers (Config::
+  // defer_registration) before a handle is looked at: destroyed, or given an operator. Reached
+  // through the handle's registry (HandleRegistry::register_deferred_tasks), and only while the
+  // runtime lives.
+  virtual void register_deferred_tasks() = 0;
 
  protected:
   ~HandleHost() = default;

@@ -411,6 +411,16 @@ TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithTheSmallestSubmissionWind
   expect_like_sequential(config, 1299709, 4);
 }
 
+// Registration handed to idle workers (DDAST): the main program only queues its tasks.
+TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithRegistrationHandedToWorkers) {
+  for (bool caller : {true, false}) {
+    versa::Config config = versa::testing::deferring(versa::testing::workers(GetParam()));
+    config.caller_runs_tasks = caller;
+    expect_like_sequential(config, caller ? 179424673 : 32452843, 3);
+    if (testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST_P(Fuzz, RandomProgramsMatchSequentialExecutionWithLocality) {
   const int workers = GetParam();
   for (bool caller : {false, true}) {
@@ -450,6 +460,12 @@ void check_failure_fuzz(const versa::Config& config, std::uint64_t salt, int tas
 TEST_P(Fuzz, InjectedFailuresSpreadAsInTheSequentialModel) {
   const int workers = GetParam();
   check_failure_fuzz(versa::testing::workers(workers), workers, 1500);
+}
+
+TEST_P(Fuzz, InjectedFailuresSpreadAsInTheSequentialModelWithRegistrationHandedToWorkers) {
+  const int workers = GetParam();
+  check_failure_fuzz(versa::testing::deferring(versa::testing::workers(workers)), workers + 7,
+                     1500);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, Fuzz, testing::Values(1, 2, 4, 8));

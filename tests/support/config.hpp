@@ -20,6 +20,15 @@ inline Config workers(int n) {
   return config;
 }
 
+// `config` with registration handed to idle workers (Config::defer_registration), which task
+// tracking would turn off: tasks are not tracked, and the stall report is off.
+inline Config deferring(Config config) {
+  config.defer_registration = true;
+  config.track_tasks = false;
+  config.stall_report_seconds = 0;
+  return config;
+}
+
 // `config` plus `devices` emulated accelerators of `memory_bytes` each, with instant copies
 // (tests exercise the protocol, not the modelled link).
 inline Config with_emulated(Config config, int devices, std::size_t memory_bytes = 64 << 20) {
