@@ -466,7 +466,8 @@ void Scheduler::run_plain(Task* task, int worker) {
 }
 
 // The flags alone, in line: a task that reads no spoilt data (nearly every one) then builds,
-// returns and destroys no shared_ptr, which was an eighth of a dependent task's instructions.
+// returns and destroys no shared_ptr. Running and finishing a task of cholesky-dag's shape took
+// 841 instructions, 784 so (callgrind, empty bodies).
 inline bool Scheduler::reads_poisoned(const Task& task) {
   for (std::uint32_t i = 0; i < task.access_count; ++i)
     if (reads_contents(task.accesses[i].mode) && task.accesses[i].handle->poisoned()) return true;
