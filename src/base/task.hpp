@@ -91,7 +91,8 @@ class Task {
   // plus one per unfulfilled Completion, and whoever releases the last one finishes the task.
   // One byte, in what was padding, so that the record keeps its two first cache lines.
   std::atomic<std::uint8_t> finish_holds{0};
-  Task* ready_next;  // link in a TaskInbox; set when pushed there
+  // Link in a TaskInbox, or in a queue of deferred registrations; set when pushed there.
+  Task* ready_next;
 
   // --- used by parked tasks and tasks with data only ---
   Waiter waiter;

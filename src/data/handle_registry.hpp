@@ -3,7 +3,8 @@
 // under a mutex does.
 //
 // Shared between the runtime and its handles (std::shared_ptr): a handle may outlive its
-// runtime, and leaves the registry when it is destroyed whichever goes first.
+// runtime, and leaves the registry when it is destroyed whichever goes first. Through it a handle
+// also reaches its runtime while the runtime lives (set_runtime).
 #pragma once
 
 #include <atomic>
@@ -40,8 +41,8 @@ class HandleRegistry {
 
   // The runtime, while it lives (set by it, cleared before it goes): a handle destroyed, or given
   // a reduction operator, first has the runtime register the tasks whose registration it handed
-  // to its workers (Config::defer_registration). The registry is what a handle shares with its
-  // runtime that outlives both, so a handle that outlives its runtime reaches nothing.
+  // to its workers (Config::defer_registration). The registry lives as long as the runtime or
+  // any of its handles, so a handle that outlives its runtime finds nothing here.
   void set_runtime(HandleHost* runtime) { runtime_.store(runtime, std::memory_order_release); }
   void register_deferred_tasks();  // handle_release.cpp
 
