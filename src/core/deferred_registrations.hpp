@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "base/spin_lock.hpp"
 #include "base/task.hpp"
@@ -62,13 +63,14 @@ class DeferredRegistrations {
     return 0;
   }
 
-  // Registers every task queued before the call, waiting for the turns that others hold (their
-  // holders finish what they took).
+  // Registers every task queued before the call, waiting for the turns that others hold: what
+  // a holder left taken first, then what was pushed since.
   template <class Register>
   void register_all(Register&& register_task) {
     for (Queue& queue : queues_) {
       queue.turn.lock();
-      register_from(queue, register_task, SIZE_MAX);
+      while (register_from(queue, register_task, SIZE_MAX) != 0) {
+      }
       queue.turn.unlock();
     }
   }
@@ -82,6 +84,7 @@ class DeferredRegistrations {
     std::atomic<Task*> taken{nullptr};
   };
 
+  // Registers up to `limit` of the tasks taken, or, when none is left, of those pushed since.
   template <class Register>
   static std::size_t register_from(Queue& queue, Register& register_task, std::size_t limit) {
     Task* oldest = queue.taken.load(std::memory_order_relaxed);

@@ -245,7 +245,6 @@ void Scheduler::end_host_task(Task* task, int worker) {
 }
 
 Task* Scheduler::submit_host_access(const AccessRecord& record) {
-  register_deferred_tasks();  // the access comes after the tasks submitted before it
   Task* task = create_host_task("host acquire", 1, -1);
   AccessRecord& access = task->accesses[0];
   access = record;

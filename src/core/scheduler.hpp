@@ -82,7 +82,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);
   // A task record for a host access (Runtime::acquire): registered like a task; returns when
-  // the access may proceed (the thread sleeps meanwhile). Not on a worker.
+  // the access may proceed (the thread sleeps meanwhile). Not on a worker. Called after
+  // bring_home on the same handle, which registered the tasks queued before it (Config::
+  // defer_registration).
   Task* submit_host_access(const AccessRecord& record);
   // Ends a host access: finishes its access and frees the record.
   void end_host_access(Task* ticket);
@@ -91,8 +93,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // runs other tasks while it waits.
   void bring_home(HandleState& root);
   // Registers every task that waits in a deferred-registration queue (Config::
-  // defer_registration), so that what the calling thread registers next comes after them: before
-  // a host access, a homecoming or a handle's destruction. Nothing when deferral is off.
+  // defer_registration), so that what the calling thread registers next comes after them: a
+  // homecoming (and so every host access, which follows one), a handle's destruction or change of
+  // operator, a prioritised task. Nothing when deferral is off.
   void register_deferred_tasks() {
     if (defer_)
       deferred_.register_all(

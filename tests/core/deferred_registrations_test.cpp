@@ -50,6 +50,21 @@ TEST(DeferredRegistrationsTest, RegisterAllEmptiesEveryQueue) {
   EXPECT_EQ(order, expected);
 }
 
+// What a holder left taken and what was pushed after it: register_all takes both, in order.
+TEST(DeferredRegistrationsTest, RegisterAllTakesWhatWasPushedAfterAPartialTurn) {
+  std::vector<Task> tasks(5);
+  DeferredRegistrations queues;
+  for (int i = 0; i < 3; ++i) queues.push(0, &tasks[i]);
+  std::vector<Task*> order;
+  auto record = [&](Task* task) { order.push_back(task); };
+  EXPECT_EQ(queues.register_some(record, 1), 1u);  // tasks 1 and 2 stay taken
+  for (int i = 3; i < 5; ++i) queues.push(0, &tasks[i]);
+  queues.register_all(record);
+  EXPECT_FALSE(queues.any());
+  ASSERT_EQ(order.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(order[i], &tasks[i]) << i;
+}
+
 // Two threads push 20,000 tasks each into their own queue while three threads register them in
 // turns: every task exactly once, each queue's in its order.
 TEST(DeferredRegistrationsTest, ConcurrentPushersAndRegistrarsKeepEachQueuesOrder) {
