@@ -124,18 +124,18 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
 
   Session s(scheduler, workers, a, n, tile);
 
-  // Priorities as StarPU's own Cholesky examples give them (Priorities).
-  const Priorities prio(nt);
+  // Priorities as StarPU's own Cholesky example gives them with a bounded range (Priorities).
+  const Priorities prio;
   Codelets& cl = s.codelets();
   const auto start = Clock::now();
   for (int k = 0; k < nt; ++k) {
-    submit(&cl.potrf, prio.potrf(k), {s.at(k, k)}, &potrf_args[k]);
+    submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k]);
     for (int m = k + 1; m < nt; ++m)
       submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock);
     for (int j = k + 1; j < nt; ++j) {
       submit(&cl.syrk, prio.syrk(k, j), {s.at(j, k), s.at(j, j)}, &clock);
       for (int m = j + 1; m < nt; ++m)
-        submit(&cl.gemm, prio.gemm(k, m, j), {s.at(m, k), s.at(j, k), s.at(m, j)}, &clock);
+        submit(&cl.gemm, prio.gemm(), {s.at(m, k), s.at(j, k), s.at(m, j)}, &clock);
     }
   }
   check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");

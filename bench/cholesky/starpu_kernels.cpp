@@ -3,7 +3,6 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include <climits>
 #include <cstring>
 #include <stdexcept>
 
@@ -110,16 +109,6 @@ Codelets::Codelets(const char* scheduler, Models& models) {
   trsm = make_codelet(trsm_body, 2, {STARPU_R, STARPU_RW}, model(models.trsm));
   syrk = make_codelet(syrk_body, 2, {STARPU_R, STARPU_RW}, model(models.syrk));
   gemm = make_codelet(gemm_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(models.gemm));
-}
-
-Priorities::Priorities(int tiles)
-    : nt_(tiles),
-      unbound_(starpu_sched_get_max_priority() == INT_MAX &&
-               starpu_sched_get_min_priority() == INT_MIN),
-      max_(starpu_sched_get_max_priority()) {}
-
-int Priorities::of(int unbound_value, bool critical) const {
-  return unbound_ ? unbound_value : critical ? max_ : STARPU_DEFAULT_PRIO;
 }
 
 }  // namespace bench::starpu_cholesky

@@ -81,25 +81,22 @@ struct Codelets {
   starpu_codelet potrf{}, trsm{}, syrk{}, gemm{};
 };
 
-// Task priorities after StarPU's examples/cholesky/cholesky_implicit.c (and its MPI sibling).
-// With a policy that accepts any int priority (range [INT_MIN, INT_MAX], as lws, prio and dmdas
-// have in StarPU 1.3), a task's priority decreases with its step k and its distance from the
-// diagonal: potrf 2nt-2k, trsm(m) 2nt-2k-m, syrk(j) 2nt-2k-2j, gemm(m,j) 2nt-2k-m-j, so the tasks
-// that unlock the next panel come first. With a bounded range, the critical path (potrf(k),
-// trsm(k+1,k), syrk(k+1,k)) gets the maximum priority and everything else the default. dmda's
-// range is [0, 0]: it ignores priorities, so every task gets 0 there. Read after starpu_init.
+// Task priorities after StarPU's examples/cholesky/cholesky_implicit.c with a bounded range, the
+// scheme Versa's example uses too: the critical path (potrf(k), trsm(k+1,k), syrk(k+1,k)) gets
+// the policy's maximum priority and every other task the default, so the rest runs in the order
+// its data becomes ready. dmda's range is [0, 0]: it ignores priorities. The example's scheme for
+// unbounded ranges (2nt-2k-m-j for gemm(m,j), and so on), which lws and dmdas accept, runs
+// wavefronts across steps whose tiles are cold: on 2 cores at n = 4096, tile 128, it made lws 10%
+// slower (docs/benchmarks.md, "Tiled Cholesky: priorities"). Read after starpu_init.
 class Priorities {
  public:
-  explicit Priorities(int tiles);
-  int potrf(int k) const { return of(2 * nt_ - 2 * k, true); }
-  int trsm(int k, int m) const { return of(2 * nt_ - 2 * k - m, m == k + 1); }
-  int syrk(int k, int j) const { return of(2 * nt_ - 2 * k - 2 * j, j == k + 1); }
-  int gemm(int k, int m, int j) const { return of(2 * nt_ - 2 * k - m - j, false); }
+  Priorities() : max_(starpu_sched_get_max_priority()) {}
+  int potrf() const { return max_; }
+  int trsm(int k, int m) const { return m == k + 1 ? max_ : STARPU_DEFAULT_PRIO; }
+  int syrk(int k, int j) const { return j == k + 1 ? max_ : STARPU_DEFAULT_PRIO; }
+  int gemm() const { return STARPU_DEFAULT_PRIO; }
 
  private:
-  int of(int unbound_value, bool critical) const;
-  int nt_;
-  bool unbound_;
   int max_;
 };
 

@@ -125,11 +125,11 @@ class DistributedTiles {
 void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
                           std::vector<PotrfArg>& potrf_args, KernelClock& clock) {
   const int nt = a.tiles();
-  const Priorities prio(nt);
+  const Priorities prio;
   const auto clock_arg = [&] { return static_cast<void*>(&clock); };
   for (int k = 0; k < nt; ++k) {
     check(
-        starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.potrf, STARPU_PRIORITY, prio.potrf(k), STARPU_RW,
+        starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.potrf, STARPU_PRIORITY, prio.potrf(), STARPU_RW,
                                a(k, k), STARPU_CL_ARGS_NFREE, &potrf_args[k], sizeof(PotrfArg), 0),
         "starpu_mpi_task_insert");
     for (int m = k + 1; m < nt; ++m)
@@ -145,7 +145,7 @@ void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
                                    clock_arg(), sizeof(KernelClock), 0),
             "starpu_mpi_task_insert");
       for (int m = j + 1; m < nt; ++m)
-        check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.gemm, STARPU_PRIORITY, prio.gemm(k, m, j),
+        check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.gemm, STARPU_PRIORITY, prio.gemm(),
                                      STARPU_R, a(m, k), STARPU_R, a(j, k), STARPU_RW, a(m, j),
                                      STARPU_CL_ARGS_NFREE, clock_arg(), sizeof(KernelClock), 0),
               "starpu_mpi_task_insert");
