@@ -1,5 +1,5 @@
 // The tiled Cholesky comparison: Versa (examples/cholesky), StarPU with the same tile kernels
-// (schedulers lws and dmda), and one multithreaded LAPACKE_dpotrf from OpenBLAS, on the same
+// (schedulers lws, dmda and dmdas), and one multithreaded LAPACKE_dpotrf from OpenBLAS, on the same
 // matrix in the same process.
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
@@ -9,9 +9,9 @@
 // alone.
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
-// (which also calibrates StarPU's dmda models); every system's first result is checked against
-// the original matrix (cholesky::scaled_residual_estimate below 10: O(n^2), so that n = 30000
-// checks in seconds). A second table gives, for Versa and StarPU, the median share of the
+// (which also calibrates the models of StarPU's dmda and dmdas); every system's first result is
+// checked against the original matrix (cholesky::scaled_residual_estimate below 10: O(n^2), so that
+// n = 30000 checks in seconds). A second table gives, for Versa and StarPU, the median share of the
 // workers' time spent inside tile kernels: what the schedule leaves idle, apart from the
 // kernels' own speed. Versa's kernel time is that of its task statistics (Config::task_statistics)
 // on the CPU; StarPU's, a clock around each kernel call.
@@ -199,7 +199,8 @@ int main(int argc, char** argv) {
               workers);
   if (gpu && !bench::cusolver_available())
     return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
-  // CPU only: Versa, StarPU (lws, dmda) and multithreaded OpenBLAS.
+  // CPU only: Versa, StarPU (lws, dmda, dmdas: the last sorts each worker's queue by priority)
+  // and multithreaded OpenBLAS.
   auto cpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
     for (int tile : tiles) {
@@ -211,6 +212,9 @@ int main(int argc, char** argv) {
                               }});
         candidates.push_back({"starpu-dmda", tile, [=](double* a) {
                                 return bench::cholesky_starpu("dmda", workers, a, n, tile);
+                              }});
+        candidates.push_back({"starpu-dmdas", tile, [=](double* a) {
+                                return bench::cholesky_starpu("dmdas", workers, a, n, tile);
                               }});
       }
     }
@@ -231,8 +235,9 @@ int main(int argc, char** argv) {
                           }});
     return candidates;
   };
-  if (cpu_table && run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "openblas"}, sizes,
-                             tiles, reps, workers, cpu_candidates) != 0)
+  if (cpu_table &&
+      run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
+                tiles, reps, workers, cpu_candidates) != 0)
     return 1;
   if (gpu &&
       run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, workers, gpu_candidates) != 0)

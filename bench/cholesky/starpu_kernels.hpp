@@ -82,12 +82,13 @@ struct Codelets {
 };
 
 // Task priorities after StarPU's examples/cholesky/cholesky_implicit.c with a bounded range, the
-// scheme Versa's example uses too: the critical path (potrf(k), trsm(k+1,k), syrk(k+1,k)) gets
-// the policy's maximum priority and every other task the default, so the rest runs in the order
-// its data becomes ready. dmda's range is [0, 0]: it ignores priorities. The example's scheme for
-// unbounded ranges (2nt-2k-m-j for gemm(m,j), and so on), which lws and dmdas accept, runs
-// wavefronts across steps whose tiles are cold: on 2 cores at n = 4096, tile 128, it made lws 10%
-// slower (docs/benchmarks.md, "Tiled Cholesky: priorities"). Read after starpu_init.
+// scheme Versa's example uses too (every system gets the same priorities): the critical path
+// (potrf(k), trsm(k+1,k), syrk(k+1,k)) gets the policy's maximum priority and every other task
+// the default. dmda's range is [0, 0]: it ignores priorities; dmdas sorts each worker's queue by
+// them. The example's scheme for unbounded ranges (2nt-2k-m-j for gemm(m,j), and so on), which
+// lws and dmdas accept, runs wavefronts across steps whose tiles are cold: on 2 cores at
+// n = 4096, tile 128, it made lws 10% slower (docs/benchmarks.md, "Tiled Cholesky: priorities").
+// Read after starpu_init.
 class Priorities {
  public:
   Priorities() : max_(starpu_sched_get_max_priority()) {}

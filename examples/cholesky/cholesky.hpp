@@ -166,11 +166,12 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
   // The critical path comes first: the tasks that unlock the next panel (potrf(k), and the
   // trsm and syrk of tile row k+1) have priority 1, every other task none, as StarPU's tiled
   // Cholesky gives them under a scheduler with bounded priorities. The rest then runs in the
-  // order its data becomes ready: the gemms of one tile row follow the trsm that wrote their
-  // shared input, while it is in cache. Ranking every task (2nt-2k-m-j, StarPU's scheme for
-  // unbounded priorities) runs wavefronts across steps instead, each gemm meeting its inputs cold:
-  // on 2 cores at n = 4096 a 128-tile gemm then took 160-195 us against 110-150, and the
-  // factorisation ran 25-30% slower (docs/benchmarks.md, "Tiled Cholesky: priorities").
+  // order its data becomes ready, the newest first, while its inputs are in cache. Ranking
+  // every task (2nt-2k-m-j, StarPU's scheme for unbounded priorities) runs wavefronts across
+  // steps instead, each gemm meeting its inputs cold: on 2 cores at n = 4096 a 128-tile gemm
+  // then took 160-195 us against 110-150, and the factorisation ran 20-25% slower. Program
+  // order for the rest (each task one priority below the one before) gained 4% at tile 128 and
+  // lost 7% at tile 64 (docs/benchmarks.md, "Tiled Cholesky: priorities").
   const int nt = static_cast<int>(a.tile_rows());
   for (int k = 0; k < nt; ++k) {
     rt.submit(potrf, versa::write(a(k, k)), versa::priority(1),
