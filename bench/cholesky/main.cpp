@@ -54,10 +54,16 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.
   if (gpu) return {seconds};
-  double kernel_seconds = 0;
-  for (const versa::TaskStatistics& t : example::task_statistics_since(rt, before))
-    if (t.device_kind == "cpu") kernel_seconds += t.kernel_seconds;
-  return {seconds, kernel_seconds};
+  bench::TiledTiming timing{seconds, 0, 0, 0};
+  for (const versa::TaskStatistics& t : example::task_statistics_since(rt, before)) {
+    if (t.device_kind != "cpu") continue;
+    timing.kernel_seconds += t.kernel_seconds;
+    if (t.task_type == "gemm") {
+      timing.gemm_seconds += t.kernel_seconds;
+      timing.gemms += static_cast<double>(t.tasks);
+    }
+  }
+  return timing;
 }
 
 struct Candidate {
@@ -74,19 +80,22 @@ template <class Candidates>
 int run_table(const std::string& devices, const std::vector<std::string>& systems,
               const std::vector<int>& sizes, const std::vector<int>& tiles, int reps, int workers,
               Candidates make_candidates) {
-  struct Share {
+  // Medians of a tiled system's kernel figures: the share of its workers' time in kernels and
+  // the mean time of a gemm.
+  struct KernelFigures {
     int n, tile;
     std::string system;
-    double median;
+    double share, gemm_us;
   };
-  std::vector<Share> shares;
+  std::vector<KernelFigures> figures;
   std::printf("\n## cholesky: GFLOP/s, devices=%s\n%-8s %-6s", devices.c_str(), "n", "tile");
   for (const std::string& system : systems) std::printf(" %12s", system.c_str());
   std::printf("\n");
   for (int n : sizes) {
     const std::vector<double> original = cholesky::spd_matrix<double>(n);
     const std::vector<Candidate> candidates = make_candidates(n);
-    std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size());
+    std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size()),
+        gemm_us(candidates.size());
     std::vector<double> a;
     for (int rep = -1; rep < reps; ++rep) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
@@ -105,6 +114,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
         }
         gflops[c].push_back(static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9);
         share[c].push_back(timing.kernel_seconds / (workers * seconds));
+        gemm_us[c].push_back(timing.gemm_seconds / timing.gemms * 1e6);
       }
     }
     // Untiled systems (tile 0) appear on every row.
@@ -126,37 +136,44 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
                           "n=" + std::to_string(n) + ",tile=" + tile + ",devices=" + devices,
                           "gflops", bench::median(gflops[c]), "GFLOP/s");
       if (!std::isnan(share[c][0]))
-        shares.push_back({n, candidates[c].tile, candidates[c].system, bench::median(share[c])});
+        figures.push_back({n, candidates[c].tile, candidates[c].system, bench::median(share[c]),
+                           bench::median(gemm_us[c])});
     }
   }
-  if (shares.empty()) return 0;
-  std::printf(
-      "\n## cholesky: share of the %d workers' time spent in tile kernels, kernel time / "
-      "(workers x wall), devices=%s\n%-8s %-6s",
-      workers, devices.c_str(), "n", "tile");
+  if (figures.empty()) return 0;
   std::vector<std::string> timed;
   for (const std::string& system : systems)
-    if (std::any_of(shares.begin(), shares.end(),
-                    [&](const Share& share) { return share.system == system; }))
+    if (std::any_of(figures.begin(), figures.end(),
+                    [&](const KernelFigures& f) { return f.system == system; }))
       timed.push_back(system);
-  for (const std::string& system : timed) std::printf(" %12s", system.c_str());
-  std::printf("\n");
-  for (int n : sizes)
-    for (int tile : tiles) {
-      std::printf("%-8d %-6d", n, tile);
-      for (const std::string& system : timed) {
-        double value = std::nan("");
-        for (const Share& share : shares)
-          if (share.n == n && share.tile == tile && share.system == system) value = share.median;
-        std::printf(" %12.3f", value);
+  // One table and its RESULT lines per figure.
+  auto print_figure = [&](const std::string& title, const char* metric, const char* unit,
+                          double KernelFigures::*field) {
+    std::printf("\n## cholesky: %s, devices=%s\n%-8s %-6s", title.c_str(), devices.c_str(), "n",
+                "tile");
+    for (const std::string& system : timed) std::printf(" %12s", system.c_str());
+    std::printf("\n");
+    for (int n : sizes)
+      for (int tile : tiles) {
+        std::printf("%-8d %-6d", n, tile);
+        for (const std::string& system : timed) {
+          double value = std::nan("");
+          for (const KernelFigures& f : figures)
+            if (f.n == n && f.tile == tile && f.system == system) value = f.*field;
+          std::printf(" %12.3f", value);
+        }
+        std::printf("\n");
       }
-      std::printf("\n");
-    }
-  for (const Share& share : shares)
-    bench::print_result("cholesky", share.system,
-                        "n=" + std::to_string(share.n) + ",tile=" + std::to_string(share.tile) +
-                            ",devices=" + devices,
-                        "kernel_share", share.median, "fraction");
+    for (const KernelFigures& f : figures)
+      bench::print_result(
+          "cholesky", f.system,
+          "n=" + std::to_string(f.n) + ",tile=" + std::to_string(f.tile) + ",devices=" + devices,
+          metric, f.*field, unit);
+  };
+  print_figure("share of the " + std::to_string(workers) +
+                   " workers' time spent in tile kernels, kernel time / (workers x wall)",
+               "kernel_share", "fraction", &KernelFigures::share);
+  print_figure("mean time of a gemm in microseconds", "gemm_us", "us", &KernelFigures::gemm_us);
   return 0;
 }
 

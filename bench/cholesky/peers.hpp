@@ -14,10 +14,13 @@ namespace bench {
 
 // One tiled factorisation: its wall time and the time its workers spent inside tile kernels,
 // summed over workers. kernel_seconds / (workers * seconds) is the share of the workers' time the
-// schedule kept busy with kernels.
+// schedule kept busy with kernels; gemm_seconds / gemms the mean time of a gemm, which the order
+// of the tasks changes through what each finds in cache.
 struct TiledTiming {
   double seconds = 0;
   double kernel_seconds = std::numeric_limits<double>::quiet_NaN();
+  double gemm_seconds = std::numeric_limits<double>::quiet_NaN();
+  double gemms = 0;
 };
 
 // LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', ...) with OpenBLAS set to one thread per hardware thread

@@ -28,9 +28,10 @@ struct Failure {
   void throw_if_failed(const char* who, int tile_size) const;
 };
 
-// Time spent inside the tile kernels of one factorisation, summed over workers.
+// Time spent inside the tile kernels of one factorisation, summed over workers, and how many ran.
 struct KernelClock {
   std::atomic<std::int64_t> nanoseconds{0};
+  std::atomic<std::int64_t> calls{0};
 
   // Runs `kernel` and adds its duration.
   template <class Kernel>
@@ -41,6 +42,7 @@ struct KernelClock {
                               std::chrono::steady_clock::now() - start)
                               .count(),
                           std::memory_order_relaxed);
+    calls.fetch_add(1, std::memory_order_relaxed);
   }
 };
 
