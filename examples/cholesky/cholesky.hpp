@@ -169,7 +169,7 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
   // order its data becomes ready, the newest first, while its inputs are in cache. Ranking
   // every task (2nt-2k-m-j, StarPU's scheme for unbounded priorities) runs wavefronts across
   // steps instead, each gemm meeting its inputs cold: on 2 cores at n = 4096 a 128-tile gemm
-  // then took 160-195 us against 110-150, and the factorisation ran 20-25% slower. Program
+  // then took 148-165 us against 138-141, and the factorisation ran up to 20% slower. Program
   // order for the rest (each task one priority below the one before) gained 4% at tile 128 and
   // lost 7% at tile 64 (docs/benchmarks.md, "Tiled Cholesky: priorities").
   const int nt = static_cast<int>(a.tile_rows());
