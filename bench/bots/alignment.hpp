@@ -50,8 +50,8 @@ using Sequence = std::vector<std::uint8_t>;
 
 // The pair's score: 100 x the identical residues of its best local alignment / the shorter
 // length, truncated; 1 when a sequence is empty (as BOTS has it). The leaf of every system.
-int pair_score(const Sequence& a, const Sequence& b, const ScoreTable& scores,
-               int mismatch_penalty);
+[[gnu::noinline, gnu::aligned(64)]] int pair_score(const Sequence& a, const Sequence& b,
+                                                   const ScoreTable& scores, int mismatch_penalty);
 
 }  // namespace alignment
 

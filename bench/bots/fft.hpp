@@ -81,13 +81,15 @@ struct Step {
 };
 
 // The transform of a base step (n <= base_points), from in to out.
-void base_transform(const Step& step);
+[[gnu::noinline, gnu::aligned(64)]] void base_transform(const Step& step);
 // out[j m + i] = in[i r + j] for i in [begin, end) and j < r: sequence j of the input, the points
 // congruent to j modulo r, becomes the input of sub-transform j.
-void unshuffle(const Step& step, std::size_t begin, std::size_t end);
+[[gnu::noinline, gnu::aligned(64)]] void unshuffle(const Step& step, std::size_t begin,
+                                                   std::size_t end);
 // For i in [begin, end): multiplies the i-th output of every sub-transform (in[j m + i]) by its
 // twiddle factor and transforms those r points into out[k m + i].
-void twiddle(const Step& step, std::size_t begin, std::size_t end);
+[[gnu::noinline, gnu::aligned(64)]] void twiddle(const Step& step, std::size_t begin,
+                                                 std::size_t end);
 
 }  // namespace cilkfft
 

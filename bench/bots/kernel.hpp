@@ -19,6 +19,11 @@
 //
 // Every system runs the same kernel code (the leaf computations are shared functions) and cuts
 // the work into tasks at the same places, with the same cut-offs: only the task primitives differ.
+// The heavy leaf functions are declared [[gnu::noinline, gnu::aligned(64)]]: the Versa versions
+// share a file with them and would otherwise inline them into their task bodies, where the
+// machine code, and its speed, changed with wherever the linker put the body (sparselu's bmod ran
+// at half speed on one worker in one such build: docs/benchmarks.md, "BOTS kernels placed apart
+// from the runtime").
 #pragma once
 
 #include <stdexcept>

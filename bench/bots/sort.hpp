@@ -35,7 +35,7 @@ inline constexpr std::size_t insertion_sort_below = 20;
 inline constexpr std::size_t sequential_merge_below = 2048;
 
 // Sorts [first, last) sequentially: the leaf of cilksort.
-void quicksort(Element* first, Element* last);
+[[gnu::noinline, gnu::aligned(64)]] void quicksort(Element* first, Element* last);
 
 // Merging the sorted ranges [a, a_end) and [b, b_end) into out (which overlaps neither).
 struct Merge {
@@ -49,7 +49,7 @@ struct Merge {
 // Whether the merge's smaller input is below the cut-off, so that it runs as one plain merge.
 bool is_sequential(const Merge& merge);
 // Merges sequentially.
-void merge_sequential(const Merge& merge);
+[[gnu::noinline, gnu::aligned(64)]] void merge_sequential(const Merge& merge);
 // Splits a merge in two independent ones: takes the median of the larger input, finds where it
 // falls in the smaller one by binary search and writes it to its final place in the output.
 std::array<Merge, 2> split(const Merge& merge);

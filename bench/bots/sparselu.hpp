@@ -88,16 +88,18 @@ class SparseLu {
   std::vector<double> reference_;       // values_ after the sequential factorisation
 };
 
-// BOTS's block kernels, shared by every system: `n` x `n` row-major blocks.
+// BOTS's block kernels, shared by every system: `n` x `n` row-major blocks. Never inlined, and
+// each on a cache line of its own (kernel.hpp).
 namespace sparselu {
 // Factors `diag` in place into L (unit lower, below the diagonal) and U.
-void lu0(double* diag, int n);
+[[gnu::noinline, gnu::aligned(64)]] void lu0(double* diag, int n);
 // row_block := L^-1 row_block, L the unit lower factor in `diag`: a block of the diagonal's row.
-void fwd(const double* diag, double* row_block, int n);
+[[gnu::noinline, gnu::aligned(64)]] void fwd(const double* diag, double* row_block, int n);
 // col_block := col_block U^-1, U the upper factor in `diag`: a block of the diagonal's column.
-void bdiv(const double* diag, double* col_block, int n);
+[[gnu::noinline, gnu::aligned(64)]] void bdiv(const double* diag, double* col_block, int n);
 // inner -= col_block row_block.
-void bmod(const double* col_block, const double* row_block, double* inner, int n);
+[[gnu::noinline, gnu::aligned(64)]] void bmod(const double* col_block, const double* row_block,
+                                              double* inner, int n);
 }  // namespace sparselu
 
 }  // namespace bots

@@ -44,7 +44,8 @@ inline constexpr std::size_t plain_block_up_to = 16;
 
 // C = A B, or C += A B when `accumulate`, by quadrants down to plain_block_up_to: the leaf below
 // the Strassen cut-off. size is a power of two >= 16.
-void multiply_by_quadrants(const Product& product, bool accumulate);
+[[gnu::noinline, gnu::aligned(64)]] void multiply_by_quadrants(const Product& product,
+                                                               bool accumulate);
 
 // One Strassen-Winograd step of a product, size a power of two >= 32: the constructor computes
 // the sums of quadrants the seven products need (into temporaries it owns); once every product of
