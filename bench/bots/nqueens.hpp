@@ -59,7 +59,7 @@ inline void extend_board(const QueenBoard& parent, int row, int column, QueenBoa
 
 // Whether no two of the queens in rows [0, rows) attack each other (BOTS's `ok`: all pairs, not
 // only the new queen against the others, as the suite measures it).
-bool queens_compatible(const QueenBoard& board, int rows);
+[[gnu::noinline, gnu::aligned(64)]] bool queens_compatible(const QueenBoard& board, int rows);
 
 // Solutions that complete `board`, whose rows [0, row) are filled and compatible, sequentially.
 std::int64_t count_queens_sequential(int n, int row, const QueenBoard& board);
