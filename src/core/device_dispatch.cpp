@@ -168,6 +168,9 @@ bool DeviceDispatch::pull_for_cpu(int worker) {
 
 Task* DeviceDispatch::pull_for_device(int node) {
   Task* task = placement_->pull(node);
+  // Left for the host, whose workers may have declined it and slept before the backlogs
+  // changed: one of them looks again.
+  if (!task && placement_->has_pooled()) scheduler_.notify_cpu_work();
   if (task) {
     task->node = node;
     scheduler_.placed_on_device(*task, false);

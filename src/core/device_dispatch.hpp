@@ -69,6 +69,8 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   void place(Task* task, int worker);
   // A CPU worker found nothing to do: gives it a pooled task if one suits the host.
   bool pull_for_cpu(int worker);
+  // Whether pull_for_cpu would give a task now (asked by a CPU worker before it sleeps).
+  bool cpu_work_pooled() const { return placement_->would_pull(0); }
   // A CPU task ran successfully in `seconds` / ended (ran, failed or was cancelled).
   void cpu_task_ran(Task& task, double seconds);
   void cpu_task_ended(Task& task) { placement_->cpu_done(task.expected_ns); }

@@ -186,13 +186,12 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::
 // that is not coming). Another node takes them only if it would finish one no later than the
 // fastest node would: each node's projected load is its backlog plus the pooled work it is
 // fastest at, shared among its lanes (CPU workers, or a device's concurrent kernels).
-Task* PlacementPolicy::pull(int node) {
-  if (!has_pooled()) return nullptr;
+// The group whose next task `node` should take now, or null: under pool_mutex_.
+PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
   const int count = static_cast<int>(nodes_.size());
   constexpr double never = std::numeric_limits<double>::infinity();
   std::vector<double> projected(count);
   for (int n = 0; n < count; ++n) projected[n] = backlog_seconds(n);
-  MutexLock guard(pool_mutex_);
   auto fastest = [&](const Group& g) {
     return static_cast<int>(std::min_element(g.seconds.begin(), g.seconds.end()) -
                             g.seconds.begin());
@@ -218,6 +217,19 @@ Task* PlacementPolicy::pull(int node) {
       chosen_affinity = affinity;
     }
   }
+  return chosen;
+}
+
+bool PlacementPolicy::would_pull(int node) {
+  if (!has_pooled()) return false;
+  MutexLock guard(pool_mutex_);
+  return group_for(node) != nullptr;
+}
+
+Task* PlacementPolicy::pull(int node) {
+  if (!has_pooled()) return nullptr;
+  MutexLock guard(pool_mutex_);
+  Group* chosen = group_for(node);
   if (!chosen) return nullptr;
   std::pop_heap(chosen->tasks.begin(), chosen->tasks.end(), runs_later);
   Task* task = chosen->tasks.back().first;

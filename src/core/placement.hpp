@@ -53,6 +53,10 @@ class PlacementPolicy {
 
   // A pooled task for `node` (its expected_ns set), or null when none suits it now.
   Task* pull(int node);
+  // Whether pull(node) would return a task now. A CPU worker asks before it sleeps: a task
+  // pooled after its last pull, by a thread that saw no sleeper yet, would otherwise wait in
+  // the pool with every worker asleep.
+  bool would_pull(int node);
   // Whether tasks are waiting in the pool (a hint).
   bool has_pooled() const { return pooled_count_.load(std::memory_order_relaxed) > 0; }
 
@@ -86,6 +90,8 @@ class PlacementPolicy {
     std::vector<std::pair<Task*, std::uint64_t>> tasks;
   };
   void add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes);
+  // The group whose next task `node` should take now, or null.
+  Group* group_for(int node) VERSA_REQUIRES(pool_mutex_);
 
   std::vector<Node> nodes_;
   const int cpu_workers_;

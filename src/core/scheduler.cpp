@@ -423,6 +423,13 @@ void Scheduler::release_host_access(Task* task) {
 
 void Scheduler::worker_started(int) { this_thread_scheduler = this; }
 
+// Checked by a worker before it sleeps, after it counted itself among the sleepers: work that
+// was queued for pulling after its last pull_work, by a thread that saw no sleeper, is seen
+// here (a task pooled for placement once waited with every worker asleep).
+bool Scheduler::work_to_pull() const {
+  return (defer_ && deferred_.any()) || (devices_ && devices_->cpu_work_pooled());
+}
+
 // A worker that found nothing to run registers a few deferred tasks (as DDAST's idle threads
 // turn runtime managers), then runs what they made ready; a batch at a time, so that it goes
 // back to running tasks as soon as some are ready.

@@ -168,7 +168,7 @@ class Scheduler final : public TaskRunner, public Waker {
   }
   void worker_sleeping(int worker) override { count_finished(worker); }
   bool pull_work(int worker) override;
-  bool work_to_pull() const override { return defer_ && deferred_.any(); }
+  bool work_to_pull() const override;
   void worker_started(int) override;
   void worker_stopping(int worker) override { count_finished(worker); }
 
