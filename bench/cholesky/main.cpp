@@ -60,7 +60,7 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
     timing.kernel_seconds += t.kernel_seconds;
     if (t.task_type == "gemm") {
       timing.gemm_seconds += t.kernel_seconds;
-      timing.gemms += static_cast<double>(t.tasks);
+      timing.gemms += static_cast<std::int64_t>(t.tasks);
     }
   }
   return timing;
@@ -114,7 +114,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
         }
         gflops[c].push_back(static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9);
         share[c].push_back(timing.kernel_seconds / (workers * seconds));
-        gemm_us[c].push_back(timing.gemm_seconds / timing.gemms * 1e6);
+        gemm_us[c].push_back(timing.gemm_seconds / static_cast<double>(timing.gemms) * 1e6);
       }
     }
     // Untiled systems (tile 0) appear on every row.

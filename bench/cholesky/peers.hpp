@@ -8,6 +8,7 @@
 // valid in `a` is included. Throws std::runtime_error on failure (e.g. `a` not positive definite).
 #pragma once
 
+#include <cstdint>
 #include <limits>
 
 namespace bench {
@@ -20,7 +21,7 @@ struct TiledTiming {
   double seconds = 0;
   double kernel_seconds = std::numeric_limits<double>::quiet_NaN();
   double gemm_seconds = std::numeric_limits<double>::quiet_NaN();
-  double gemms = 0;
+  std::int64_t gemms = 0;
 };
 
 // LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', ...) with OpenBLAS set to one thread per hardware thread

@@ -144,7 +144,7 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
   failure.throw_if_failed("cholesky_starpu", tile);
   const double gemm_seconds = static_cast<double>(gemm_clock.nanoseconds.load()) * 1e-9;
   return {seconds, static_cast<double>(clock.nanoseconds.load()) * 1e-9 + gemm_seconds,
-          gemm_seconds, static_cast<double>(gemm_clock.calls.load())};
+          gemm_seconds, gemm_clock.calls.load()};
 }
 
 }  // namespace bench

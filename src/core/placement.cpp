@@ -35,7 +35,10 @@ bool runs_later(const std::pair<Task*, std::uint64_t>& a,
 }  // namespace
 
 PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfModel& model)
-    : nodes_(std::move(nodes)), cpu_workers_(cpu_workers), model_(model) {}
+    : nodes_(std::move(nodes)),
+      cpu_workers_(cpu_workers),
+      model_(model),
+      projected_(nodes_.size()) {}
 
 bool PlacementPolicy::can_run(const Task& task, int node) const {
   const Placement excluded = node == 0 ? Placement::gpu_only : Placement::cpu_only;
@@ -190,8 +193,7 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::
 PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
   const int count = static_cast<int>(nodes_.size());
   constexpr double never = std::numeric_limits<double>::infinity();
-  std::vector<double> projected(count);
-  for (int n = 0; n < count; ++n) projected[n] = backlog_seconds(n);
+  for (int n = 0; n < count; ++n) projected_[n] = backlog_seconds(n);
   auto fastest = [&](const Group& g) {
     return static_cast<int>(std::min_element(g.seconds.begin(), g.seconds.end()) -
                             g.seconds.begin());
@@ -199,7 +201,7 @@ PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
   for (const Group& g : pool_) {
     if (g.tasks.empty()) continue;
     const int best = fastest(g);
-    projected[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
+    projected_[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
   }
   Group* chosen = nullptr;
   double chosen_affinity = never;
@@ -210,7 +212,7 @@ PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
     for (int m = 0; m < count; ++m)
       if (m != node) best_other = std::min(best_other, g.seconds[m]);
     const double affinity = g.seconds[node] / best_other;
-    if (affinity > 1 && projected[node] + g.seconds[node] > projected[best] + g.seconds[best])
+    if (affinity > 1 && projected_[node] + g.seconds[node] > projected_[best] + g.seconds[best])
       continue;
     if (affinity < chosen_affinity) {
       chosen = &g;

@@ -103,6 +103,8 @@ class PlacementPolicy {
   std::vector<Group> pool_ VERSA_GUARDED_BY(pool_mutex_);
   std::atomic<int> pooled_count_{0};
   std::uint64_t pooled_total_ VERSA_GUARDED_BY(pool_mutex_) = 0;  // submission order in the pool
+  // group_for's projected load per node, kept so that no call allocates under the lock.
+  std::vector<double> projected_ VERSA_GUARDED_BY(pool_mutex_);
 };
 
 }  // namespace versa::detail
