@@ -47,6 +47,7 @@ namespace {
 struct Options {
   int reps = 5;
   bool quick = false;
+  long generations_tasks = 3000;  // tasks per sample of the generations pattern, at least
   std::vector<std::string> suites;
 };
 
@@ -242,14 +243,19 @@ void suite_overwrite_after_readers(const std::vector<System>& all, const Options
          "write_only_speedup", speedup, "x");
 }
 
+// Each sample repeats the pattern until it has run o.generations_tasks tasks, so that a sample of
+// n = 1 (three tasks, a few microseconds) is not one draw of the machine's noise.
 void suite_generations(const std::vector<System>& systems, const Options& o) {
   const int workers = all_cores();
-  print_header("generations: ns per task (1 writer, n readers, n writers), " +
+  print_header("generations: ns per task (1 writer, n readers, n writers; rounds of at least " +
+                   std::to_string(o.generations_tasks) + " tasks in all), " +
                    std::to_string(workers) + " workers",
                "n", systems);
   for (long n : {1L, 10L, 100L, 1000L, 10000L}) {
+    const long tasks = 2 * n + 1;
+    const long rounds = std::max(1L, (o.generations_tasks + tasks - 1) / tasks);
     auto values = measure(systems, o, [&](const System& s) {
-      return s.generations(workers, n) / (2.0 * n + 1) * 1e9;
+      return s.generations(workers, n, rounds) / static_cast<double>(rounds * tasks) * 1e9;
     });
     const std::string param = "n=" + std::to_string(n);
     print_row(param, values);
@@ -334,6 +340,11 @@ int main(int argc, char** argv) {
       ->transform(example::positive<int>())
       ->capture_default_str();
   app.add_flag("--quick", options.quick, "smaller workloads");
+  app.add_option("--generations-tasks", options.generations_tasks,
+                 "generations: tasks per sample, at least (the pattern repeated; 1: one round)")
+      ->type_name("N")
+      ->transform(example::positive<long>())
+      ->capture_default_str();
   // One value per --systems, split at commas: the suites that follow are not taken for systems.
   app.add_option("--systems", only_systems, "the systems to run, comma-separated (default: all)")
       ->type_name("LIST")

@@ -240,29 +240,32 @@ TaskCountResult task_count(int workers, long tasks) {
   return result;
 }
 
-// One item: a writer, n readers, n writers, submitted in that order.
-double generations(int workers, long n) {
+// One item: a writer, n readers, n writers, submitted in that order; `rounds` times, each ended
+// by a taskwait.
+double generations(int workers, long n, long rounds) {
   prepare_team(workers);
   char item = 0;
   [[maybe_unused]] char* const x = &item;
   double seconds = 0;
   int team_size = 0;
-#pragma omp parallel num_threads(workers) default(none) shared(x, n, seconds, team_size)
+#pragma omp parallel num_threads(workers) default(none) shared(x, n, rounds, seconds, team_size)
 #pragma omp single
   {
     team_size = omp_get_num_threads();
     const auto start = Clock::now();
+    for (long round = 0; round < rounds; ++round) {
 #pragma omp task default(none) depend(inout : x[0])
-    empty_body();
-    for (long i = 0; i < n; ++i) {
+      empty_body();
+      for (long i = 0; i < n; ++i) {
 #pragma omp task default(none) depend(in : x[0])
-      empty_body();
-    }
-    for (long i = 0; i < n; ++i) {
+        empty_body();
+      }
+      for (long i = 0; i < n; ++i) {
 #pragma omp task default(none) depend(inout : x[0])
-      empty_body();
-    }
+        empty_body();
+      }
 #pragma omp taskwait
+    }
     seconds = seconds_since(start);
   }
   check_team_size(workers, team_size);

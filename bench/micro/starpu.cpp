@@ -371,15 +371,17 @@ TaskCountResult task_count(const Policy& policy, int workers, long tasks) {
   return result;
 }
 
-double generations(const Policy& policy, int workers, long n) {
+double generations(const Policy& policy, int workers, long n, long rounds) {
   Session session(policy, workers);
   const starpu_data_handle_t item = session.register_item();
 
   const auto start = Clock::now();
-  submit_access(&session.access, &item, 1, STARPU_RW);
-  for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_R);
-  for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_RW);
-  wait_all();
+  for (long round = 0; round < rounds; ++round) {
+    submit_access(&session.access, &item, 1, STARPU_RW);
+    for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_R);
+    for (long i = 0; i < n; ++i) submit_access(&session.access, &item, 1, STARPU_RW);
+    wait_all();
+  }
   return seconds_since(start);
 }
 
@@ -435,7 +437,9 @@ System make_system(const Policy& policy) {
   system.task_count = [&policy](int workers, long tasks) {
     return task_count(policy, workers, tasks);
   };
-  system.generations = [&policy](int workers, long n) { return generations(policy, workers, n); };
+  system.generations = [&policy](int workers, long n, long rounds) {
+    return generations(policy, workers, n, rounds);
+  };
   return system;
 }
 

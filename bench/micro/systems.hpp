@@ -47,8 +47,10 @@ struct System {
   std::function<TaskCountResult(int workers, long tasks)> task_count;
 
   // On one data item: one writer, then n readers, then n writers (2n + 1 tasks, empty bodies),
-  // submitted in that order; then wait for all.
-  std::function<double(int workers, long n)> generations;
+  // submitted in that order; then wait for all. `rounds` times in a row on the same runtime, each
+  // round waiting for its tasks before the next is submitted: one round of a short pattern lasts
+  // a few microseconds, less than the machine's noise.
+  std::function<double(int workers, long n, long rounds)> generations;
 
   // On one array of 1024 doubles: one writer, then n readers, then n writers that overwrite the
   // whole array, each reader and writer busy-waiting `task_us` microseconds; the writers have a

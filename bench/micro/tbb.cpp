@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <deque>
 #include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -241,20 +242,21 @@ TaskCountResult task_count(int workers, long tasks) {
   });
 }
 
-double generations(int workers, long n) {
-  return run_in_arena(workers, [n] {
+// A graph per round, built and run (the graph of a round is destroyed after the clock stops).
+double generations(int workers, long n, long rounds) {
+  return run_in_arena(workers, [n, rounds] {
+    std::vector<std::unique_ptr<DependencyGraph>> graphs;
+    graphs.reserve(static_cast<std::size_t>(rounds));
     const auto start = Clock::now();
-    double seconds = 0;
-    {
-      DependencyGraph graph(1);
+    for (long round = 0; round < rounds; ++round) {
+      DependencyGraph& graph = *graphs.emplace_back(std::make_unique<DependencyGraph>(1));
       const auto empty = [] {};
       graph.add(empty, {{0, true}});
       for (long i = 0; i < n; ++i) graph.add(empty, {{0, false}});
       for (long i = 0; i < n; ++i) graph.add(empty, {{0, true}});
       graph.run();
-      seconds = seconds_since(start);
     }
-    return seconds;
+    return seconds_since(start);
   });
 }
 

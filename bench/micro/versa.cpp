@@ -156,15 +156,17 @@ TaskCountResult task_count(int workers, long tasks) {
   return result;
 }
 
-double generations(int workers, long n) {
+double generations(int workers, long n, long rounds) {
   WarmRuntime rt{workers};
   auto item = rt.token("item");
   auto empty = versa::task_type("empty").cpu([] {});
   const auto start = Clock::now();
-  rt.submit(empty, versa::write(item));
-  for (long i = 0; i < n; ++i) rt.submit(empty, versa::read(item));
-  for (long i = 0; i < n; ++i) rt.submit(empty, versa::write(item));
-  rt.wait_all();
+  for (long round = 0; round < rounds; ++round) {
+    rt.submit(empty, versa::write(item));
+    for (long i = 0; i < n; ++i) rt.submit(empty, versa::read(item));
+    for (long i = 0; i < n; ++i) rt.submit(empty, versa::write(item));
+    rt.wait_all();
+  }
   return seconds_since(start);
 }
 
