@@ -69,7 +69,11 @@ struct Config {
   int cpu_workers = 0;
 
   // Pin each worker thread to one core (round robin over the cores hwloc reports that the
-  // process is bound to: all of them unless a launcher such as mpirun or taskset bound it).
+  // process is bound to: all of them unless a launcher such as mpirun or taskset bound it), when
+  // cpu_workers covers all those cores. Fewer workers are left to the operating system, which
+  // spreads them among the processes that share the machine: pinned, they would all sit on the
+  // first cores, with those of every other such process. To pin fewer workers, bind the
+  // process to as many cores (taskset, hwloc-bind, a launcher's binding).
   bool pin_workers = true;
 
   // The thread that waits (wait_all(), or sync() outside a task) runs ready tasks meanwhile, as

@@ -67,9 +67,15 @@ Scheduler::Scheduler(int workers, TaskPool& pool, TraceRecorder& trace, FailureL
   root_.name = "main";
 }
 
+// Pinning only when the workers fill the cores the process may use: fewer workers than that
+// (one per process, or a few) would all be pinned to the first cores, where the workers of other
+// processes sharing the machine would be pinned too (two runtimes of one worker each ran
+// nqueens at less than half speed, both on core 0), while the scheduler of the system spreads
+// unpinned threads.
 void Scheduler::start(bool pin, const Topology& topology) {
   plain_tasks_ = !devices_ && !track_ && !trace_.enabled() && !task_statistics_;
   defer_ = defer_requested_ && !devices_ && !track_;
+  pin = pin && workers() >= topology.usable_cores();
   pool_ = std::make_unique<WorkerPool>(workers() - (caller_slot_ ? 1 : 0), pin, topology, *this,
                                        caller_slot_);
 }

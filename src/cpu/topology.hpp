@@ -22,6 +22,9 @@ class Topology {
 
   int cores() const { return cores_; }
   int processing_units() const { return processing_units_; }
+  // The cores the process may run on (pin_current_thread's targets): those its binding covers,
+  // all of them when it is not bound.
+  int usable_cores() const;
 
   // Binds the calling thread to the `index`-th core, round robin over the cores the process is
   // bound to (all of them when it is not bound). Returns false (and leaves the thread unbound)

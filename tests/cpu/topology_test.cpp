@@ -1,10 +1,12 @@
 // The start-up line's memory figure: the host's total memory as the OS reports it, rounded to
-// whole GiB (MiB under 1 GiB).
+// whole GiB (MiB under 1 GiB). And which workers are pinned to cores.
 #include "cpu/topology.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <regex>
 #include <string>
@@ -52,6 +54,33 @@ TEST(Topology, StartUpLineShowsTheHostMemoryWithinRounding) {
   const double unit = m[2] == "GiB" ? static_cast<double>(gib) : static_cast<double>(mib);
   const double shown = std::stod(m[1]) * unit;
   EXPECT_LE(std::abs(shown - total), unit / 2) << line;
+}
+
+}  // namespace
+
+namespace {
+
+// Hardware threads the calling thread may run on.
+int allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+  return CPU_COUNT(&set);
+}
+
+// A runtime whose workers do not fill the cores leaves them to the operating system: pinned, the
+// one worker of each of two such processes would share core 0.
+TEST(Topology, FewerWorkersThanCoresAreNotPinned) {
+  if (versa::detail::Topology().usable_cores() < 2) GTEST_SKIP() << "one usable core";
+  const int process_cpus = allowed_cpus();
+  ASSERT_GT(process_cpus, 1);
+  versa::Config config = versa::testing::workers(1);
+  config.pin_workers = true;
+  versa::Runtime rt{config};
+  std::atomic<int> task_cpus{0};
+  rt.submit("affinity", [&task_cpus] { task_cpus = allowed_cpus(); });
+  rt.wait_all();
+  EXPECT_EQ(task_cpus.load(), process_cpus) << "the worker was pinned";
 }
 
 }  // namespace
