@@ -178,6 +178,19 @@ class Runtime {
   template <class F, class... Args>
   requires(!std::is_convertible_v<F, std::string_view>) void spawn(std::string_view name, F&& body,
                                                                    Args&&... args) {
+    using Closure = std::decay_t<F>;
+    if constexpr (sizeof...(Args) == 0 && sizeof(Closure) <= detail::inline_closure_bytes &&
+                  alignof(Closure) <= alignof(std::max_align_t) &&
+                  std::is_nothrow_constructible_v<Closure, F&&> &&
+                  Invoker<Closure, std::tuple<>>::invocable) {
+      const detail::StartedChild child =
+          start_child(name, &Invoker<Closure, std::tuple<>>::call, destroy_of<Closure>());
+      if (child.task) {
+        new (child.closure) Closure(std::forward<F>(body));
+        submit_child(child.task);
+        return;
+      }
+    }
     submit_body(true, name, std::forward<F>(body), std::forward<Args>(args)...);
   }
 
@@ -209,6 +222,21 @@ class Runtime {
 
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
+  // The short way of spawn() for a body without accesses whose closure fits the task record:
+  // the runtime makes the record, the caller constructs the closure in it, and submit_child
+  // queues it; no description is built and nothing is moved. The task is null when the
+  // runtime takes children the general way (outside a task, with devices, tracking or a trace).
+  detail::StartedChild start_child(std::string_view name, detail::InvokeFn invoke,
+                                   detail::DestroyFn destroy);
+  void submit_child(detail::Task* task);
+  template <class Closure>
+  static constexpr detail::DestroyFn destroy_of() {
+    if constexpr (std::is_trivially_destructible_v<Closure>) {
+      return nullptr;
+    } else {
+      return [](void* c) { static_cast<Closure*>(c)->~Closure(); };
+    }
+  }
   const char* intern_name(std::string_view name);
   // Keeps a task type alive as long as this runtime may run it. The check comes first: the
   // conversion to the base's shared_ptr updates a reference count that shares a cache line with
@@ -301,9 +329,7 @@ class Runtime {
     desc.move = [](void* dst, void* src) {
       new (dst) Closure(std::move(*static_cast<Closure*>(src)));
     };
-    desc.destroy = std::is_trivially_destructible_v<Closure> ? nullptr : +[](void* c) {
-      static_cast<Closure*>(c)->~Closure();
-    };
+    desc.destroy = destroy_of<Closure>();
     desc.is_child = child;
     desc.work = options.work;
     desc.work_hint = devices.work_hint;

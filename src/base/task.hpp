@@ -54,7 +54,7 @@ class Task {
   // Sized for the common case (a BLAS kernel on 3 tiles; a lambda capturing a few references)
   // so that a task is one allocation from the task pool; larger ones spill to the heap.
   static constexpr std::size_t inline_accesses = 3;
-  static constexpr std::size_t inline_closure_bytes = 32;
+  static constexpr std::size_t inline_closure_bytes = detail::inline_closure_bytes;
 
   // Life cycle, single-threaded at each step (the task is owned by whoever moves it):
   // submitted -> parked at handles / waiting for exclusive flags -> ready (in a deque) -> running

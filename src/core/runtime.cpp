@@ -61,6 +61,11 @@ detail::HandleState* Runtime::create_handle(const void* data, detail::Layout lay
 }
 
 void Runtime::submit_task(const detail::TaskDesc& desc) { impl_->core.submit(desc); }
+detail::StartedChild Runtime::start_child(std::string_view name, detail::InvokeFn invoke,
+                                          detail::DestroyFn destroy) {
+  return impl_->core.start_child(name, invoke, destroy);
+}
+void Runtime::submit_child(detail::Task* task) { impl_->core.submit_child(task); }
 
 const char* Runtime::intern_name(std::string_view name) { return impl_->core.intern_name(name); }
 

@@ -59,6 +59,14 @@ class RuntimeCore final : public HandleHost {
 
   HandleState* create_handle(const void* data, Layout layout, std::string name);
   void submit(const TaskDesc& desc);
+  // Runtime::start_child and submit_child.
+  StartedChild start_child(std::string_view name, InvokeFn invoke, DestroyFn destroy) {
+    Task* task = scheduler_.start_plain_child(invoke, destroy);
+    if (!task) return {};
+    task->name = intern_name(name);
+    return {task, task->closure};
+  }
+  void submit_child(Task* task) { scheduler_.submit_plain_child(task); }
   const char* intern_name(std::string_view name);
   void keep_alive(const std::shared_ptr<const TaskTypeBase>& type);
   // Whether this runtime is known to keep `type`: it was the last to register it.

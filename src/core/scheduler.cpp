@@ -202,6 +202,25 @@ void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
   }
 }
 
+Task* Scheduler::start_plain_child(InvokeFn invoke, DestroyFn destroy) {
+  Task* const parent = this_thread_task;
+  if (!plain_tasks_ || !parent) return nullptr;
+  const int worker = current_worker();
+  if (worker < 0) return nullptr;  // a task of another runtime spawns into this one
+  Task* task = new (task_pool_.allocate(worker)) Task;
+  task->priority = 0;
+  task->invoke = invoke;
+  task->destroy = destroy;
+  task->closure = task->inline_closure;
+  task->parent = parent;
+  return task;
+}
+
+void Scheduler::submit_plain_child(Task* task) {
+  task->parent->children.fetch_add(1, std::memory_order_relaxed);
+  pool_->push_local(current_worker(), task);
+}
+
 void Scheduler::submit_flush(HandleState* handle, std::uint64_t required, int worker) {
   Task* task = new (task_pool_.allocate(worker)) Task;
   task->name = flush_name_;

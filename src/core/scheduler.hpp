@@ -79,6 +79,12 @@ class Scheduler final : public TaskRunner, public Waker {
       submit_general(desc, parent, worker);
     }
   }
+  // spawn()'s short way (Runtime::start_child): the record of a child of the task running on
+  // this worker, its closure to be constructed in the inline storage and its name to be set;
+  // null when plain tasks are off or the calling thread runs no task of this runtime. Then
+  // submit_plain_child counts and queues it, as submit_plain would.
+  Task* start_plain_child(InvokeFn invoke, DestroyFn destroy);
+  void submit_plain_child(Task* task);
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);
   // A task record for a host access (Runtime::acquire): registered like a task; returns when

@@ -38,29 +38,6 @@ TaskPool::Cache& TaskPool::external_cache() {
 
 TaskPool::~TaskPool() = default;
 
-void* TaskPool::allocate(int worker) {
-  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
-  if (cache.free.empty()) refill(cache);
-  void* slot = cache.free.back();
-  cache.free.pop_back();
-  // On a submitting thread, the next slot was freed by a worker whose cache still holds its
-  // lines: fetching them for writing now overlaps that transfer with this task's submission,
-  // rather than stalling the next one on its first stores (on a worker they are already here).
-  if (!cache.free.empty()) {
-    const auto* next = static_cast<const char*>(cache.free.back());
-    __builtin_prefetch(next, 1);
-    __builtin_prefetch(next + 64, 1);
-    __builtin_prefetch(next + 127, 1);
-  }
-  return slot;
-}
-
-void TaskPool::release(void* slot, int worker) {
-  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
-  cache.free.push_back(slot);
-  if (cache.free.size() >= 2 * batch) spill(cache);
-}
-
 void TaskPool::refill(Cache& cache) {
   MutexLock guard(depot_mutex_);
   if (depot_.empty()) carve_slab();

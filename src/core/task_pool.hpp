@@ -29,6 +29,7 @@ class TaskPool {
   void* allocate(int worker);
   // Takes back storage of a destroyed Task.
   void release(void* slot, int worker);
+  // (Both in line: a fine-grained task calls each once.)
 
   // Bytes of slab memory obtained so far.
   std::size_t bytes_reserved() const;
@@ -47,10 +48,10 @@ class TaskPool {
   // machines a first touch costs more than the task itself).
   static constexpr std::size_t slab_slots = (std::size_t{1} << 20) / sizeof(Slot) / batch * batch;
 
-  void refill(Cache& cache);
+  [[gnu::noinline]] void refill(Cache& cache);
   // Allocates a slab and puts its slots in the depot, a batch at a time.
   void carve_slab() VERSA_REQUIRES(depot_mutex_);
-  void spill(Cache& cache);
+  [[gnu::noinline]] void spill(Cache& cache);
 
   const std::uint64_t id_;            // tags the thread-local caches of non-worker threads
   std::vector<Cache> worker_caches_;  // each owned by its worker thread
@@ -59,5 +60,28 @@ class TaskPool {
   std::vector<std::vector<void*>> depot_ VERSA_GUARDED_BY(depot_mutex_);  // full batches
   std::vector<std::unique_ptr<Slot[]>> slabs_ VERSA_GUARDED_BY(depot_mutex_);
 };
+
+inline void* TaskPool::allocate(int worker) {
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  if (cache.free.empty()) refill(cache);
+  void* slot = cache.free.back();
+  cache.free.pop_back();
+  // On a submitting thread, the next slot was freed by a worker whose cache still holds its
+  // lines: fetching them for writing now overlaps that transfer with this task's submission,
+  // rather than stalling the next one on its first stores (on a worker they are already here).
+  if (worker < 0 && !cache.free.empty()) {
+    const auto* next = static_cast<const char*>(cache.free.back());
+    __builtin_prefetch(next, 1);
+    __builtin_prefetch(next + 64, 1);
+    __builtin_prefetch(next + 127, 1);
+  }
+  return slot;
+}
+
+inline void TaskPool::release(void* slot, int worker) {
+  Cache& cache = worker >= 0 ? worker_caches_[worker] : external_cache();
+  cache.free.push_back(slot);
+  if (cache.free.size() >= 2 * batch) spill(cache);
+}
 
 }  // namespace versa::detail

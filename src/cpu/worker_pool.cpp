@@ -4,11 +4,10 @@
 
 namespace versa::detail {
 
+constinit thread_local const WorkerPool* this_thread_pool = nullptr;
+constinit thread_local int this_thread_worker = -1;
+
 namespace {
-// The pool and index of the worker running on this thread. Set once when the worker thread
-// starts; a thread belongs to at most one pool.
-thread_local const WorkerPool* this_thread_pool = nullptr;
-thread_local int this_thread_worker = -1;
 // Round-robin position of a submitting thread that is not a worker and has no submission deque.
 // Per thread rather than per pool: an atomic shared by all submitters would cost a locked
 // instruction per task.
@@ -84,10 +83,6 @@ void WorkerPool::detach_caller() {
   if (workers_[threads_]->deque.size_hint() != 0 || !workers_[threads_]->inbox.empty()) wake_one();
 }
 
-int WorkerPool::current_worker() const {
-  return this_thread_pool == this ? this_thread_worker : -1;
-}
-
 void WorkerPool::push_external(int submitter, Task* task) {
   if (submitter >= 0) {
     if (task->priority > 0) prioritised_submitted_.fetch_add(1, std::memory_order_relaxed);
@@ -154,29 +149,6 @@ Task* WorkerPool::steal_submitted(int thief) {
 void WorkerPool::push_to(int worker, Task* task) {
   workers_[worker]->inbox.push(task);
   wake_one();
-}
-
-void WorkerPool::push_local(int worker, Task* task) {
-  workers_[worker]->deque.push_front(task);
-  if (workers_.size() > 1) wake_one();
-}
-
-// The pusher's half of the sleep protocol (see worker_pool.hpp). ThreadSanitizer models neither
-// fences nor membarrier, so under it the fences become read-modify-writes of the sleeper count,
-// which give the same guarantee in a form it understands: either the pusher's RMW comes later in
-// the count's modification order (and sees the sleeper) or the sleeper's increment synchronises
-// with it (and the sleeper then sees the task).
-int WorkerPool::sleepers_after_push() {
-#if VERSA_TSAN
-  return sleepers_.fetch_add(0, std::memory_order_seq_cst);
-#else
-  fence_.light();
-  return sleepers_.load(std::memory_order_relaxed);
-#endif
-}
-
-void WorkerPool::wake_one() {
-  if (sleepers_after_push() != 0) wake_sleeper();
 }
 
 void WorkerPool::wake_sleeper() {

@@ -21,6 +21,12 @@ namespace versa::detail {
 
 class WorkerPool;
 
+// The pool and index of the worker running on this thread (a worker thread's for its life, the
+// attached caller's while attached); a thread belongs to at most one pool. Known to be
+// constant-initialised, so that reading them costs no call.
+extern constinit thread_local const WorkerPool* this_thread_pool;
+extern constinit thread_local int this_thread_worker;
+
 // What the workers do with a task; implemented by the runtime core.
 class TaskRunner {
  public:
@@ -70,7 +76,7 @@ class WorkerPool {
   void wake_all();
 
   // Index of the calling thread's worker in this pool, or -1 for any other thread.
-  int current_worker() const;
+  int current_worker() const { return this_thread_pool == this ? this_thread_worker : -1; }
 
   // Most threads that are not workers with a submission deque of their own.
   static constexpr int max_submitters = 16;
@@ -183,5 +189,29 @@ class WorkerPool {
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint32_t> wake_epoch_{0};
 };
+
+// In line: a spawn pushes a task and looks for a sleeper once per task.
+inline void WorkerPool::push_local(int worker, Task* task) {
+  workers_[worker]->deque.push_front(task);
+  if (workers_.size() > 1) wake_one();
+}
+
+inline void WorkerPool::wake_one() {
+  if (sleepers_after_push() != 0) wake_sleeper();
+}
+
+// The pusher's half of the sleep protocol (see sleepers_). ThreadSanitizer models neither fences
+// nor membarrier, so under it the fences become read-modify-writes of the sleeper count, which
+// give the same guarantee in a form it understands: either the pusher's RMW comes later in the
+// count's modification order (and sees the sleeper) or the sleeper's increment synchronises with
+// it (and the sleeper then sees the task).
+inline int WorkerPool::sleepers_after_push() {
+#if VERSA_TSAN
+  return sleepers_.fetch_add(0, std::memory_order_seq_cst);
+#else
+  fence_.light();
+  return sleepers_.load(std::memory_order_relaxed);
+#endif
+}
 
 }  // namespace versa::detail

@@ -24,13 +24,14 @@ long fib(versa::Runtime& rt, int n) {
   return a + b;
 }
 
-// Parameters: workers, and whether the waiting thread runs tasks (Config::caller_runs_tasks).
-class Spawn : public testing::TestWithParam<std::tuple<int, bool>> {
+// Parameters: workers, whether the waiting thread runs tasks (Config::caller_runs_tasks), and
+// whether tasks are tracked (untracked, spawns take the runtime's short path).
+class Spawn : public testing::TestWithParam<std::tuple<int, bool, bool>> {
  protected:
   static versa::Config config() {
     versa::Config c = workers(std::get<0>(GetParam()));
     c.caller_runs_tasks = std::get<1>(GetParam());
-    return c;
+    return std::get<2>(GetParam()) ? c : versa::testing::untracked(c);
   }
   versa::Runtime rt{config()};
 };
@@ -107,6 +108,7 @@ TEST_P(Spawn, SpawnedChildrenMayUseTheirOwnHandles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, Spawn,
-                         testing::Combine(testing::Values(1, 2, 4, 8), testing::Bool()));
+                         testing::Combine(testing::Values(1, 2, 4, 8), testing::Bool(),
+                                          testing::Bool()));
 
 }  // namespace

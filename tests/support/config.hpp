@@ -20,6 +20,15 @@ inline Config workers(int n) {
   return config;
 }
 
+// `config` without task tracking, as the benchmarks and most programs run: tasks without accesses
+// then take the runtime's short paths (Scheduler::submit_plain, spawn's in-place closure), which
+// tracking turns off. The stall report, which needs tracking, is off too.
+inline Config untracked(Config config) {
+  config.track_tasks = false;
+  config.stall_report_seconds = 0;
+  return config;
+}
+
 // `config` with registration handed to idle workers (Config::defer_registration), which task
 // tracking would turn off: tasks are not tracked, and the stall report is off.
 inline Config deferring(Config config) {

@@ -51,6 +51,18 @@ using InvokeCudaFn = void (*)(void* closure, const AccessRecord* accesses, CudaC
 using MoveFn = void (*)(void* destination, void* source);
 using DestroyFn = void (*)(void* closure);
 
+// Bytes of a closure stored in the task record itself (larger ones go to the heap).
+inline constexpr std::size_t inline_closure_bytes = 32;
+
+class Task;
+
+// A spawned child whose record the runtime has made (Runtime::start_child) and whose closure the
+// caller constructs at `closure` before submitting it.
+struct StartedChild {
+  Task* task = nullptr;  // null: the runtime takes this child the general way
+  void* closure = nullptr;
+};
+
 // The implementations of a task beside the CPU one, and where it may run.
 struct Implementations {
   InvokeCudaFn cuda = nullptr;
