@@ -224,8 +224,9 @@ class Runtime {
   void submit_task(const detail::TaskDesc& desc);
   // The short way of spawn() for a body without accesses whose closure fits the task record:
   // the runtime makes the record, the caller constructs the closure in it, and submit_child
-  // queues it; no description is built and nothing is moved. The task is null when the
-  // runtime takes children the general way (outside a task, with devices, tracking or a trace).
+  // queues it; no description is built and nothing is moved. The task is null when the runtime
+  // takes children the general way (outside a task; with devices, tracking, a trace or task
+  // statistics).
   detail::StartedChild start_child(std::string_view name, detail::InvokeFn invoke,
                                    detail::DestroyFn destroy);
   void submit_child(detail::Task* task);

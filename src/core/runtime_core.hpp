@@ -60,11 +60,10 @@ class RuntimeCore final : public HandleHost {
   HandleState* create_handle(const void* data, Layout layout, std::string name);
   void submit(const TaskDesc& desc);
   // Runtime::start_child and submit_child.
+  // The name is interned first: it may allocate, and throw, before a record exists.
   StartedChild start_child(std::string_view name, InvokeFn invoke, DestroyFn destroy) {
-    Task* task = scheduler_.start_plain_child(invoke, destroy);
-    if (!task) return {};
-    task->name = intern_name(name);
-    return {task, task->closure};
+    Task* task = scheduler_.start_plain_child(intern_name(name), invoke, destroy);
+    return task ? StartedChild{task, task->closure} : StartedChild{};
   }
   void submit_child(Task* task) { scheduler_.submit_plain_child(task); }
   const char* intern_name(std::string_view name);

@@ -202,12 +202,13 @@ void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
   }
 }
 
-Task* Scheduler::start_plain_child(InvokeFn invoke, DestroyFn destroy) {
+Task* Scheduler::start_plain_child(const char* name, InvokeFn invoke, DestroyFn destroy) {
   Task* const parent = this_thread_task;
   if (!plain_tasks_ || !parent) return nullptr;
   const int worker = current_worker();
   if (worker < 0) return nullptr;  // a task of another runtime spawns into this one
   Task* task = new (task_pool_.allocate(worker)) Task;
+  task->name = name;
   task->priority = 0;
   task->invoke = invoke;
   task->destroy = destroy;

@@ -80,10 +80,10 @@ class Scheduler final : public TaskRunner, public Waker {
     }
   }
   // spawn()'s short way (Runtime::start_child): the record of a child of the task running on
-  // this worker, its closure to be constructed in the inline storage and its name to be set;
-  // null when plain tasks are off or the calling thread runs no task of this runtime. Then
-  // submit_plain_child counts and queues it, as submit_plain would.
-  Task* start_plain_child(InvokeFn invoke, DestroyFn destroy);
+  // this worker, its closure to be constructed in the inline storage; null when plain tasks are
+  // off or the calling thread runs no task of this runtime. Then submit_plain_child counts and
+  // queues it, as submit_plain would.
+  Task* start_plain_child(const char* name, InvokeFn invoke, DestroyFn destroy);
   void submit_plain_child(Task* task);
   // Registers and schedules the flush that applies `handle`'s partials at version `required`.
   void submit_flush(HandleState* handle, std::uint64_t required, int worker);

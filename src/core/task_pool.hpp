@@ -26,10 +26,10 @@ class TaskPool {
   TaskPool& operator=(const TaskPool&) = delete;
 
   // Returns uninitialised storage for one Task. `worker` is the caller's worker index, or -1.
+  // In line, as release: a fine-grained task calls each once.
   void* allocate(int worker);
   // Takes back storage of a destroyed Task.
   void release(void* slot, int worker);
-  // (Both in line: a fine-grained task calls each once.)
 
   // Bytes of slab memory obtained so far.
   std::size_t bytes_reserved() const;

@@ -68,12 +68,12 @@ Topology::Topology() : hwloc_(std::make_unique<Hwloc>()), memory_bytes_(host_mem
 
 Topology::~Topology() = default;
 
-// Within the process's binding: two ranks bound to different cores must not both pin their
-// first worker to core 0.
 int Topology::usable_cores() const {
   return hwloc_->topology ? std::max<int>(1, static_cast<int>(hwloc_->pin_targets.size())) : cores_;
 }
 
+// Within the process's binding: two ranks bound to different cores must not both pin their
+// first worker to core 0.
 bool Topology::pin_current_thread(int index) const {
   const std::vector<hwloc_obj_t>& targets = hwloc_->pin_targets;
   if (!hwloc_->topology || targets.empty()) return false;
