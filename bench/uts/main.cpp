@@ -19,7 +19,7 @@ namespace {
 struct Options {
   std::vector<std::string> trees = {"T1", "T3"};
   std::vector<int> workers = {1, 2};
-  std::vector<std::string> systems = {"sequential", "versa", "openmp", "tbb"};
+  std::vector<std::string> systems = {"sequential", "versa", "versa-steady", "openmp", "tbb"};
   uts::SearchOptions search;
   int reps = 5;
 };
@@ -41,7 +41,8 @@ void add_options(CLI::App& app, Options& o) {
       ->delimiter(',')
       ->type_name("1,2")
       ->transform(example::positive<int>());
-  app.add_option("--systems", o.systems, "systems: sequential, versa, openmp, tbb")
+  app.add_option("--systems", o.systems,
+                 "systems: sequential, versa, versa-steady (a release at every chunk), openmp, tbb")
       ->delimiter(',')
       ->type_name("LIST");
   example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
@@ -90,8 +91,9 @@ int run(const Options& o) {
       o.search.granularity == uts::TaskGranularity::chunk ? "" : ",tasks=" + tasks;
   std::printf("# uts: median of %d interleaved rounds; tasks: one per %s", o.reps, tasks.c_str());
   if (o.search.granularity == uts::TaskGranularity::chunk)
-    std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
-  std::printf("\n%-6s %-11s %7s %10s %8s %9s\n", "tree", "system", "workers", "seconds", "speedup",
+    std::printf(" (a release every %d nodes; versa's only when its worker has none queued)",
+                o.search.chunk_nodes);
+  std::printf("\n%-6s %-13s %7s %10s %8s %9s\n", "tree", "system", "workers", "seconds", "speedup",
               "Mnodes/s");
   int status = 0;
   for (const std::string& name : o.trees) {
@@ -131,7 +133,7 @@ int run(const Options& o) {
     const double base = bench::median(measurements.front().seconds);
     auto report = [&](const std::string& system, int workers, double seconds) {
       const std::string param = "tree=" + name + ",workers=" + std::to_string(workers) + suffix;
-      std::printf("%-6s %-11s %7d %10.4f %8.2f %9.2f\n", name.c_str(), system.c_str(), workers,
+      std::printf("%-6s %-13s %7d %10.4f %8.2f %9.2f\n", name.c_str(), system.c_str(), workers,
                   seconds, base / seconds, static_cast<double>(expected.nodes) / seconds / 1e6);
       bench::print_result("uts", system, param, "seconds", seconds, "s");
       bench::print_result("uts", system, param, "speedup", base / seconds, "x");

@@ -6,6 +6,9 @@
 // uts), or a task per chunk of nodes: half of a task's own depth-first stack, released every
 // chunk_nodes nodes it visits (examples/uts/versa_search.hpp). Each is written with its system's
 // own primitives; the tree and its hashing are the same code for all (examples/uts/tree.hpp).
+// With chunks, "versa" releases one only when its worker has no task queued for idle workers
+// (Runtime::surplus_tasks), which neither OpenMP nor oneTBB can ask; "versa-steady" releases at
+// every chunk, as they do.
 #pragma once
 
 #include <functional>
@@ -18,7 +21,7 @@
 namespace bench {
 
 struct UtsSystem {
-  std::string name;  // "sequential", "versa", "openmp", "tbb"
+  std::string name;  // "sequential", "versa", "versa-steady", "openmp", "tbb"
   // Searches `shape` with `workers` threads and returns the seconds the search took, its figures
   // in `found`. Starting and stopping the system's threads is not timed.
   std::function<double(const uts::TreeShape& shape, int workers, const uts::SearchOptions& options,

@@ -38,6 +38,9 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("N")
       ->transform(example::positive<int>())
       ->capture_default_str();
+  app.add_flag_callback(
+      "--steady", [&o] { o.search.on_demand = false; },
+      "with --tasks chunk: release at every chunk, not only when the worker has none queued");
   app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
       ->type_name("W")
       ->transform(example::positive<int>());
@@ -79,7 +82,8 @@ int run(const Options& o) {
               uts::reference_options(tree.shape).c_str());
   std::printf("tasks       one per %s", uts::to_string(o.search.granularity));
   if (o.search.granularity == uts::TaskGranularity::chunk)
-    std::printf(" (a release every %d nodes)", o.search.chunk_nodes);
+    std::printf(" (a release every %d nodes%s)", o.search.chunk_nodes,
+                o.search.on_demand ? ", when the worker has none queued" : "");
   std::printf(", %d workers\n", rt.cpu_workers());
   print_stats("found", found);
   std::printf("time        %.4f s (median of %d), %.2f M nodes/s\n", median, o.repeat,

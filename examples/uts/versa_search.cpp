@@ -14,6 +14,7 @@ struct Search {
   versa::Runtime& rt;
   const TreeShape& shape;
   std::size_t chunk_nodes;
+  bool on_demand;
 };
 
 // --- One task per node ---------------------------------------------------------------------------
@@ -74,7 +75,8 @@ void search_chunk(const Search& search, Chunk& chunk) {
     for (int i = 0; i < children; ++i) stack.push_back(child_node(node, i));
     if (--until_release == 0) {
       until_release = search.chunk_nodes;
-      if (stack.size() >= 2) release_bottom_half(search, stack, released);
+      if (stack.size() >= 2 && (!search.on_demand || search.rt.surplus_tasks() == 0))
+        release_bottom_half(search, stack, released);
     }
   }
   search.rt.sync();
@@ -98,7 +100,7 @@ TreeStats search_versa(versa::Runtime& rt, const TreeShape& shape, const SearchO
   if (options.chunk_nodes < 1)
     throw std::invalid_argument("chunk_nodes must be at least 1, not " +
                                 std::to_string(options.chunk_nodes));
-  const Search search{rt, shape, static_cast<std::size_t>(options.chunk_nodes)};
+  const Search search{rt, shape, static_cast<std::size_t>(options.chunk_nodes), options.on_demand};
   TreeStats stats;
   rt.spawn("uts root", [&] {
     const Node root = root_node(shape);

@@ -8,6 +8,10 @@
 //    largest) as a new task. Work is released at a steady rate whatever the tree's shape (a
 //    geometric tree's depth-first stack stays a few dozen nodes deep; a binomial root has 2000
 //    children), and each task hashes at least chunk_nodes nodes per task it creates.
+//    By default (on_demand) a release happens only when the task's worker has no task queued for
+//    idle workers to take (Runtime::surplus_tasks() == 0): as many tasks as the idle workers
+//    take, rather than one per chunk_nodes nodes whether any worker is idle or not. On one worker
+//    a search then releases a handful of chunks and runs at the sequential search's speed.
 #pragma once
 
 #include "tree.hpp"
@@ -24,6 +28,9 @@ TaskGranularity parse_granularity(const std::string& text);
 struct SearchOptions {
   TaskGranularity granularity = TaskGranularity::chunk;
   int chunk_nodes = 256;  // with chunk: nodes a task visits between two releases (>= 1)
+  // With chunk: release only when the worker has nothing queued for idle workers; false:
+  // release every chunk_nodes nodes, as the peers in bench/uts do (they have no such query).
+  bool on_demand = true;
 };
 
 // Searches the tree `shape` with tasks on `rt` and returns what it found, the same figures as

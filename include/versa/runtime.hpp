@@ -201,6 +201,12 @@ class Runtime {
   // reading its memory directly.
   void sync();
 
+  // Tasks queued on the calling thread's worker, where idle workers would take them from: 0 when
+  // a task spawned now would be the only work there for them. A search that splits off part of
+  // its work only when this is 0 spawns as many tasks as idle workers take, not a fixed share of
+  // its work (examples/uts does). 0 on a thread that is no worker of this runtime.
+  std::size_t surplus_tasks() const;
+
   // Waits until every submitted task has finished, with every `add` applied to its handle's
   // data and device results copied home. If tasks failed, throws TaskFailure for the
   // first failure (the others are reported on stderr) and clears the failure list.

@@ -53,6 +53,8 @@ void detail::unpin(HostPins& pins, const void* data) { pins.unpin(data); }
 
 void Runtime::sync() { impl_->core.sync(); }
 
+std::size_t Runtime::surplus_tasks() const { return impl_->core.surplus_tasks(); }
+
 void Runtime::wait_all() { impl_->core.wait_all(); }
 
 detail::HandleState* Runtime::create_handle(const void* data, detail::Layout layout,

@@ -75,6 +75,7 @@ class RuntimeCore final : public HandleHost {
   Task* acquire_host(AccessRecord& record);
   void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
   void sync() { scheduler_.sync(); }
+  std::size_t surplus_tasks() const { return scheduler_.surplus_tasks(); }
   void wait_all();
   // Runtime::describe_pending.
   std::string describe_pending() {

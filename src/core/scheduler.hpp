@@ -156,6 +156,11 @@ class Scheduler final : public TaskRunner, public Waker {
   void sync();
   // Waits until every task submitted has finished.
   void wait_for_pending();
+  // Tasks queued on the calling thread's worker (Runtime::surplus_tasks); 0 elsewhere.
+  std::size_t surplus_tasks() const {
+    const int worker = current_worker();
+    return worker >= 0 ? pool_->queued_locally(worker) : 0;
+  }
   // Applies the partials of `handle`'s open run of adds and waits until every access registered
   // on it has finished (a handle being destroyed): a worker helps with other tasks meanwhile,
   // another thread sleeps.

@@ -111,4 +111,27 @@ INSTANTIATE_TEST_SUITE_P(Workers, Spawn,
                          testing::Combine(testing::Values(1, 2, 4, 8), testing::Bool(),
                                           testing::Bool()));
 
+// One worker and a main thread that only waits: no one takes the children before the parent's
+// sync, so the parent sees each of them queued on its worker.
+TEST(SurplusTasks, CountsTheTasksQueuedOnTheCallingWorker) {
+  for (const bool tracked : {true, false}) {
+    SCOPED_TRACE(tracked ? "tracked" : "untracked (spawn's short way)");
+    versa::Config config = workers(1);
+    config.caller_runs_tasks = false;
+    versa::Runtime rt{tracked ? config : versa::testing::untracked(config)};
+    EXPECT_EQ(rt.surplus_tasks(), 0u);  // the main thread is no worker
+    std::vector<std::size_t> seen;
+    rt.spawn("parent", [&] {
+      for (int i = 0; i < 3; ++i) {
+        rt.spawn("child", [] {});
+        seen.push_back(rt.surplus_tasks());
+      }
+      rt.sync();
+      seen.push_back(rt.surplus_tasks());
+    });
+    rt.sync();
+    EXPECT_EQ(seen, (std::vector<std::size_t>{1, 2, 3, 0}));
+  }
+}
+
 }  // namespace

@@ -106,12 +106,36 @@ TEST(UtsSequential, FindsThePublishedFigures) {
   }
 }
 
-using VersaCase = std::tuple<int, uts::TaskGranularity, std::string>;
+// How a search cuts its tree into tasks: a task per node, or per chunk released when the
+// worker has none queued (the default) or at every chunk.
+enum class Cut { node, chunk_on_demand, chunk_steady };
+
+uts::SearchOptions options_for(Cut cut) {
+  uts::SearchOptions options;
+  options.granularity = cut == Cut::node ? uts::TaskGranularity::node : uts::TaskGranularity::chunk;
+  options.on_demand = cut == Cut::chunk_on_demand;
+  options.chunk_nodes = 8;  // small chunks: many tasks and steals even on the small trees
+  return options;
+}
+
+const char* to_string(Cut cut) {
+  switch (cut) {
+    case Cut::node:
+      return "node";
+    case Cut::chunk_on_demand:
+      return "chunk";
+    case Cut::chunk_steady:
+      return "steady_chunk";
+  }
+  return "";
+}
+
+using VersaCase = std::tuple<int, Cut, std::string>;
 
 class UtsVersa : public testing::TestWithParam<VersaCase> {};
 
 TEST_P(UtsVersa, MatchesSequentialAndPublished) {
-  const auto& [worker_count, granularity, tree_name] = GetParam();
+  const auto& [worker_count, cut, tree_name] = GetParam();
   const uts::SampleTree& tree = uts::sample_tree(tree_name);
   const bool sample = tree.expected.nodes > 1'000'000;  // T1, T3: 4 million nodes each
   if (thread_sanitizer && sample)
@@ -120,10 +144,7 @@ TEST_P(UtsVersa, MatchesSequentialAndPublished) {
   // runtime's short paths); the small ones tracked, so that a stall would be reported.
   versa::Runtime rt{sample ? versa::testing::untracked(workers(worker_count))
                            : workers(worker_count)};
-  uts::SearchOptions options;
-  options.granularity = granularity;
-  options.chunk_nodes = 8;  // small chunks: many tasks and steals even on the small trees
-  const uts::TreeStats found = uts::search_versa(rt, tree.shape, options);
+  const uts::TreeStats found = uts::search_versa(rt, tree.shape, options_for(cut));
   EXPECT_EQ(found, sequential(tree_name));
   EXPECT_EQ(found.nodes, tree.expected.nodes);
   EXPECT_EQ(found.leaves, tree.expected.leaves);
@@ -134,14 +155,14 @@ std::string case_name(const testing::TestParamInfo<VersaCase>& info) {
   std::string tree = std::get<2>(info.param);
   for (char& c : tree)
     if (c == '-') c = '_';
-  return tree + "_" + uts::to_string(std::get<1>(info.param)) + "_" +
+  return tree + "_" + to_string(std::get<1>(info.param)) + "_" +
          std::to_string(std::get<0>(info.param)) + "_workers";
 }
 
 INSTANTIATE_TEST_SUITE_P(SmallTrees, UtsVersa,
                          testing::Combine(testing::Values(1, 2, 4, 8),
-                                          testing::Values(uts::TaskGranularity::node,
-                                                          uts::TaskGranularity::chunk),
+                                          testing::Values(Cut::node, Cut::chunk_on_demand,
+                                                          Cut::chunk_steady),
                                           testing::Values("small-geometric", "small-binomial")),
                          case_name);
 
@@ -149,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(SmallTrees, UtsVersa,
 // run with a task per chunk.
 INSTANTIATE_TEST_SUITE_P(SampleTrees, UtsVersa,
                          testing::Combine(testing::Values(1, 2, 4, 8),
-                                          testing::Values(uts::TaskGranularity::chunk),
+                                          testing::Values(Cut::chunk_on_demand, Cut::chunk_steady),
                                           testing::Values("T1", "T3")),
                          case_name);
 
