@@ -1,9 +1,9 @@
 // bench/run bots: the BOTS kernels on Versa against sequential C++, OpenMP tasks (libgomp) and
-// oneTBB, in one process. For each kernel and worker count every system runs the kernel --reps
-// times; the table and the RESULT lines give the median seconds, the speedup over the sequential
-// run's median and, for the kernels that measure task overhead, nanoseconds per task. Every run is
-// verified with the suite's own check; a failed check fails the run (exit status 1): a wrong
-// answer yields no figure.
+// oneTBB, in one process. For each kernel, every system with every worker count runs the kernel
+// once per round, in --reps rounds; the table and the RESULT lines give the median seconds, the
+// speedup over the sequential run's median and, for the kernels that measure task overhead,
+// nanoseconds per task. Every run is verified with the suite's own check; a failed check fails the
+// run (exit status 1): a wrong answer yields no figure.
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -164,63 +164,75 @@ void add_options(CLI::App& app, Options& o) {
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 
-// Median seconds of `reps` runs, each verified; nullopt (and a message) when a run is wrong.
-std::optional<double> measure(const char* kernel, const std::string& system, Benchmark& benchmark,
-                              const std::function<double()>& run, int reps) {
+// One system with one worker count, and the seconds of its runs so far.
+struct Measurement {
+  std::string system;
+  int workers;
+  std::function<double()> run;
   std::vector<double> seconds;
-  for (int rep = 0; rep < reps; ++rep) {
-    seconds.push_back(run());
-    const std::string wrong = benchmark.verify();
-    if (!wrong.empty()) {
-      std::fprintf(stderr, "bots: %s on %s: %s\n", kernel, system.c_str(), wrong.c_str());
-      return std::nullopt;
+  bool wrong = false;  // a run failed the kernel's check (said on stderr): no figure
+};
+
+// Every measurement once per round, the rounds repeated `reps` times: a burst of load on a shared
+// machine then falls on every system alike, not on whichever ran its repetitions during it. Every
+// run is verified.
+void measure_interleaved(const char* kernel, const Benchmark& benchmark,
+                         std::vector<Measurement>& measurements, int reps) {
+  for (int rep = 0; rep < reps; ++rep)
+    for (Measurement& m : measurements) {
+      if (m.wrong) continue;
+      m.seconds.push_back(m.run());
+      const std::string wrong = benchmark.verify();
+      if (wrong.empty()) continue;
+      std::fprintf(stderr, "bots: %s on %s: %s\n", kernel, m.system.c_str(), wrong.c_str());
+      m.wrong = true;
     }
-  }
-  return bench::median(seconds);
 }
 
 int run(const Options& o) {
-  std::printf("# bots: median of %d runs\n%-10s %-22s %-13s %7s %10s %8s %9s\n", o.reps, "kernel",
-              "input", "system", "workers", "seconds", "speedup", "ns/task");
+  std::printf("# bots: median of %d interleaved rounds\n%-10s %-22s %-13s %7s %10s %8s %9s\n",
+              o.reps, "kernel", "input", "system", "workers", "seconds", "speedup", "ns/task");
   int status = 0;
   for (const KernelEntry& kernel : all_kernels()) {
     if (!o.kernels.empty() &&
         std::find(o.kernels.begin(), o.kernels.end(), kernel.name) == o.kernels.end())
       continue;
     const std::unique_ptr<Benchmark> benchmark = kernel.make(o.scale);
-    const std::optional<double> base = measure(
-        kernel.name, "sequential", *benchmark, [&] { return benchmark->run_sequential(); }, o.reps);
-    if (!base) return 1;
-    auto report = [&](const std::string& system, int workers, double seconds) {
+    // The sequential run first: every speedup is over its median.
+    std::vector<Measurement> measurements;
+    measurements.push_back({"sequential", 1, [&] { return benchmark->run_sequential(); }, {}});
+    const std::vector<System> systems = benchmark->parallel_systems();
+    for (int workers : o.workers)
+      for (const System& system : systems)
+        if (bench::chosen(o.systems, system.name))
+          measurements.push_back(
+              {system.name, workers, [&system, workers] { return system.run(workers); }, {}});
+    measure_interleaved(kernel.name, *benchmark, measurements, o.reps);
+    if (measurements.front().wrong) return 1;
+    const double base = bench::median(measurements.front().seconds);
+    for (const Measurement& m : measurements) {
+      if (m.wrong) {
+        status = 1;
+        continue;
+      }
+      if (m.system == "sequential" && !bench::chosen(o.systems, "sequential")) continue;
+      const double seconds = bench::median(m.seconds);
       const std::string param = "kernel=" + std::string(kernel.name) +
-                                ",workers=" + std::to_string(workers) +
+                                ",workers=" + std::to_string(m.workers) +
                                 (o.scale == bots::Scale::small ? ",scale=small" : "");
+      const bool per_task = benchmark->tasks() != 0 && m.system != "sequential";
       const double ns_per_task =
-          benchmark->tasks() ? seconds * 1e9 / static_cast<double>(benchmark->tasks()) : 0.0;
+          per_task ? seconds * 1e9 / static_cast<double>(benchmark->tasks()) : 0.0;
       std::printf("%-10s %-22s %-13s %7d %10.4f %8.2f ", kernel.name, benchmark->input().c_str(),
-                  system.c_str(), workers, seconds, *base / seconds);
-      if (benchmark->tasks() && system != "sequential")
+                  m.system.c_str(), m.workers, seconds, base / seconds);
+      if (per_task)
         std::printf("%9.1f\n", ns_per_task);
       else
         std::printf("%9s\n", "-");
-      bench::print_result("bots", system, param, "seconds", seconds, "s");
-      bench::print_result("bots", system, param, "speedup", *base / seconds, "x");
-      if (benchmark->tasks() && system != "sequential")
-        bench::print_result("bots", system, param, "ns_per_task", ns_per_task, "ns");
-    };
-    if (bench::chosen(o.systems, "sequential")) report("sequential", 1, *base);
-    std::vector<System> systems = benchmark->parallel_systems();
-    for (int workers : o.workers)
-      for (const System& system : systems) {
-        if (!bench::chosen(o.systems, system.name)) continue;
-        const std::optional<double> seconds = measure(
-            kernel.name, system.name, *benchmark, [&] { return system.run(workers); }, o.reps);
-        if (!seconds) {
-          status = 1;
-          continue;
-        }
-        report(system.name, workers, *seconds);
-      }
+      bench::print_result("bots", m.system, param, "seconds", seconds, "s");
+      bench::print_result("bots", m.system, param, "speedup", base / seconds, "x");
+      if (per_task) bench::print_result("bots", m.system, param, "ns_per_task", ns_per_task, "ns");
+    }
   }
   return status;
 }
