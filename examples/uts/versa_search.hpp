@@ -5,7 +5,7 @@
 //    spawns one task per child and syncs, then adds up its children's figures.
 //  - chunk: a task searches its own stack of nodes depth first and, every chunk_nodes nodes it
 //    visits, releases the bottom half of its stack (the shallowest nodes, whose subtrees are the
-//    largest) as a new task. Work is released at a steady rate whatever the tree's shape (a
+//    largest) as a new task. A release is considered at a steady rate whatever the tree's shape (a
 //    geometric tree's depth-first stack stays a few dozen nodes deep; a binomial root has 2000
 //    children), and each task hashes at least chunk_nodes nodes per task it creates.
 //    By default (on_demand) a release happens only when the task's worker has no task queued for
