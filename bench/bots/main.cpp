@@ -4,10 +4,10 @@
 // speedup over the sequential run's median and, for the kernels that measure task overhead,
 // nanoseconds per task. Every run is verified with the suite's own check; a failed check fails the
 // run (exit status 1): a wrong answer yields no figure.
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
