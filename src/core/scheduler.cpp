@@ -95,14 +95,19 @@ Task* Scheduler::parent_for(bool is_child, int worker) const {
 
 // --- Procedure: submit ----------------------------------------------------------------------
 
-inline Task* Scheduler::construct_task(const TaskDesc& desc, int worker) {
+inline Task* Scheduler::construct_task(const char* name, int priority, InvokeFn invoke,
+                                       DestroyFn destroy, int worker) {
   // Default-initialisation: the inline storage is not zeroed (it is written before use).
   Task* task = new (task_pool_.allocate(worker)) Task;
-  task->name = desc.name;
-  task->priority = desc.priority;
-  task->invoke = desc.invoke;
-  task->destroy = desc.destroy;
+  task->name = name;
+  task->priority = priority;
+  task->invoke = invoke;
+  task->destroy = destroy;
   return task;
+}
+
+inline Task* Scheduler::construct_task(const TaskDesc& desc, int worker) {
+  return construct_task(desc.name, desc.priority, desc.invoke, desc.destroy, worker);
 }
 
 Task* Scheduler::create_task(const TaskDesc& desc, int worker) {
@@ -207,11 +212,7 @@ Task* Scheduler::start_plain_child(const char* name, InvokeFn invoke, DestroyFn 
   if (!plain_tasks_ || !parent) return nullptr;
   const int worker = current_worker();
   if (worker < 0) return nullptr;  // a task of another runtime spawns into this one
-  Task* task = new (task_pool_.allocate(worker)) Task;
-  task->name = name;
-  task->priority = 0;
-  task->invoke = invoke;
-  task->destroy = destroy;
+  Task* task = construct_task(name, 0, invoke, destroy, worker);
   task->closure = task->inline_closure;
   task->parent = parent;
   return task;

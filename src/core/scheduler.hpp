@@ -211,6 +211,8 @@ class Scheduler final : public TaskRunner, public Waker {
     return plain_tasks_ && task.access_count == 0 && task.invoke;
   }
   // A task from the pool with the fields every task takes from its description.
+  Task* construct_task(const char* name, int priority, InvokeFn invoke, DestroyFn destroy,
+                       int worker);
   Task* construct_task(const TaskDesc& desc, int worker);
   Task* create_task(const TaskDesc& desc, int worker);
   void register_accesses(Task* task, int worker, bool may_rename);

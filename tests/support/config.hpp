@@ -30,12 +30,10 @@ inline Config untracked(Config config) {
 }
 
 // `config` with registration handed to idle workers (Config::defer_registration), which task
-// tracking would turn off: tasks are not tracked, and the stall report is off.
+// tracking would turn off: untracked, so the stall report is off too.
 inline Config deferring(Config config) {
   config.defer_registration = true;
-  config.track_tasks = false;
-  config.stall_report_seconds = 0;
-  return config;
+  return untracked(config);
 }
 
 // `config` plus `devices` emulated accelerators of `memory_bytes` each, with instant copies
