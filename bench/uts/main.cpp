@@ -21,7 +21,9 @@ struct Options {
   std::vector<int> workers = {1, 2};
   std::vector<std::string> systems = {"sequential", "versa", "versa-steady", "openmp", "tbb"};
   uts::SearchOptions search;
-  int reps = 5;
+  // A search takes 0.1-0.4 s: on a shared machine the medians of 5 rounds spread by more than
+  // the few percent that separate the systems; those of 21 by 1-2%.
+  int reps = 21;
 };
 
 void add_options(CLI::App& app, Options& o) {
