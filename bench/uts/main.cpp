@@ -21,8 +21,8 @@ struct Options {
   std::vector<int> workers = {1, 2};
   std::vector<std::string> systems = {"sequential", "versa", "versa-steady", "openmp", "tbb"};
   uts::SearchOptions search;
-  // A search takes 0.1-0.4 s: on a shared machine the medians of 5 rounds spread by more than
-  // the few percent that separate the systems; those of 21 by 1-2%.
+  // A search takes 0.1-0.4 s, so on a shared machine a burst of load moves the median of 5
+  // rounds by more than the few percent that separate the systems.
   int reps = 21;
 };
 
