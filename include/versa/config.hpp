@@ -28,6 +28,11 @@ struct EmulatedDeviceConfig {
   // them take turns on one compute engine, as the kernels of a GPU that fill it do; more models
   // a GPU running several small kernels side by side, which placement counts as that many lanes.
   int concurrent_kernels = 1;
+  // Where task bodies run: false, the default, on the stream's thread, when the stream reaches
+  // the task; true, on the thread that launches the task (the device's worker thread), as the
+  // host code of a CUDA task runs, the stream then modelling only the kernel's completion. Both
+  // are tested: what a body may do (spawn, sync) must work either way.
+  bool bodies_at_launch = false;
   // Fault injection, for tests: the n-th allocation (counting from 1) and every later one fails;
   // the n-th host<->device copy fails. 0 disables.
   std::uint64_t fail_allocations_from = 0;

@@ -112,8 +112,8 @@ class Runtime {
   // Registers `count` elements at `data` (host memory that must outlive the handle).
   template <class T>
   Handle<T> data(T* data, std::size_t count, std::string name = {}) {
-    return Handle<T>(
-        create_handle(data, detail::Layout{count, 1, count, sizeof(T)}, std::move(name)));
+    return Handle<T>(create_handle(data, detail::Layout{count, 1, count, sizeof(T), &typeid(T)},
+                                   std::move(name)));
   }
   template <class T>
   Handle<T> data(std::vector<T>& values, std::string name = {}) {
@@ -129,8 +129,8 @@ class Runtime {
   template <class T>
   TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld,
                      std::string name = {}) {
-    return TileHandle<T>(
-        create_handle(data, detail::Layout{rows, cols, ld, sizeof(T)}, std::move(name)));
+    return TileHandle<T>(create_handle(data, detail::Layout{rows, cols, ld, sizeof(T), &typeid(T)},
+                                       std::move(name)));
   }
 
   // Creates a handle with no data, for ordering tasks.

@@ -54,4 +54,34 @@ class VERSA_SCOPED_CAPABILITY MutexLock {
   std::unique_lock<std::mutex> lock_;
 };
 
+// A mutex that the thread holding it may take again: the host code of a CUDA task that waits for
+// its children runs the device's next tasks on its own thread meanwhile, and those may queue on
+// the stream whose lock the waiting task holds.
+class VERSA_CAPABILITY("mutex") RecursiveMutex {
+ public:
+  RecursiveMutex() = default;
+  RecursiveMutex(const RecursiveMutex&) = delete;
+  RecursiveMutex& operator=(const RecursiveMutex&) = delete;
+
+  void lock() VERSA_ACQUIRE() { mutex_.lock(); }
+  void unlock() VERSA_RELEASE() { mutex_.unlock(); }
+
+ private:
+  std::recursive_mutex mutex_;
+};
+
+// Holds a RecursiveMutex from construction to destruction.
+class VERSA_SCOPED_CAPABILITY RecursiveMutexLock {
+ public:
+  explicit RecursiveMutexLock(RecursiveMutex& mutex) VERSA_ACQUIRE(mutex) : mutex_(mutex) {
+    mutex_.lock();
+  }
+  ~RecursiveMutexLock() VERSA_RELEASE() { mutex_.unlock(); }
+  RecursiveMutexLock(const RecursiveMutexLock&) = delete;
+  RecursiveMutexLock& operator=(const RecursiveMutexLock&) = delete;
+
+ private:
+  RecursiveMutex& mutex_;
+};
+
 }  // namespace versa::detail

@@ -1,6 +1,10 @@
 #include "base/names.hpp"
 
+#include <cxxabi.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 namespace versa::detail {
 
@@ -23,6 +27,13 @@ std::string format_bytes(std::size_t bytes) {
     std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
   }
   return text;
+}
+
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && demangled ? std::string(demangled.get()) : std::string(type.name());
 }
 
 }  // namespace versa::detail

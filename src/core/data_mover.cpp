@@ -9,6 +9,7 @@
 #include "base/names.hpp"
 #include "base/task.hpp"
 #include "core/device_worker.hpp"
+#include "versa/error.hpp"
 
 namespace versa::detail {
 
@@ -21,15 +22,20 @@ class CopyLatch final : public FillListener {
     MutexLock guard(mutex_);
     ++pending_;
   }
-  void fill_landed(void*, const std::string& error) override {
+  // `context`: the waiter's, kept with the first error (write_back gives the handle).
+  void fill_landed(void* context, const std::string& error) override {
     MutexLock guard(mutex_);
-    if (!error.empty() && error_.empty()) error_ = error;
+    if (!error.empty() && error_.empty()) {
+      error_ = error;
+      failed_ = context;
+    }
     if (--pending_ == 0) landed_.notify_all();
   }
-  // Returns the first error, or "".
-  std::string wait() {
+  // Returns the first error, or "", and the context of the copy that made it.
+  std::string wait(void** failed = nullptr) {
     MutexLock lock(mutex_);
     landed_.wait(lock.native(), [this]() VERSA_REQUIRES(mutex_) { return pending_ == 0; });
+    if (failed) *failed = failed_;
     return error_;
   }
 
@@ -38,6 +44,7 @@ class CopyLatch final : public FillListener {
   std::condition_variable landed_;
   int pending_ VERSA_GUARDED_BY(mutex_) = 0;
   std::string error_ VERSA_GUARDED_BY(mutex_);
+  void* failed_ VERSA_GUARDED_BY(mutex_) = nullptr;
 };
 
 }  // namespace
@@ -400,10 +407,10 @@ std::vector<HandleState*> DataMover::resident_handles(int node) {
   return handles;
 }
 
-void DataMover::write_back(std::vector<HandleState*>& handles) {
+void DataMover::write_back(std::vector<HandleState*>& handles, const char* operation) {
   CopyLatch latch;
-  const FillWaiter waiter{&latch, nullptr};
   for (HandleState* handle : handles) {
+    const FillWaiter waiter{&latch, handle};
     ReplicaSet& replicas = *handle->replicas();
     MutexLock guard(replicas.mutex());
     Replica& host = replicas.at(0);
@@ -415,8 +422,19 @@ void DataMover::write_back(std::vector<HandleState*>& handles) {
       start_fill(replicas, host, *replicas.source_for(0), &waiter);
     }
   }
-  const std::string error = latch.wait();
-  if (!error.empty()) throw std::runtime_error("writing device data home: " + error);
+  void* failed = nullptr;
+  const std::string error = latch.wait(&failed);
+  if (error.empty()) return;
+  auto& handle = *static_cast<HandleState*>(failed);
+  throw CopyFailure(operation, handle.name(), holder_name(handle), error);
+}
+
+std::string DataMover::holder_name(HandleState& handle) {
+  ReplicaSet& replicas = *handle.replicas();
+  MutexLock guard(replicas.mutex());
+  for (int node = 1; node < replicas.nodes(); ++node)
+    if (is_valid(replicas.at(node).state)) return nodes_[node].device->name();
+  return {};
 }
 
 // Every resident handle, not only those owned on the device: an eviction's write-back may still
@@ -426,7 +444,7 @@ void DataMover::write_back_resident() {
   destroy_dropped();  // no need to bring dead data home
   for (int node = 1; node < nodes(); ++node) {
     std::vector<HandleState*> handles = resident_handles(node);
-    write_back(handles);
+    write_back(handles, "wait_all");
   }
   destroy_dropped();  // those whose copies were in flight
 }
@@ -459,7 +477,7 @@ void DataMover::retire(HandleState& handle) {
   }
   landed.wait();
   std::vector<HandleState*> one{&handle};
-  write_back(one);
+  write_back(one, "destroying a handle");
   MutexLock guard(replicas.mutex());
   for (int node = 1; node < replicas.nodes(); ++node) {
     Replica& replica = replicas.at(node);

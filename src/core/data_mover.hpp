@@ -103,6 +103,8 @@ class DataMover {
   // while write_back_all walks the resident handles, stays listed until a later call or
   // write_back_all destroys it.
   void drop_instance(HandleState* instance);
+  // The device that holds a valid copy of `handle`, for messages ("" when none does).
+  std::string holder_name(HandleState& handle);
   // At shutdown: write_back_all, then frees every device buffer.
   void release_all();
 
@@ -121,7 +123,8 @@ class DataMover {
   Eviction evict_one(int node);
   void free_buffer(Replica& replica);
   BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
-  void write_back(std::vector<HandleState*>& handles);
+  // Brings `handles` home and waits; a failed copy throws CopyFailure for `operation`.
+  void write_back(std::vector<HandleState*>& handles, const char* operation);
   void write_back_resident() VERSA_REQUIRES(walk_mutex_);
   // The handles with a buffer on `node`.
   std::vector<HandleState*> resident_handles(int node);

@@ -26,6 +26,7 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
     slots_.push_back(kind.slot);
     placement_nodes.push_back({device->kind(), kind.slot, kind.name, device.get(), nullptr});
     Device* d = device.get();
+    d->set_body_host(&scheduler);
     memories_.push_back(std::make_unique<NodeMemory>(
         d->memory_capacity(), [d](std::size_t bytes) { return d->allocate(bytes); },
         [d](void* pointer) { d->deallocate(pointer); }));

@@ -74,12 +74,18 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   // A CPU task ran successfully in `seconds` / ended (ran, failed or was cancelled).
   void cpu_task_ran(Task& task, double seconds);
   void cpu_task_ended(Task& task) { placement_->cpu_done(task.expected_ns); }
+  // The body of `task`, in flight on its device, starts or stops waiting for its children.
+  void body_waiting(const Task& task, bool waiting) {
+    device_workers_[task.node - 1]->body_waiting(waiting);
+  }
   // A task placed to calibrate the model ends without a measurement there.
   void forget_exploration(Task& task);
 
   // --- data ---
   void write_back_all() { mover_->write_back_all(); }
   void retire(HandleState& handle) { mover_->retire(handle); }
+  // The device that holds a valid copy of `handle` ("" when none does), for messages.
+  std::string holder_name(HandleState& handle) { return mover_->holder_name(handle); }
   void drop_instance(HandleState* instance) { mover_->drop_instance(instance); }
   // At shutdown: writes everything home, frees device memory, stops the device workers, saves
   // the performance model. Returns what went wrong, one message each.

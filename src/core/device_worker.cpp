@@ -57,7 +57,14 @@ void DeviceWorker::post(std::function<void()> message) {
   wake_.notify_one();
 }
 
+// A body that runs at launch runs on this worker's thread, whose lane it helps when it waits for
+// its children: a launch from another thread (the completion of a copy it waited for, handled by
+// another device's worker) is handed over.
 void DeviceWorker::launch(Task* task) {
+  if (device_.runs_bodies_at_launch() && current_body_lane() != this) {
+    post([this, task] { launch(task); });
+    return;
+  }
   device_.execute(task->stream, *task, [this, task](OperationResult result) {
     post([this, task, result = std::move(result)]() mutable { ended(task, std::move(result)); });
   });
@@ -77,63 +84,87 @@ void DeviceWorker::notify_work() {
   wake_.notify_one();
 }
 
+void DeviceWorker::body_waiting(bool waiting) {
+  waiting_bodies_.fetch_add(waiting ? 1 : -1, std::memory_order_relaxed);
+  if (waiting) notify_work();  // room for a child
+}
+
 // Room for one more task in flight: a free slot, and the data in flight within the budget (one
 // task always fits, whatever its size).
 bool DeviceWorker::has_room(int starting) const {
-  const int busy = in_flight_ + starting + static_cast<int>(deferred_.size());
-  return busy < max_in_flight_ && (busy == 0 || in_flight_bytes_ < prefetch_budget_);
+  const int holding = busy() + starting;
+  return holding < max_in_flight_ && (holding <= 0 || in_flight_bytes_ < prefetch_budget_);
 }
 
 bool DeviceWorker::idle() const {
   return messages_.empty() && ready_.empty() && in_flight_ == 0 && deferred_.empty();
 }
 
+bool DeviceWorker::has_work() const {
+  return !messages_.empty() || work_offered_ || (!ready_.empty() && has_room());
+}
+
 void DeviceWorker::loop() {
-  std::vector<std::function<void()>> messages;
-  std::vector<Task*> starting;
+  const BodyLaneScope lane(*this);
   for (;;) {
     {
       MutexLock lock(mutex_);
-      wake_.wait(lock.native(), [&]() VERSA_REQUIRES(mutex_) {
-        return !messages_.empty() || work_offered_ || (!ready_.empty() && has_room()) ||
-               (stopping_ && idle());
-      });
+      wake_.wait(lock.native(),
+                 [&]() VERSA_REQUIRES(mutex_) { return has_work() || (stopping_ && idle()); });
       if (stopping_ && idle()) return;
-      messages.swap(messages_);
-      work_offered_ = false;
     }
-    for (auto& message : messages) message();
-    const bool progressed = !messages.empty();
-    messages.clear();
-    // Tasks waiting for memory go first: something may have been freed.
-    if (progressed && !deferred_.empty()) {
-      std::vector<Task*> retry;
-      retry.swap(deferred_);
-      for (Task* task : retry) start(task);
-    }
-    {
-      MutexLock guard(mutex_);
-      while (!ready_.empty() && has_room(static_cast<int>(starting.size()))) {
-        std::pop_heap(ready_.begin(), ready_.end(), runs_later);
-        starting.push_back(ready_.back());
-        ready_.pop_back();
-      }
-    }
-    for (Task* task : starting) start(task);
-    starting.clear();
-    // Room left and nothing queued here: take work waiting for placement.
-    while (has_room()) {
-      {
-        MutexLock guard(mutex_);
-        if (!ready_.empty()) break;
-      }
-      Task* task = host_.pull_for_device(node_);
-      if (!task) break;
-      backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
-      queued_tasks_.fetch_add(1, std::memory_order_relaxed);
-      start(task);
+    step();
+  }
+}
+
+bool DeviceWorker::help(std::chrono::microseconds wait) {
+  {
+    MutexLock lock(mutex_);
+    wake_.wait_for(lock.native(), wait, [&]() VERSA_REQUIRES(mutex_) { return has_work(); });
+  }
+  return step();
+}
+
+bool DeviceWorker::step() {
+  std::vector<std::function<void()>> messages;
+  std::vector<Task*> starting;
+  {
+    MutexLock guard(mutex_);
+    messages.swap(messages_);
+    work_offered_ = false;
+  }
+  for (auto& message : messages) message();
+  const bool progressed = !messages.empty();
+  // Tasks waiting for memory go first: something may have been freed.
+  if (progressed && !deferred_.empty()) {
+    std::vector<Task*> retry;
+    retry.swap(deferred_);
+    for (Task* task : retry) start(task);
+  }
+  {
+    MutexLock guard(mutex_);
+    while (!ready_.empty() && has_room(static_cast<int>(starting.size()))) {
+      std::pop_heap(ready_.begin(), ready_.end(), runs_later);
+      starting.push_back(ready_.back());
+      ready_.pop_back();
     }
   }
+  for (Task* task : starting) start(task);
+  bool pulled = false;
+  // Room left and nothing queued here: take work waiting for placement.
+  while (has_room()) {
+    {
+      MutexLock guard(mutex_);
+      if (!ready_.empty()) break;
+    }
+    Task* task = host_.pull_for_device(node_);
+    if (!task) break;
+    backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
+    queued_tasks_.fetch_add(1, std::memory_order_relaxed);
+    start(task);
+    pulled = true;
+  }
+  return progressed || !starting.empty() || pulled;
 }
 
 void DeviceWorker::start(Task* task) {
@@ -156,8 +187,9 @@ void DeviceWorker::start(Task* task) {
       deferred_.push_back(task);
       return;
     case DataMover::Reservation::impossible:
-      // Tasks in flight hold buffers that will be released: try again after they end.
-      if (in_flight_ > 0) {
+      // Tasks in flight hold buffers that will be released: try again after they end (not
+      // after those waiting for their children, which may be this task).
+      if (in_flight_ > waiting_bodies_.load(std::memory_order_relaxed)) {
         deferred_.push_back(task);
         return;
       }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,7 @@
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
+#include "device/body_lane.hpp"
 #include "device/device.hpp"
 
 namespace versa::detail {
@@ -42,7 +44,9 @@ class DeviceTaskHost {
   ~DeviceTaskHost() = default;
 };
 
-class DeviceWorker {
+// The worker's thread is the lane of the bodies that run at launch (the host code of CUDA
+// tasks): one that waits for its children runs the worker's steps meanwhile.
+class DeviceWorker final : public BodyLane {
  public:
   DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host);
   // Stops the thread; every task pushed must have ended.
@@ -65,6 +69,13 @@ class DeviceWorker {
   void staging_failed(Task* task, std::string error);
   // Tells the worker that work may be had from DeviceTaskHost::pull_for_device. Any thread.
   void notify_work();
+  // A body of a task in flight here starts (`waiting`) or stops waiting for its children: while
+  // it waits, it does not count against the tasks this device keeps in flight, so that its
+  // children may start here even when every task in flight waits. Any thread.
+  void body_waiting(bool waiting);
+
+  // BodyLane: one step of the worker's loop, on its own thread.
+  bool help(std::chrono::microseconds wait) override;
 
   // Expected execution time of the tasks queued and in flight here (placement's backlog).
   std::int64_t backlog_ns() const { return backlog_ns_.load(std::memory_order_relaxed); }
@@ -73,6 +84,15 @@ class DeviceWorker {
 
  private:
   void loop();
+  // Handles the messages posted so far and starts what there is room for; returns whether it
+  // did anything. Re-entrant: a body started here may wait in help(), which steps again.
+  bool step();
+  bool has_work() const VERSA_REQUIRES(mutex_);
+  // Tasks in flight that hold the device: those whose bodies wait for their children do not.
+  int busy() const {
+    return in_flight_ - waiting_bodies_.load(std::memory_order_relaxed) +
+           static_cast<int>(deferred_.size());
+  }
   void start(Task* task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
@@ -101,6 +121,7 @@ class DeviceWorker {
   std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions
   int next_stream_ = 0;
 
+  std::atomic<int> waiting_bodies_{0};  // bodies of tasks in flight that wait (body_waiting)
   std::atomic<std::int64_t> backlog_ns_{0};
   std::atomic<std::int64_t> queued_tasks_{0};
   std::thread thread_;  // last: starts after everything above is initialised

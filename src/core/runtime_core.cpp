@@ -242,7 +242,7 @@ void RuntimeCore::submit(const TaskDesc& desc) {
 Task* RuntimeCore::acquire_host(AccessRecord& record) {
   if (!record.handle)
     throw std::invalid_argument("acquire: empty handle (default-constructed or moved-from)");
-  if (scheduler_.current_worker() >= 0)
+  if (scheduler_.in_task_body())
     throw std::logic_error(
         "acquire() called inside a task: it would block a worker; give the "
         "handle to the task as an access instead");
@@ -252,10 +252,10 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   AccessRecord& access = task->accesses[0];
   if (const std::string* error =
           dispatch_ ? task->staging_error().load(std::memory_order_acquire) : nullptr) {
-    const std::string message =
-        "acquire of " + quoted_handle(access.handle->name()) + ": " + *error;
+    HandleState& handle = *access.handle;
+    CopyFailure failure("acquire", handle.name(), dispatch_->holder_name(handle), *error);
     release_host(task);
-    throw std::runtime_error(message);
+    throw failure;
   }
   if (reads_contents(access.mode)) {
     if (std::shared_ptr<const Failure> cause =
@@ -289,7 +289,7 @@ void RuntimeCore::apply_all_partials() {
 }
 
 void RuntimeCore::wait_all() {
-  if (scheduler_.current_worker() >= 0)
+  if (scheduler_.in_task_body())
     throw std::logic_error("wait_all() called inside a task: use spawn() and sync() instead");
   scheduler_.wait_for_pending();
   // Results are readable in the user's memory after wait_all, and no partial is left.

@@ -1,5 +1,6 @@
 #include "core/scheduler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <new>
@@ -20,6 +21,14 @@ thread_local Task* this_thread_task = nullptr;
 // The scheduler whose workers (or caller's slot) this thread serves, for versa::detach(); set
 // once per worker thread, so that running a body costs nothing more.
 thread_local Scheduler* this_thread_scheduler = nullptr;
+// The task whose body runs on this thread of a device (Scheduler::run_body), and the scheduler
+// that runs it; nulls elsewhere. Apart from this_thread_task, so that the CPU paths read nothing
+// more, and detach() stays refused on devices.
+struct DeviceBody {
+  Task* task = nullptr;
+  const Scheduler* owner = nullptr;
+};
+thread_local DeviceBody this_thread_device_body;
 
 // Commutes (and exclusive user-defined modes), and adds that could not be renamed, run holding
 // their handle's exclusive flag.
@@ -90,7 +99,13 @@ void Scheduler::stop() {
 
 Task* Scheduler::parent_for(bool is_child, int worker) const {
   if (!is_child) return nullptr;
-  return worker >= 0 && this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
+  if (worker >= 0) return this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
+  Task* on_device = device_body_task();
+  return on_device ? on_device : const_cast<Task*>(&root_);
+}
+
+Task* Scheduler::device_body_task() const {
+  return this_thread_device_body.owner == this ? this_thread_device_body.task : nullptr;
 }
 
 // --- Procedure: submit ----------------------------------------------------------------------
@@ -184,7 +199,9 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   // A task without accesses waits for nothing (a spawned computation: the common fine-grained
   // case).
   if (desc.access_count == 0 || try_make_ready(task, worker)) schedule(task, worker);
-  if (worker < 0 && submission_window_ != 0) bound_backlog();
+  // Not for a child of a task whose body runs on a device's thread, which must not take up CPU
+  // tasks while its device waits for it.
+  if (worker < 0 && submission_window_ != 0 && counted_in_pending(parent)) bound_backlog();
 }
 
 void Scheduler::submit_plain(const TaskDesc& desc, Task* parent, int worker) {
@@ -742,6 +759,48 @@ void Scheduler::release_finish(Task* task, std::exception_ptr error) {
     finish_task(task, current_worker());
 }
 
+// --- Procedure: device bodies ---------------------------------------------------------------
+
+void Scheduler::run_body(Task& task, void (*body)(void*), void* context) {
+  const DeviceBody enclosing = std::exchange(this_thread_device_body, DeviceBody{&task, this});
+  struct Restore {
+    DeviceBody enclosing;
+    ~Restore() { this_thread_device_body = enclosing; }
+  } restore{enclosing};
+  try {
+    body(context);
+  } catch (...) {
+    wait_for_children_on_device(task);
+    throw;
+  }
+  wait_for_children_on_device(task);
+}
+
+// The body's thread is its device's lane (an emulated stream, the device's worker): it runs
+// what is queued there while it waits, since the children may be queued there too, and the
+// device stops counting the task as holding a place in flight. Finishing children do not wake
+// it (they do not know where their parent waits): it looks again after each piece of help, or
+// after waits that grow to a millisecond.
+void Scheduler::wait_for_children_on_device(Task& task) {
+  const auto finished = [&task] { return task.children.load(std::memory_order_acquire) == 0; };
+  if (finished()) return;
+  BodyLane* lane = current_body_lane();
+  devices_->body_waiting(task, true);
+  if (lane) lane->pause();
+  constexpr std::chrono::microseconds first_wait{20};
+  constexpr std::chrono::microseconds longest_wait{1000};
+  for (auto wait = first_wait; !finished();) {
+    if (lane ? lane->help(wait) : false) {
+      wait = first_wait;
+      continue;
+    }
+    if (!lane) std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 2, longest_wait);
+  }
+  if (lane) lane->resume();
+  devices_->body_waiting(task, false);
+}
+
 // --- Procedure: wait ------------------------------------------------------------------------
 
 // A worker never blocks (the task it waits for may be queued behind it, on its own deque): it
@@ -812,6 +871,10 @@ void Scheduler::sync() {
   const int worker = current_worker();
   if (Task* task = worker >= 0 ? this_thread_task : nullptr) {
     help_until(worker, [task] { return task->children.load(std::memory_order_acquire) == 0; });
+    return;
+  }
+  if (Task* task = worker < 0 ? device_body_task() : nullptr) {
+    wait_for_children_on_device(*task);
     return;
   }
   if (worker < 0)

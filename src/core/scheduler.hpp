@@ -27,12 +27,13 @@
 #include "cpu/worker_pool.hpp"
 #include "data/reduction_engine.hpp"
 #include "data/write_renaming.hpp"
+#include "device/body_lane.hpp"
 
 namespace versa::detail {
 
 class DeviceDispatch;
 
-class Scheduler final : public TaskRunner, public Waker {
+class Scheduler final : public TaskRunner, public Waker, public BodyHost {
  public:
   // `workers` CPU workers; with `caller_slot`, the last of them is the slot of the thread that
   // waits (Config::caller_runs_tasks), and one fewer thread is started, and a thread that
@@ -65,6 +66,11 @@ class Scheduler final : public TaskRunner, public Waker {
   // spawn() on a worker, the main program's root for spawn() elsewhere, none for submit().
   Task* parent_for(bool is_child, int worker) const;
   const Task* root() const { return &root_; }
+  // The task of this runtime whose body runs on the calling thread of a device, or null.
+  Task* device_body_task() const;
+  // Whether the calling thread runs a body of this runtime's tasks (a CPU worker, the caller's
+  // slot, a device's thread), where waiting for everything or holding data is refused.
+  bool in_task_body() const { return current_worker() >= 0 || device_body_task(); }
   // Tasks of the main program not yet finished, give or take what workers finished and have
   // not yet subtracted (they do when they run out of work).
   std::int64_t pending() const;
@@ -150,6 +156,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // Releases a hold on the end of `task`; the last one finishes it. Any thread. With `error`,
   // the task is recorded as failed and its outputs spoilt first.
   void release_finish(Task* task, std::exception_ptr error);
+
+  // --- bodies on devices (BodyHost) -------------------------------------------------------
+  void run_body(Task& task, void (*body)(void*), void* context) override;
 
   // --- waiting ----------------------------------------------------------------------------
   // Waits until the children of the calling task (or of the main program) have finished.
@@ -237,6 +246,9 @@ class Scheduler final : public TaskRunner, public Waker {
   // no other thread holds it, until half are left.
   void bound_backlog();
   [[gnu::noinline]] void run_backlog(int submitter);
+  // Waits until the children of `task`, whose body runs on the calling thread of a device, have
+  // finished, the thread's lane helping meanwhile.
+  void wait_for_children_on_device(Task& task);
   // Records that `task` threw `error`; returns the failure.
   std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);

@@ -13,39 +13,51 @@ namespace versa::detail {
 
 namespace {
 
+// Whether operator `ops` fits the elements of `handle`: by type when both are known (an int64_t
+// summed as double has the right size), else by size. Throws std::invalid_argument if not.
+void check_elements(const std::string& task, const HandleState& handle, const ReductionOps& ops) {
+  const Layout& layout = *handle.layout();
+  if (layout.element_type && ops.element_type && *layout.element_type != *ops.element_type)
+    throw std::invalid_argument(task + " adds into " + quoted_handle(handle.name()) +
+                                ", whose elements are " + type_name(*layout.element_type) +
+                                ", with operator '" + ops.name + "' for elements of " +
+                                type_name(*ops.element_type));
+  if (ops.element_size != layout.element_size)
+    throw std::invalid_argument(task + " adds into " + quoted_handle(handle.name()) +
+                                ", whose elements have " + std::to_string(layout.element_size) +
+                                " bytes, with operator '" + ops.name + "' for elements of " +
+                                std::to_string(ops.element_size) + " bytes");
+}
+
 // An add access: the handle's operator, bound now from the task type's if the handle has
-// none, must fit the elements and every device the task may run on.
+// none, must fit the elements and every device the task may run on. Checked before binding, so
+// that a refused task leaves the handle as it was.
 void check_reduction(const TaskDesc& desc, const AccessRecord& access,
                      const DeviceDispatch* devices) {
   HandleState* handle = access.handle;
   if (handle->layout()->bytes() == 0) return;  // a token: adds to it just exclude each other
   const std::string task = "task '" + std::string(desc.name) + "'";
   const ReductionOps* ops = handle->reduction();
-  if (!ops) {
-    if (!desc.reduction)
-      throw std::invalid_argument(
-          task + " adds into " + quoted_handle(handle->name()) +
-          ", which has no reduction operator: bind one with set_reduction() on the handle or "
-          "reduction() on the task type (versa::sum<T>() for sums)");
-    const std::string refused = handle->bind_reduction(desc.reduction, nullptr, false);
-    if (!refused.empty() && handle->reduction() != desc.reduction)
-      throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
-                                  " with operator '" + desc.reduction->name + "', but " + refused);
-    ops = desc.reduction;
-  } else if (desc.reduction && desc.reduction != ops) {
+  if (!ops && !desc.reduction)
+    throw std::invalid_argument(
+        task + " adds into " + quoted_handle(handle->name()) +
+        ", which has no reduction operator: bind one with set_reduction() on the handle or "
+        "reduction() on the task type (versa::sum<T>() for sums)");
+  if (ops && desc.reduction && desc.reduction != ops)
     throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
                                 " with operator '" + desc.reduction->name +
                                 "', but the handle is reduced with '" + ops->name + "'");
-  }
-  if (ops->element_size != handle->layout()->element_size)
-    throw std::invalid_argument(
-        task + " adds into " + quoted_handle(handle->name()) + ", whose elements have " +
-        std::to_string(handle->layout()->element_size) + " bytes, with operator '" + ops->name +
-        "' for elements of " + std::to_string(ops->element_size) + " bytes");
-  if (const Device* device = devices ? devices->device_refusing(desc, *ops) : nullptr)
+  const ReductionOps& chosen = ops ? *ops : *desc.reduction;
+  check_elements(task, *handle, chosen);
+  if (const Device* device = devices ? devices->device_refusing(desc, chosen) : nullptr)
     throw std::invalid_argument(task + " may run on " + device->name() + " but the operator '" +
-                                ops->name + "' of " + quoted_handle(handle->name()) +
+                                chosen.name + "' of " + quoted_handle(handle->name()) +
                                 " has no functions for it (cuda_identity and cuda_merge)");
+  if (ops) return;
+  const std::string refused = handle->bind_reduction(desc.reduction, nullptr, false);
+  if (!refused.empty() && handle->reduction() != desc.reduction)
+    throw std::invalid_argument(task + " adds into " + quoted_handle(handle->name()) +
+                                " with operator '" + desc.reduction->name + "', but " + refused);
 }
 
 }  // namespace

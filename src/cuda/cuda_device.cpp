@@ -207,7 +207,7 @@ void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind ki
   operation.done = std::move(done);
 
   CurrentDeviceGuard guard(ordinal_);
-  MutexLock lock(target.queue_mutex);
+  RecursiveMutexLock lock(target.queue_mutex);
   queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
     if (copy.bytes() == 0) return cudaSuccess;
     if (contiguous) {
@@ -226,7 +226,7 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
   operation.done = std::move(done);
 
   CurrentDeviceGuard guard(ordinal_);
-  MutexLock lock(target.queue_mutex);
+  RecursiveMutexLock lock(target.queue_mutex);
   queue(stream, std::move(operation), [&](cudaStream_t, PendingOperation& queued) {
     if (task.invoke_cuda == nullptr) {
       queued.error = describe(queued.label) + " has no CUDA implementation";
@@ -236,7 +236,7 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
     (void)cudaGetLastError();
     try {
       fill_partials_with_identity(task, &target.context);
-      task.invoke_cuda(task.closure, task.accesses, target.context);
+      run_body(task, [&] { task.invoke_cuda(task.closure, task.accesses, target.context); });
     } catch (const std::exception& thrown) {
       queued.exception = std::current_exception();
       queued.error = thrown.what();

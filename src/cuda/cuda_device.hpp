@@ -50,6 +50,7 @@ class CudaDevice final : public Device {
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
+  bool runs_bodies_at_launch() const override { return true; }  // the host code queues kernels
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
                              std::size_t count) override;
 
@@ -64,7 +65,9 @@ class CudaDevice final : public Device {
     explicit Stream(int ordinal) : context(ordinal) {}
     // Held while an operation is queued on the stream, its events recorded and it is pushed
     // to the progress thread; this also serialises the implementations that use `context`.
-    Mutex queue_mutex;
+    // Recursive: a task's host code that waits for its children (sync) runs the device's
+    // next tasks on this thread meanwhile, which may queue on this stream too.
+    RecursiveMutex queue_mutex;
     // Not annotated as guarded by queue_mutex: its stream handle never changes and is read
     // without the lock (the bandwidth probe); what needs the lock is the implementations' use
     // of its library handles and workspace, which execute() runs under it.

@@ -10,7 +10,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include "device/body_lane.hpp"
 
 namespace versa::detail {
 
@@ -85,6 +88,10 @@ class Device {
   // time and any failure (an exception thrown by the implementation, a launch or execution error).
   virtual void execute(int stream, Task& task, Completion done) = 0;
 
+  // Whether execute() runs the task's body on the calling thread before it returns (the host
+  // code of a CUDA task), rather than later on a thread of the device.
+  virtual bool runs_bodies_at_launch() const { return false; }
+
   // Merges the reduction partial `from` into `into` (`count` elements each, in this device's
   // memory) with `ops` and waits for it. Returns "" or what went wrong. Called by the device
   // worker only.
@@ -103,6 +110,26 @@ class Device {
   // Whether host memory should be registered for this device (register_host_memory does
   // something): the runtime then pins large handles.
   virtual bool pins_host_memory() const { return false; }
+
+  // The runtime that runs this device's task bodies (set once, before any task). Without one
+  // (a device driven alone, as in its own tests) bodies run as plain calls.
+  void set_body_host(BodyHost* host) { body_host_ = host; }
+
+ protected:
+  // Runs `body()` as the body of `task` on the calling thread (BodyHost::run_body).
+  template <class Body>
+  void run_body(Task& task, Body&& body) {
+    if (!body_host_) {
+      body();
+      return;
+    }
+    body_host_->run_body(
+        task, [](void* context) { (*static_cast<std::remove_reference_t<Body>*>(context))(); },
+        &body);
+  }
+
+ private:
+  BodyHost* body_host_ = nullptr;
 };
 
 }  // namespace versa::detail

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #if defined(__linux__)
@@ -76,7 +77,7 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
                                                                         : config.memory_bytes),
       compute_engine_(config.concurrent_kernels) {
   for (int s = 0; s < config.streams + 2; ++s) {
-    streams_.push_back(std::make_unique<Stream>());
+    streams_.push_back(std::make_unique<Stream>(*this));
     Stream& stream = *streams_.back();
     stream.thread = std::thread([this, &stream] { serve(stream); });
   }
@@ -102,15 +103,21 @@ void* EmulatedDevice::allocate(std::size_t bytes) {
 void EmulatedDevice::deallocate(void* pointer) { ::operator delete(pointer, buffer_alignment); }
 
 void EmulatedDevice::copy_to_device(const BlockCopy& copy, Completion done) {
-  enqueue(streams(), Operation{Engine::copy_in, copy, nullptr, std::move(done)});
+  enqueue(streams(), Operation{Engine::copy_in, copy, nullptr, std::move(done), {}});
 }
 
 void EmulatedDevice::copy_to_host(const BlockCopy& copy, Completion done) {
-  enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done)});
+  enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done), {}});
 }
 
 void EmulatedDevice::execute(int stream, Task& task, Completion done) {
-  enqueue(stream, Operation{Engine::compute, BlockCopy{}, &task, std::move(done)});
+  if (!config_.bodies_at_launch) {
+    enqueue(stream, Operation{Engine::compute, BlockCopy{}, &task, std::move(done), {}});
+    return;
+  }
+  OperationResult ran = run_task(task, true);
+  enqueue(stream,
+          Operation{Engine::compute, BlockCopy{}, nullptr, std::move(done), std::move(ran)});
 }
 
 // Device memory is host memory here: the CPU merge runs on the caller's thread, on the compute
@@ -139,6 +146,7 @@ void EmulatedDevice::serve(Stream& stream) {
   // by up to 50 us (the default timer slack), which would distort the model.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 #endif
+  const BodyLaneScope lane(stream);
   for (;;) {
     Operation operation;
     {
@@ -150,9 +158,27 @@ void EmulatedDevice::serve(Stream& stream) {
       operation = std::move(stream.queue.front());
       stream.queue.pop_front();
     }
-    OperationResult result = run(operation);
-    operation.done(std::move(result));
+    complete(operation);
   }
+}
+
+bool EmulatedDevice::Stream::help(std::chrono::microseconds wait) {
+  Operation operation;
+  {
+    MutexLock lock(mutex);
+    ready.wait_for(lock.native(), wait,
+                   [&]() VERSA_REQUIRES(mutex) { return stopping || !queue.empty(); });
+    if (queue.empty()) return false;
+    operation = std::move(queue.front());
+    queue.pop_front();
+  }
+  device.complete(operation);
+  return true;
+}
+
+void EmulatedDevice::complete(Operation& operation) {
+  OperationResult result = run(operation);
+  operation.done(std::move(result));
 }
 
 OperationResult EmulatedDevice::run(Operation& operation) {
@@ -168,13 +194,21 @@ OperationResult EmulatedDevice::run(Operation& operation) {
     case Engine::compute:
       break;
   }
-  const ComputeSlot slot(compute_engine_);
-  Task& task = *operation.task;
+  if (!operation.task) {
+    const ComputeSlot slot(compute_engine_);  // the kernel's turn on the engine
+    return std::move(operation.ran);
+  }
+  return run_task(*operation.task, false);
+}
+
+OperationResult EmulatedDevice::run_task(Task& task, bool launched) {
+  std::optional<ComputeSlot<ComputeEngine>> slot;
+  if (!launched) slot.emplace(compute_engine_);
   OperationResult result;
   const auto start = Clock::now();
   try {
     fill_partials_with_identity(task, nullptr);
-    task.invoke_emulated(task.closure, task.accesses);
+    run_body(task, [&task] { task.invoke_emulated(task.closure, task.accesses); });
   } catch (...) {
     result.exception = std::current_exception();
     result.error = describe(result.exception);

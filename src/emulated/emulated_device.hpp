@@ -44,6 +44,7 @@ class EmulatedDevice final : public Device {
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
+  bool runs_bodies_at_launch() const override { return config_.bodies_at_launch; }
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
                              std::size_t count) override;
 
@@ -52,10 +53,19 @@ class EmulatedDevice final : public Device {
   struct Operation {
     Engine engine;
     BlockCopy copy;
-    Task* task = nullptr;
+    Task* task = nullptr;  // a kernel whose body runs here; null with bodies_at_launch
     Completion done;
+    OperationResult ran;  // with bodies_at_launch: how the body that ran at launch ended
   };
-  struct Stream {
+  // A stream's thread is the lane of the bodies it runs: one that waits for its children runs
+  // the stream's next operations meanwhile, and lets the other streams' kernels compute.
+  struct Stream final : BodyLane {
+    explicit Stream(EmulatedDevice& owner) : device(owner) {}
+    bool help(std::chrono::microseconds wait) override;
+    void pause() override { device.compute_engine_.release(); }
+    void resume() override { device.compute_engine_.acquire(); }
+
+    EmulatedDevice& device;
     Mutex mutex;
     std::condition_variable ready;
     std::deque<Operation> queue VERSA_GUARDED_BY(mutex);
@@ -65,7 +75,12 @@ class EmulatedDevice final : public Device {
 
   void enqueue(int stream, Operation operation);
   void serve(Stream& stream);
+  // Runs `operation` and reports its end.
+  void complete(Operation& operation);
   OperationResult run(Operation& operation);
+  // Runs `task`'s body on the calling thread, on the compute engine unless `launched` (the
+  // body runs at launch and the stream models the kernel).
+  OperationResult run_task(Task& task, bool launched);
   OperationResult copy(const BlockCopy& copy);
 
   const EmulatedDeviceConfig config_;

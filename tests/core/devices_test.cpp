@@ -438,6 +438,55 @@ TEST(Devices, FailedCopyNamesHandleAndDeviceAndKeepsTheHostData) {
   EXPECT_EQ(data[1], 7.0);
 }
 
+// A copy home that fails outside any task (wait_all's write-back, the copy an acquire needs)
+// arrives as a CopyFailure, a TaskFailure naming the operation, the handle and the device. The
+// host memory keeps the last valid version, the device its copy, and a later try succeeds.
+TEST(Devices, AFailedCopyHomeIsACopyFailureAndLosesNothing) {
+  for (const bool by_acquire : {false, true}) {
+    SCOPED_TRACE(by_acquire ? "acquire" : "wait_all");
+    versa::Config config = one_device();
+    config.emulated_devices[0].fail_copy_at = 2;  // the copy in succeeds, the copy home fails
+    versa::Runtime rt{config};
+    std::vector<double> data = iota(0);
+    auto h = rt.data(data, "x");
+    rt.submit(
+        "raise", [](Span<double> x) { x[0] += 100; }, on(true), versa::write(h));
+    const char* operation = by_acquire ? "acquire" : "wait_all";
+    try {
+      if (by_acquire) {
+        auto view = rt.acquire(versa::read(h));
+      } else {
+        rt.wait_all();
+      }
+      FAIL() << "expected a CopyFailure";
+    } catch (const versa::CopyFailure& failure) {
+      const std::string what = failure.what();
+      EXPECT_EQ(failure.task_name(), operation);
+      EXPECT_EQ(failure.handle_name(), "x");
+      EXPECT_EQ(failure.device(), "emulated:0");
+      EXPECT_EQ(what.rfind(std::string(operation) + ": copy of handle 'x'", 0), 0u) << what;
+      EXPECT_NE(what.find("from emulated:0"), std::string::npos) << what;
+      EXPECT_NE(what.find("injected copy failure"), std::string::npos) << what;
+      EXPECT_THROW(std::rethrow_exception(failure.original()), std::runtime_error);
+    }
+    EXPECT_EQ(data, iota(0)) << "the host data is the last valid version";
+    if (by_acquire) {
+      auto view = rt.acquire(versa::read(h));  // the second try brings the result home
+      EXPECT_EQ(view[0], 100.0);
+      EXPECT_EQ(view[1], 1.0);
+    }
+    rt.wait_all();
+    std::vector<double> expected = iota(0);
+    expected[0] = 100.0;
+    EXPECT_EQ(data, expected);
+    // A later task sees the result too.
+    rt.submit(
+        "bump", [](Span<double> x) { x[1] += 10; }, on(false), versa::write(h));
+    rt.wait_all();
+    EXPECT_EQ(data[1], 11.0);
+  }
+}
+
 TEST(Devices, ExceptionInADeviceTaskIsReportedWithTheDevice) {
   versa::Runtime rt{one_device()};
   std::vector<double> data = iota(0);

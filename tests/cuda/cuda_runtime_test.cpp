@@ -7,7 +7,11 @@
 #include "versa/versa.hpp"
 
 #if VERSA_HAVE_CUDA
+#include <atomic>
+#include <functional>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "versa/cuda.hpp"
@@ -47,6 +51,53 @@ TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
   EXPECT_EQ(stats[1].tasks, 3u);
   EXPECT_EQ(stats[1].bytes_to_device, x.size() * sizeof(double)) << "copied in once";
   EXPECT_GT(stats[1].kernel_seconds, 0.0);
+}
+
+// The host code of a CUDA task runs on the device's worker thread: spawn() there makes children
+// of the task (it finishes after them), sync() waits for them while the thread keeps the GPU
+// going (children that run on the GPU too, with every stream's task waiting at some point), and
+// wait_all()/acquire() are refused.
+TEST(CudaRuntime, HostCodeOfACudaTaskSpawnsAndSyncsAsAnyTask) {
+  versa::Runtime rt{with_gpu()};
+  SKIP_WITHOUT_GPU(rt);
+  std::vector<double> x(1 << 12, 1.0);
+  auto h = rt.data(x, "x");
+  std::atomic<int> children{0};
+  std::string refused;
+  std::function<void(int)> tree = [&](int level) {
+    if (level == 0) return;
+    for (int side = 0; side < 2; ++side)
+      rt.spawn(versa::task_type("node")
+                   .cuda([&tree, &children, level](versa::CudaContext&) {
+                     children.fetch_add(1, std::memory_order_relaxed);
+                     tree(level - 1);
+                   })
+                   .placement(versa::Placement::gpu_only));
+    rt.sync();
+  };
+  auto scale =
+      versa::task_type("scale")
+          .cuda([&](versa::CudaContext& gpu, versa::Span<double> v) {
+            try {
+              rt.wait_all();
+            } catch (const std::logic_error& e) {
+              refused = e.what();
+            }
+            tree(4);
+            const double two = 2.0;
+            ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &two, v.data(), 1),
+                      CUBLAS_STATUS_SUCCESS);
+          })
+          .placement(versa::Placement::gpu_only);
+  int seen = -1;
+  rt.submit(scale, versa::write(h));
+  rt.submit(
+      "after", [&](versa::Span<const double>) { seen = children.load(); },
+      versa::placement(versa::Placement::cpu_only), versa::read(h));
+  rt.wait_all();
+  EXPECT_EQ(seen, 30) << "the task finished before its children";
+  EXPECT_EQ(x[0], 2.0);
+  EXPECT_NE(refused.find("wait_all() called inside a task"), std::string::npos) << refused;
 }
 
 TEST(CudaRuntime, HostMemoryIsPinnedWhileInUse) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "versa/access_mode.hpp"
@@ -31,6 +32,8 @@ struct Layout {
   std::size_t cols = 0;
   std::size_t ld = 0;
   std::size_t element_size = 0;  // bytes
+  // The elements' type, for checking a reduction operator against it; null for a token.
+  const std::type_info* element_type = nullptr;
 
   // Bytes of the data itself (without the gaps of a leading dimension larger than rows).
   std::size_t bytes() const { return rows * cols * element_size; }
