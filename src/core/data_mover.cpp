@@ -9,6 +9,7 @@
 #include "base/names.hpp"
 #include "base/task.hpp"
 #include "core/device_worker.hpp"
+#include "device/body_lane.hpp"
 #include "versa/error.hpp"
 
 namespace versa::detail {
@@ -31,10 +32,26 @@ class CopyLatch final : public FillListener {
     }
     if (--pending_ == 0) landed_.notify_all();
   }
-  // Returns the first error, or "", and the context of the copy that made it.
+  // Returns the first error, or "", and the context of the copy that made it. On a device's
+  // thread (a handle destroyed inside a task's body there), the thread's lane runs meanwhile:
+  // it may be the worker that receives the copies' completions.
   std::string wait(void** failed = nullptr) {
     MutexLock lock(mutex_);
-    landed_.wait(lock.native(), [this]() VERSA_REQUIRES(mutex_) { return pending_ == 0; });
+    const auto landed = [this]() VERSA_REQUIRES(mutex_) { return pending_ == 0; };
+    if (BodyLane* lane = current_body_lane(); lane && !landed()) {
+      lock.unlock();
+      lane->pause();
+      for (;;) {
+        lock.lock();
+        if (landed()) break;
+        lock.unlock();
+        lane->help(std::chrono::microseconds(100));
+      }
+      lock.unlock();
+      lane->resume();
+      lock.lock();
+    }
+    landed_.wait(lock.native(), landed);
     if (failed) *failed = failed_;
     return error_;
   }

@@ -180,6 +180,14 @@ Task* DeviceDispatch::pull_for_device(int node) {
   return task;
 }
 
+// The main program's root has no node: the walk stops below it.
+bool DeviceDispatch::has_ancestor_on(const Task& task, int node) const {
+  for (const Task* ancestor = task.parent; ancestor && ancestor != scheduler_.root();
+       ancestor = ancestor->parent)
+    if (ancestor->node == node) return true;
+  return false;
+}
+
 void DeviceDispatch::forget_exploration(Task& task) {
   if (!task.explored) return;
   perf_model_.release_exploration(task.type_name, kind_of(task.node));

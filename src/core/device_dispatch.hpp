@@ -99,6 +99,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   void device_task_ended(Task& task, int node, OperationResult result) override;
   void device_refused(Task& task, int node, const std::string& why) override;
   Task* pull_for_device(int node) override;
+  bool has_ancestor_on(const Task& task, int node) const override;
 
   // FillListener: a copy a staging task waited for has landed.
   void fill_landed(void* context, const std::string& error) override;

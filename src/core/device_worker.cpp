@@ -187,9 +187,10 @@ void DeviceWorker::start(Task* task) {
       deferred_.push_back(task);
       return;
     case DataMover::Reservation::impossible:
-      // Tasks in flight hold buffers that will be released: try again after they end (not
-      // after those waiting for their children, which may be this task).
-      if (in_flight_ > waiting_bodies_.load(std::memory_order_relaxed)) {
+      // Tasks in flight hold buffers that will be released: try again after they end, unless
+      // the only ones are waiting for their children and this task is one of their descendants.
+      if (in_flight_ > waiting_bodies_.load(std::memory_order_relaxed) ||
+          (in_flight_ > 0 && !host_.has_ancestor_on(*task, node_))) {
         deferred_.push_back(task);
         return;
       }

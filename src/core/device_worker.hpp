@@ -39,6 +39,8 @@ class DeviceTaskHost {
   virtual void device_refused(Task& task, int node, const std::string& why) = 0;
   // A task waiting for placement that suits `node`, or null.
   virtual Task* pull_for_device(int node) = 0;
+  // Whether a task `task` descends from runs on `node` (and so waits for it there).
+  virtual bool has_ancestor_on(const Task& task, int node) const = 0;
 
  protected:
   ~DeviceTaskHost() = default;

@@ -277,6 +277,8 @@ void Scheduler::wait_host_task(Task* task, int worker) {
   auto ready = [task] { return task->host_ready.load(std::memory_order_acquire); };
   if (worker >= 0) {
     help_until(worker, ready);
+  } else if (Task* body = device_body_task()) {
+    wait_in_device_body(*body, ready);  // a handle destroyed inside a device task's body
   } else {
     while (!ready()) task->host_ready.wait(false);
   }
@@ -776,20 +778,24 @@ void Scheduler::run_body(Task& task, void (*body)(void*), void* context) {
   wait_for_children_on_device(task);
 }
 
-// The body's thread is its device's lane (an emulated stream, the device's worker): it runs
-// what is queued there while it waits, since the children may be queued there too, and the
-// device stops counting the task as holding a place in flight. Finishing children do not wake
-// it (they do not know where their parent waits): it looks again after each piece of help, or
-// after waits that grow to a millisecond.
 void Scheduler::wait_for_children_on_device(Task& task) {
-  const auto finished = [&task] { return task.children.load(std::memory_order_acquire) == 0; };
-  if (finished()) return;
+  wait_in_device_body(task, [&task] { return task.children.load(std::memory_order_acquire) == 0; });
+}
+
+// The body's thread is its device's lane (an emulated stream, the device's worker): it runs
+// what is queued there while it waits, since what it waits for may be queued there too, and the
+// device stops counting the task as holding a place in flight. What it waits for does not wake
+// it (a finishing child does not know where its parent waits): it looks again after each piece
+// of help, or after waits that grow to a millisecond.
+template <class Done>
+void Scheduler::wait_in_device_body(Task& task, Done&& done) {
+  if (done()) return;
   BodyLane* lane = current_body_lane();
   devices_->body_waiting(task, true);
   if (lane) lane->pause();
   constexpr std::chrono::microseconds first_wait{20};
   constexpr std::chrono::microseconds longest_wait{1000};
-  for (auto wait = first_wait; !finished();) {
+  for (auto wait = first_wait; !done();) {
     if (lane ? lane->help(wait) : false) {
       wait = first_wait;
       continue;

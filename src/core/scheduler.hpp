@@ -249,6 +249,9 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   // Waits until the children of `task`, whose body runs on the calling thread of a device, have
   // finished, the thread's lane helping meanwhile.
   void wait_for_children_on_device(Task& task);
+  // Waits until `done()` on the thread of a device that runs `task`'s body, helping its lane.
+  template <class Done>
+  void wait_in_device_body(Task& task, Done&& done);
   // Records that `task` threw `error`; returns the failure.
   std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);

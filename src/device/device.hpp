@@ -112,8 +112,9 @@ class Device {
   virtual bool pins_host_memory() const { return false; }
 
   // The runtime that runs this device's task bodies (set once, before any task). Without one
-  // (a device driven alone, as in its own tests) bodies run as plain calls.
-  void set_body_host(BodyHost* host) { body_host_ = host; }
+  // (a device driven alone, as in its own tests) bodies run as plain calls. A device that runs
+  // its tasks through another Device passes it on.
+  virtual void set_body_host(BodyHost* host) { body_host_ = host; }
 
  protected:
   // Runs `body()` as the body of `task` on the calling thread (BodyHost::run_body).

@@ -2,7 +2,9 @@
 // durations and nested tasks. Every run must leave exactly the data, and let every task observe
 // exactly the values, of a sequential execution of the same program. With emulated devices,
 // each task also gets a random placement rule, and device memory is so small that replicas are
-// evicted constantly.
+// evicted constantly; a task with children may run on a device, where it creates handles, spawns,
+// syncs and destroys the handles inside its body (bodies on the stream threads, or at launch on
+// the device's worker thread as CUDA host code runs).
 //
 // Each handle is a block of `width` values: a task updates the first and derives the others from
 // it, and observes the first and the last, so a copy that moved part of a block shows.
@@ -146,8 +148,6 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth, int f
     const int children = 2 + static_cast<int>(rng() % 5);
     for (int c = 0; c < children; ++c)
       task.children.push_back(random_task(rng, id * 16 + c, private_handles, depth + 1));
-    // It spawns and syncs: keep it on a CPU worker, where sync() helps instead of blocking.
-    task.placement = versa::Placement::cpu_only;
   }
   if (depth == 0 && fail_one_in > 0 && rng() % fail_one_in == 0)
     task.fails = rng() % 2 ? Failing::before_updates : Failing::after_updates;
@@ -476,12 +476,18 @@ struct DeviceSet {
   std::size_t memory_bytes;  // per device
   // "emulated", or a kind registered by the tests (tests/device/loopback_device_test.cpp).
   const char* kind = "emulated";
+  // Emulated bodies run on the device's worker thread at launch, as CUDA host code does.
+  bool bodies_at_launch = false;
 };
 
 versa::Config device_config(const DeviceSet& set) {
   const versa::Config cpus = versa::testing::workers(set.workers);
-  if (std::string(set.kind) == "emulated")
-    return versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
+  if (std::string(set.kind) == "emulated") {
+    versa::Config config = versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
+    for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+      device.bodies_at_launch = set.bodies_at_launch;
+    return config;
+  }
   versa::Config config = cpus;
   config.other_devices[set.kind] = set.devices;
   config.device_memory_limit = set.memory_bytes;
@@ -517,6 +523,111 @@ TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
   EXPECT_GT(renamed, 50u);  // renamed instances on the devices too
 }
 
+// Sums of several element types in one program: random adds (through each type's own sum
+// operator, bound by the task type) and readers, placed at random, against the sequential sums.
+// Values are small integers, so float and double sums are exact too. Each program also submits
+// adds with an operator of another type of the same size (float into int32_t, double into
+// int64_t, int64_t into double): refused at submit, and nothing is lost.
+template <class T>
+struct TypedSums {
+  static constexpr int blocks = 3;
+  static constexpr int width = 4;
+  std::vector<T> data = std::vector<T>(blocks * width, T{0});
+  std::vector<T> expected = std::vector<T>(blocks * width, T{0});
+  std::vector<T> observed, observed_expected;
+  std::vector<versa::Handle<T>> handles;
+
+  void open(versa::Runtime& rt) {
+    for (int b = 0; b < blocks; ++b) handles.push_back(rt.data(&data[b * width], width));
+  }
+  // One random step: an add (3 in 4) or a reader of a block.
+  void step(versa::Runtime& rt, std::mt19937_64& rng) {
+    static constexpr versa::Placement rules[] = {
+        versa::Placement::automatic, versa::Placement::cpu_only, versa::Placement::gpu_only,
+        versa::Placement::prefer_gpu};
+    const int b = static_cast<int>(rng() % blocks);
+    if (rng() % 4 != 0) {
+      const T v = static_cast<T>(rng() % 100);
+      // The operator comes with the task type, as a program's library would give it.
+      auto add = versa::task_type("typed add")
+                     .cpu([v](versa::Span<T> x) {
+                       for (T& e : x) e += v;
+                     })
+                     .reduction(versa::sum<T>())
+                     .placement(rules[rng() % 4]);
+      rt.submit(add, versa::add(handles[b]));
+      for (int k = 0; k < width; ++k) expected[b * width + k] += v;
+    } else {
+      observed.push_back(T{-1});
+      T* out = &observed.back();
+      rt.submit(
+          "typed read", [out](versa::Span<const T> x) { *out = x[width - 1]; },
+          versa::placement(rules[rng() % 4]), versa::read(handles[b]));
+      observed_expected.push_back(expected[b * width + width - 1]);
+    }
+  }
+  template <class Wrong>
+  void refuse(versa::Runtime& rt) {
+    auto wrong = versa::task_type("wrong add")
+                     .cpu([](versa::Span<T>) { ADD_FAILURE() << "a refused add ran"; })
+                     .reduction(versa::sum<Wrong>());
+    static_assert(sizeof(Wrong) == sizeof(T));
+    EXPECT_THROW(rt.submit(wrong, versa::add(handles[0])), std::invalid_argument);
+  }
+};
+
+TEST_P(DeviceFuzz, TypedSumsOfSeveralElementTypesMatchSequentialSums) {
+  const versa::Config config = device_config(GetParam());
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937_64 rng(seed);
+    TypedSums<std::int32_t> i32;
+    TypedSums<std::int64_t> i64;
+    TypedSums<float> f32;
+    TypedSums<double> f64;
+    // Readers record into these vectors: room for every step, so that no pointer moves.
+    i32.observed.reserve(400);
+    i64.observed.reserve(400);
+    f32.observed.reserve(400);
+    f64.observed.reserve(400);
+    {
+      versa::Runtime rt{config};
+      i32.open(rt);
+      i64.open(rt);
+      f32.open(rt);
+      f64.open(rt);
+      for (int i = 0; i < 400; ++i) {
+        switch (rng() % 4) {
+          case 0:
+            i32.step(rt, rng);
+            break;
+          case 1:
+            i64.step(rt, rng);
+            break;
+          case 2:
+            f32.step(rt, rng);
+            break;
+          default:
+            f64.step(rt, rng);
+        }
+        if (i == 200) {
+          i32.refuse<float>(rt);
+          i64.refuse<double>(rt);
+          f64.refuse<std::int64_t>(rt);
+        }
+      }
+      rt.wait_all();
+    }
+    EXPECT_EQ(i32.data, i32.expected) << "seed " << seed;
+    EXPECT_EQ(i64.data, i64.expected) << "seed " << seed;
+    EXPECT_EQ(f32.data, f32.expected) << "seed " << seed;
+    EXPECT_EQ(f64.data, f64.expected) << "seed " << seed;
+    EXPECT_EQ(i32.observed, i32.observed_expected) << "seed " << seed;
+    EXPECT_EQ(i64.observed, i64.observed_expected) << "seed " << seed;
+    EXPECT_EQ(f32.observed, f32.observed_expected) << "seed " << seed;
+    EXPECT_EQ(f64.observed, f64.observed_expected) << "seed " << seed;
+  }
+}
+
 TEST_P(DeviceFuzz, InjectedFailuresSpreadAsInTheSequentialModel) {
   const DeviceSet set = GetParam();
   check_failure_fuzz(device_config(set), set.devices * 31 + set.workers, 800);
@@ -526,12 +637,14 @@ TEST_P(DeviceFuzz, InjectedFailuresSpreadAsInTheSequentialModel) {
 INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
                          testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
                                          DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320},
-                                         DeviceSet{2, 2, 256, "loopback"}),
+                                         DeviceSet{2, 2, 256, "loopback"},
+                                         DeviceSet{2, 2, 256, "emulated", true}),
                          [](const testing::TestParamInfo<DeviceSet>& info) {
                            return std::string(info.param.kind) + "_" +
                                   std::to_string(info.param.workers) + "cpu_" +
                                   std::to_string(info.param.devices) + "dev_" +
-                                  std::to_string(info.param.memory_bytes) + "B";
+                                  std::to_string(info.param.memory_bytes) + "B" +
+                                  (info.param.bodies_at_launch ? "_at_launch" : "");
                          });
 
 }  // namespace

@@ -50,6 +50,8 @@ class LoopbackDevice final : public Device {
   void execute(int stream, Task& task, Completion done) override {
     inner_.execute(stream, task, std::move(done));
   }
+  bool runs_bodies_at_launch() const override { return inner_.runs_bodies_at_launch(); }
+  void set_body_host(versa::detail::BodyHost* host) override { inner_.set_body_host(host); }
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
                              std::size_t count) override {
     return inner_.merge_partials(ops, into, from, count);
