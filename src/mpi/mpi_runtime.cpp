@@ -101,7 +101,9 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
 // local_ goes first (its destructor waits for the transfer tasks, which need the progress
 // thread), then impl_.
 Runtime::~Runtime() {
-  if (!impl_->engine->diverged()) {
+  // Unless a stream check told every rank alike that the streams differ: a divergence found by
+  // probes leaves the others waiting in the checks of their wait_all or their end.
+  if (!impl_->engine->divergence_agreed()) {
     try {
       synchronize(true);
     } catch (const std::exception& e) {
@@ -133,6 +135,7 @@ void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool
   detail::mix(impl_->stream_hash, id);
   detail::mix(impl_->stream_hash, owner);
   detail::mix(impl_->stream_hash, state->layout()->bytes());
+  impl_->engine->stream_log().append(impl_->stream_hash);
 }
 
 int Runtime::owner(const HandleBase& handle) const {

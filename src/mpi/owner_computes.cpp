@@ -186,6 +186,7 @@ bool Runtime::plan(std::string_view name, const detail::RemoteAccess* accesses, 
     record.holder = executor;
     record.valid.reset_to(executor);
   }
+  s.engine->stream_log().append(s.stream_hash);
   ++s.counts.tasks_submitted;
   if (executor == rank_) ++s.counts.tasks_executed;
   if (!involved) ++s.counts.tasks_pruned;
@@ -283,6 +284,7 @@ void Runtime::flush(const HandleBase& handle) {
   const auto id = static_cast<std::uint32_t>(found);
   detail::mix_text(s.stream_hash, "flush");
   detail::mix(s.stream_hash, id);
+  s.engine->stream_log().append(s.stream_hash);
   detail::HandleRecord& record = s.directory[id];
   if (record.base >= 0) combine_adds(id);
   record.valid.reset_to(record.holder);
@@ -314,8 +316,11 @@ void Runtime::synchronize(bool ending) {
   // In the background: ranks whose streams differ may wait for messages nobody sends, and the
   // check fails those receives, so that the local wait ends. The end is marked, so that a rank
   // leaving while another waits in wait_all is a divergence, not a match.
+  // The wait (or the end) is an event of the stream too: a rank waiting here disagrees, for
+  // the stream probes, with one that submitted something else at this position.
   std::uint64_t checked = s.stream_hash;
-  if (ending) detail::mix_text(checked, "end");
+  detail::mix_text(checked, ending ? "end" : "wait_all");
+  s.engine->stream_log().append(checked);
   s.engine->check_stream(checked);
   std::exception_ptr local_failure;
   try {
@@ -331,6 +336,7 @@ void Runtime::synchronize(bool ending) {
         std::to_string(rank_) +
         " differs from another, or a rank's runtime ended while another waited in wait_all); "
         "every rank must register the same handles and submit the same tasks in the same order");
+  s.engine->stream_log().forget_agreed();  // every rank reached this position alike
   if (local_failure) std::rethrow_exception(local_failure);
   if (all[0] != 0) {
     const int rank = size_ - static_cast<int>(all[0]);

@@ -41,6 +41,7 @@
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
+#include "mpi/stream_log.hpp"
 #include "versa/completion.hpp"
 #include "versa/detail/task_glue.hpp"
 #include "versa/reduction.hpp"
@@ -54,6 +55,7 @@ using versa::detail::ReductionOps;
 inline constexpr int envelope_tag = 1501;
 inline constexpr int data_tag = 1502;
 inline constexpr int heartbeat_tag = 1503;
+inline constexpr int probe_tag = 1504;
 
 // What a message carries: a version of a handle, or, with `part` p > 0, the contribution of
 // rank p - 1's add accesses to that version (docs/distributed.md, "Reductions across ranks").
@@ -71,6 +73,17 @@ struct Envelope {
   TransferId id;
   std::uint64_t bytes;   // payload bytes following on data_tag; 0: none
   std::uint64_t failed;  // 1: the data was spoilt by a failure; the payload is its message
+};
+
+// A stream probe: a rank's position in its submitted stream and its fingerprint there, asking
+// whether the receiver's stream agrees (ask), answering one (answer), or telling that the
+// streams differ (diverged). `epoch` tells this runtime's probes from a stale one's.
+struct Probe {
+  enum Kind : std::uint64_t { ask, answer, diverged };
+  std::uint64_t epoch;
+  std::uint64_t count;
+  std::uint64_t hash;
+  Kind kind;
 };
 
 class ProgressEngine {
@@ -102,8 +115,14 @@ class ProgressEngine {
   // that has not come, and every later one, fail with DivergenceError: a rank whose peer
   // diverged does not wait for a message that will never be sent. Any thread.
   void check_stream(std::uint64_t stream_hash);
-  // Whether a stream check found the ranks' streams different (then for good).
+  // Whether the ranks' streams were found different (then for good): by a stream check, or by
+  // stream probes while a receive waited.
   bool diverged() const { return diverged_.load(std::memory_order_acquire); }
+  // Whether a stream check (a collective, so every rank alike) found them different.
+  bool divergence_agreed() const { return divergence_agreed_.load(std::memory_order_acquire); }
+  // The fingerprints of this rank's submitted stream, which the submitting thread appends to
+  // and the stream probes read.
+  StreamLog& stream_log() { return stream_log_; }
 
   std::uint64_t messages_sent() const { return messages_sent_.load(std::memory_order_relaxed); }
   std::uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
@@ -136,7 +155,8 @@ class ProgressEngine {
     void* data;
     Layout layout;
     Completion done;
-    const ReductionOps* combine;  // null: the data replaces `data`
+    const ReductionOps* combine;                       // null: the data replaces `data`
+    std::chrono::steady_clock::time_point since = {};  // when it started to wait (expected_)
   };
   struct Incoming {
     int from;
@@ -163,6 +183,13 @@ class ProgressEngine {
   bool step_collective();
   bool step_stream_check();
   void fail_expected_receives();
+  // Stream probes: asks the other ranks when a receive has waited long, answers their asks,
+  // and hears that the streams differ.
+  bool step_probes();
+  void on_probe(int from, const Probe& probe);
+  void send_probe(int to, Probe::Kind kind, std::uint64_t count, std::uint64_t hash);
+  // The streams differ: fails the waiting receives and tells every other rank.
+  void diverge_and_tell();
   void on_envelope(int from, const Envelope& envelope);
   void post_payload_receive(Key key, Incoming& incoming);
   void post_pieces(void* payload, std::uint64_t bytes, int from,
@@ -204,6 +231,8 @@ class ProgressEngine {
   std::uint64_t check_receive_[2] = {0, 0};
   MPI_Request check_request_ = MPI_REQUEST_NULL;
   std::atomic<bool> diverged_{false};
+  std::atomic<bool> divergence_agreed_{false};
+  StreamLog stream_log_;
 
   // The progress thread's own state.
   std::unordered_map<int, std::deque<Send>> waiting_;    // per destination, beyond the bound
@@ -213,6 +242,17 @@ class ProgressEngine {
   std::unordered_map<Key, Incoming, KeyHash> incoming_;  // envelopes here, receive or not
   std::vector<Key> arriving_;                            // incoming_ with a payload in flight
   std::list<Incoming> discarded_;  // duplicates (divergent ranks): received, then dropped
+
+  // Stream probes (the progress thread's): this runtime's number among the process's, the
+  // probes being sent, and when the next ask may go.
+  const std::uint64_t epoch_;
+  const int ranks_;
+  struct ProbeSend {
+    Probe probe;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::list<ProbeSend> probe_sends_;
+  std::chrono::steady_clock::time_point next_ask_ = {};
 
   // The watch (the progress thread's): the previous rank of the ring, watched, and the next,
   // told. A heartbeat's byte says whether its sender goes on or is leaving (its runtime ends).

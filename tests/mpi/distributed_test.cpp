@@ -344,6 +344,57 @@ TEST(Distributed, ADivergenceThatLeavesAReceiveUnmatchedIsReported) {
   }
 }
 
+// The divergent rank waits outside wait_all: it acquires, on its local runtime, data whose
+// receive no rank's stream sends, while rank 0 waits in wait_all. Nobody reaches the other's
+// collective, so wait_all's own check cannot help; the stream probes of the waiting receive find
+// the difference. The acquire fails with the receive's DivergenceError (as a TaskFailure, the
+// local runtime's report of a failed task), and every rank's wait_all throws DivergenceError.
+TEST(Distributed, ADivergenceWaitingInAnAcquireIsReportedOnEveryRank) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 1, y = 0;
+  auto hx = rt.data(x, 0, "x");
+  auto hy = rt.data(y, 1, "y");
+  if (rt.rank() == 1) {
+    rt.submit(
+        "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
+        versa::write(hy));
+    try {
+      auto view = rt.local().acquire(versa::read(hy));
+      ADD_FAILURE() << "the acquire returned although the data never came";
+    } catch (const versa::TaskFailure& failure) {
+      EXPECT_THROW(std::rethrow_exception(failure.original()), versa::mpi::DivergenceError)
+          << failure.what();
+    }
+  }
+  EXPECT_THROW(rt.wait_all(), versa::mpi::DivergenceError);
+}
+
+// The same divergence in a program that never calls wait_all: rank 0 ends its runtime while
+// rank 1 waits in the acquire. Rank 1's acquire fails, and both runtimes' ends report the
+// divergence through the diagnostics instead of waiting for each other.
+TEST(Distributed, ADivergenceInAProgramWithoutWaitAllEndsOnEveryRank) {
+  std::string said;
+  versa::Config config = local_config();
+  config.diagnostics = [&said](const std::string& message) { said += message; };
+  int rank = 0;
+  {
+    versa::mpi::Runtime rt(config);
+    if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+    rank = rt.rank();
+    int x = 1, y = 0;
+    auto hx = rt.data(x, 0, "x");
+    auto hy = rt.data(y, 1, "y");
+    if (rank == 1) {
+      rt.submit(
+          "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; },
+          versa::read(hx), versa::write(hy));
+      EXPECT_THROW((void)rt.local().acquire(versa::read(hy)), versa::TaskFailure);
+    }
+  }
+  EXPECT_NE(said.find("different streams"), std::string::npos) << "rank " << rank << ": " << said;
+}
+
 // Refused on every rank alike, before anything is recorded.
 TEST(Distributed, RefusesBadReductionsForeignHandlesAndBadRanks) {
   versa::mpi::Runtime rt(local_config());
