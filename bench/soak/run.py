@@ -5,12 +5,12 @@ builds the programs.
 
     run.py --build DIR --tests-build DIR [--minutes M] [--big-tasks N]
 
-The M minutes are shared out: 35 % to the CPU fuzz programs and 35 % to the device fuzz programs
-(versa-bench-soak --kind cpu|devices: each program under a new runtime in one process, the
-resident memory taken after the first and the last), 30 % to the distributed fuzzer on 2 ranks
-(the tests' versa_mpi_tests, as `bench/run mpi` runs it, with 2000-task programs, again and
-again: its programs pass when they pass on every rank; the resident memory is the largest of a
-rank's, in the first and in the last run). Then one program of --big-tasks tasks (10^6) over
+The M minutes are shared out: 30 % to the distributed fuzzer on 2 ranks, first (the tests'
+versa_mpi_tests, as `bench/run mpi` runs it, with 2000-task programs, again and again: its
+programs pass when they pass on every rank; the resident memory is the largest of a rank's, by
+the end of the first run and by the end of the last), then 35 % to the CPU fuzz programs and 35 %
+to the device fuzz programs (versa-bench-soak --kind cpu|devices: each program under a new
+runtime in one process, the resident memory taken after the first and the last). Then one program of --big-tasks tasks (10^6) over
 10^4 handles on 2 CPU workers and 2 emulated devices (versa-bench-soak --kind big). Prints the
 RESULT lines of each part: programs_passed and programs_failed, rss_first_mib and rss_last_mib
 per kind (cpu, devices, mpi). Exits non-zero when a program failed or memory grew by more than
@@ -100,14 +100,15 @@ def main():
     total = args.minutes * 60
     print(f"# soak: {args.minutes:g} minutes of fuzz programs (cpu 35 %, devices 35 %, "
           f"mpi on 2 ranks 30 %), then one program of {args.big_tasks} tasks", flush=True)
-    found = {}
+    # The distributed fuzzer first: its memory is read from the largest child process so far,
+    # which must not include the in-process parts' runs.
+    found = soak_mpi(args.tests_build, total * 0.30)
     status = 0
     for kind, share in (("cpu", 0.35), ("devices", 0.35)):
         code, part = run_soak(args.build, ["--kind", kind, "--seconds",
                                            str(max(1, round(total * share)))])
         status |= code
         found.update(part)
-    found.update(soak_mpi(args.tests_build, total * 0.30))
     code, _ = run_soak(args.build, ["--kind", "big", "--tasks", str(args.big_tasks)])
     status |= code
     for kind in ("cpu", "devices", "mpi"):

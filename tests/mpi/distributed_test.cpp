@@ -310,6 +310,15 @@ TEST(Distributed, BadSettingsAreRefusedNamingThem) {
   }
 }
 
+// A task that only the calling rank submits: on rank 1, it copies x (held by rank 0) into y, and
+// waits for a version of x that rank 0's stream never sends.
+void submit_extra_copy(versa::mpi::Runtime& rt, const versa::Handle<int>& hx,
+                       const versa::Handle<int>& hy) {
+  rt.submit(
+      "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
+      versa::write(hy));
+}
+
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
 TEST(Distributed, DivergentStreamsAreReported) {
   versa::mpi::Runtime rt(local_config());
@@ -332,10 +341,7 @@ TEST(Distributed, ADivergenceThatLeavesAReceiveUnmatchedIsReported) {
   int x = 1, y = 0;
   auto hx = rt.data(x, 0, "x");
   auto hy = rt.data(y, 1, "y");
-  if (rt.rank() == 1)
-    rt.submit(
-        "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
-        versa::write(hy));
+  if (rt.rank() == 1) submit_extra_copy(rt, hx, hy);
   try {
     rt.wait_all();
     ADD_FAILURE() << "wait_all returned although the ranks diverged";
@@ -356,9 +362,7 @@ TEST(Distributed, ADivergenceWaitingInAnAcquireIsReportedOnEveryRank) {
   auto hx = rt.data(x, 0, "x");
   auto hy = rt.data(y, 1, "y");
   if (rt.rank() == 1) {
-    rt.submit(
-        "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
-        versa::write(hy));
+    submit_extra_copy(rt, hx, hy);
     try {
       auto view = rt.local().acquire(versa::read(hy));
       ADD_FAILURE() << "the acquire returned although the data never came";
@@ -386,9 +390,7 @@ TEST(Distributed, ADivergenceInAProgramWithoutWaitAllEndsOnEveryRank) {
     auto hx = rt.data(x, 0, "x");
     auto hy = rt.data(y, 1, "y");
     if (rank == 1) {
-      rt.submit(
-          "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; },
-          versa::read(hx), versa::write(hy));
+      submit_extra_copy(rt, hx, hy);
       EXPECT_THROW((void)rt.local().acquire(versa::read(hy)), versa::TaskFailure);
     }
   }
