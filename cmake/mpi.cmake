@@ -5,6 +5,7 @@ add_library(versa_mpi
   src/mpi/mpi_runtime.cpp
   src/mpi/owner_computes.cpp
   src/mpi/progress_engine.cpp
+  src/mpi/stream_probes.cpp
 )
 add_library(versa::mpi ALIAS versa_mpi)
 add_dependencies(versa_mpi versa_layers)

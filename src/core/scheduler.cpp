@@ -1,6 +1,5 @@
 #include "core/scheduler.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <new>
@@ -21,14 +20,6 @@ thread_local Task* this_thread_task = nullptr;
 // The scheduler whose workers (or caller's slot) this thread serves, for versa::detach(); set
 // once per worker thread, so that running a body costs nothing more.
 thread_local Scheduler* this_thread_scheduler = nullptr;
-// The task whose body runs on this thread of a device (Scheduler::run_body), and the scheduler
-// that runs it; nulls elsewhere. Apart from this_thread_task, so that the CPU paths read nothing
-// more, and detach() stays refused on devices.
-struct DeviceBody {
-  Task* task = nullptr;
-  const Scheduler* owner = nullptr;
-};
-thread_local DeviceBody this_thread_device_body;
 
 // Commutes (and exclusive user-defined modes), and adds that could not be renamed, run holding
 // their handle's exclusive flag.
@@ -102,10 +93,6 @@ Task* Scheduler::parent_for(bool is_child, int worker) const {
   if (worker >= 0) return this_thread_task ? this_thread_task : const_cast<Task*>(&root_);
   Task* on_device = device_body_task();
   return on_device ? on_device : const_cast<Task*>(&root_);
-}
-
-Task* Scheduler::device_body_task() const {
-  return this_thread_device_body.owner == this ? this_thread_device_body.task : nullptr;
 }
 
 // --- Procedure: submit ----------------------------------------------------------------------
@@ -759,52 +746,6 @@ void Scheduler::release_finish(Task* task, std::exception_ptr error) {
   // asynchronous operation wrote.
   if (task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) == 1)
     finish_task(task, current_worker());
-}
-
-// --- Procedure: device bodies ---------------------------------------------------------------
-
-void Scheduler::run_body(Task& task, void (*body)(void*), void* context) {
-  const DeviceBody enclosing = std::exchange(this_thread_device_body, DeviceBody{&task, this});
-  struct Restore {
-    DeviceBody enclosing;
-    ~Restore() { this_thread_device_body = enclosing; }
-  } restore{enclosing};
-  try {
-    body(context);
-  } catch (...) {
-    wait_for_children_on_device(task);
-    throw;
-  }
-  wait_for_children_on_device(task);
-}
-
-void Scheduler::wait_for_children_on_device(Task& task) {
-  wait_in_device_body(task, [&task] { return task.children.load(std::memory_order_acquire) == 0; });
-}
-
-// The body's thread is its device's lane (an emulated stream, the device's worker): it runs
-// what is queued there while it waits, since what it waits for may be queued there too, and the
-// device stops counting the task as holding a place in flight. What it waits for does not wake
-// it (a finishing child does not know where its parent waits): it looks again after each piece
-// of help, or after waits that grow to a millisecond.
-template <class Done>
-void Scheduler::wait_in_device_body(Task& task, Done&& done) {
-  if (done()) return;
-  BodyLane* lane = current_body_lane();
-  devices_->body_waiting(task, true);
-  if (lane) lane->pause();
-  constexpr std::chrono::microseconds first_wait{20};
-  constexpr std::chrono::microseconds longest_wait{1000};
-  for (auto wait = first_wait; !done();) {
-    if (lane ? lane->help(wait) : false) {
-      wait = first_wait;
-      continue;
-    }
-    if (!lane) std::this_thread::sleep_for(wait);
-    wait = std::min(wait * 2, longest_wait);
-  }
-  if (lane) lane->resume();
-  devices_->body_waiting(task, false);
 }
 
 // --- Procedure: wait ------------------------------------------------------------------------

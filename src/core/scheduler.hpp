@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -250,8 +251,7 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   // finished, the thread's lane helping meanwhile.
   void wait_for_children_on_device(Task& task);
   // Waits until `done()` on the thread of a device that runs `task`'s body, helping its lane.
-  template <class Done>
-  void wait_in_device_body(Task& task, Done&& done);
+  void wait_in_device_body(Task& task, const std::function<bool()>& done);
   // Records that `task` threw `error`; returns the failure.
   std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
