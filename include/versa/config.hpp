@@ -33,6 +33,13 @@ struct EmulatedDeviceConfig {
   // host code of a CUDA task runs, the stream then modelling only the kernel's completion. Both
   // are tested: what a body may do (spawn, sync) must work either way.
   bool bodies_at_launch = false;
+  // A modelled peer link to the other emulated devices that have one (as GPUs of one node have
+  // NVLink or PCIe peer access): data moves between two such devices directly, at this speed
+  // (0: as fast as memcpy) and cost per copy, instead of through the host. Off by default: then
+  // it goes device to host, then host to device.
+  bool peer_link = false;
+  double peer_bandwidth_bytes_per_s = 50e9;
+  double peer_latency_s = 5e-6;
   // Fault injection, for tests: the n-th allocation (counting from 1) and every later one fails;
   // the n-th host<->device copy fails. 0 disables.
   std::uint64_t fail_allocations_from = 0;

@@ -67,7 +67,11 @@ class CopyLatch final : public FillListener {
 }  // namespace
 
 DataMover::DataMover(std::vector<Node> nodes, FillListener& tasks, TraceRecorder& trace)
-    : nodes_(std::move(nodes)), tasks_(tasks), trace_(trace), counters_(nodes_.size()) {}
+    : nodes_(std::move(nodes)),
+      links_(nodes_),
+      tasks_(tasks),
+      trace_(trace),
+      counters_(nodes_.size()) {}
 
 BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
                                 const Replica& from) const {
@@ -86,7 +90,9 @@ BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
 
 void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& source,
                            const FillWaiter* waiter) {
-  VERSA_ASSERT((target.node == 0) != (source.node == 0), "copies go between host and a device");
+  VERSA_ASSERT(target.node == 0 || source.node == 0 ? target.node != source.node
+                                                    : links_.linked(target.node, source.node),
+               "copies go between host and a device, or between devices with a peer link");
   target.filling = true;
   if (waiter) target.fill_waiters.push_back(*waiter);
   replicas.apply(target.node, CoherenceEvent::read_here, CoherenceEvent::read_elsewhere);
@@ -104,16 +110,21 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
       trace_.record_device(to != 0 ? to : from,
                            to != 0 ? TraceRecorder::DeviceTrack::copies_to_device
                                    : TraceRecorder::DeviceTrack::copies_to_host,
-                           to != 0 ? "to device" : "to host", result.seconds,
-                           handle->layout()->bytes(), TraceRecorder::handle_label(handle->name()));
+                           to == 0     ? "to host"
+                           : from == 0 ? "to device"
+                                       : "from peer",
+                           result.seconds, handle->layout()->bytes(),
+                           TraceRecorder::handle_label(handle->name()));
     worker->post([this, &replicas, to, from, result = std::move(result)] {
       fill_done(replicas, to, from, result);
     });
   };
   if (target.node == 0) {
     device.copy_to_host(copy, std::move(done));
-  } else {
+  } else if (source.node == 0) {
     device.copy_to_device(copy, std::move(done));
+  } else {
+    device.copy_from_peer(*nodes_[source.node].device, copy, std::move(done));
   }
 }
 
@@ -131,19 +142,26 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
     if (source != 0) counters_[source].copies_out_in_flight.fetch_sub(1, std::memory_order_relaxed);
     const int device_node = target != 0 ? target : source;
     if (result.error.empty()) {
-      auto& counter = target != 0 ? counters_[device_node].bytes_to_device
-                                  : counters_[device_node].bytes_to_host;
+      auto& counter = target == 0   ? counters_[device_node].bytes_to_host
+                      : source == 0 ? counters_[device_node].bytes_to_device
+                                    : counters_[device_node].bytes_from_peers;
       counter.fetch_add(handle.layout()->bytes(), std::memory_order_relaxed);
       counters_[device_node].transfer_seconds.fetch_add(result.seconds, std::memory_order_relaxed);
     } else {
       // The source still holds the data: the failed copy only loses the target's validity.
       replicas.apply_one(target, CoherenceEvent::evict);
-      error = "copy of " + quoted_handle(handle.name()) + " (" +
-              format_bytes(handle.layout()->bytes()) + ") " + (target != 0 ? "to " : "from ") +
-              nodes_[device_node].device->name() + " failed: " + result.error;
+      const std::string size = " (" + format_bytes(handle.layout()->bytes()) + ") ";
+      const std::string ends = target == 0   ? "from " + nodes_[source].device->name()
+                               : source == 0 ? "to " + nodes_[target].device->name()
+                                             : "from " + nodes_[source].device->name() + " to " +
+                                                   nodes_[target].device->name();
+      error = "copy of " + quoted_handle(handle.name()) + size + ends + " failed: " + result.error;
     }
   }
   for (const FillWaiter& w : waiters) w.listener->fill_landed(w.context, error);
+  // A peer copy ends on the target's worker; the source's may hold tasks back until the copies
+  // out of its memory have landed (DataMover::obtain_buffer): it hears of it too.
+  if (target != 0 && source != 0) nodes_[source].worker->post([] {});
 }
 
 DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node) {
@@ -180,10 +198,10 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
     replicas->apply(node, CoherenceEvent::overwrite_here, CoherenceEvent::write_elsewhere);
   } else {
     if (!is_valid(local.state)) {
-      Replica* source = replicas->source_for(node);
+      Replica* source = links_.source_for(*replicas, node);
       if (!source) return wait_for(*replicas->filling());  // every valid copy is still landing
-      if (node != 0 && source->node != 0) {
-        // Device to device goes through the host (no peer access between our devices).
+      if (node != 0 && source->node != 0 && !links_.linked(node, source->node)) {
+        // Device to device without a peer link goes through the host.
         Replica& host = replicas->at(0);
         return host.filling ? wait_for(host) : fill_from(host, *source);
       }

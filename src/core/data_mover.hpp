@@ -17,6 +17,7 @@
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
+#include "core/peer_links.hpp"
 #include "core/trace.hpp"
 #include "data/handle_state.hpp"
 #include "data/node_memory.hpp"
@@ -31,6 +32,7 @@ class Task;
 struct TransferCounters {
   std::atomic<std::uint64_t> bytes_to_device{0};
   std::atomic<std::uint64_t> bytes_to_host{0};
+  std::atomic<std::uint64_t> bytes_from_peers{0};  // into this device over peer links
   std::atomic<std::uint64_t> evictions{0};
   std::atomic<double> transfer_seconds{0};
   // Copies out of the node's replicas still in flight: they pin their source, so memory they
@@ -132,6 +134,7 @@ class DataMover {
   void destroy_dropped() VERSA_REQUIRES(walk_mutex_);
 
   std::vector<Node> nodes_;
+  const PeerLinks links_;
   FillListener& tasks_;
   TraceRecorder& trace_;
   std::vector<TransferCounters> counters_;

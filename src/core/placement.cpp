@@ -36,6 +36,7 @@ bool runs_later(const std::pair<Task*, std::uint64_t>& a,
 
 PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfModel& model)
     : nodes_(std::move(nodes)),
+      links_(nodes_),
       cpu_workers_(cpu_workers),
       model_(model),
       projected_(nodes_.size()) {}
@@ -72,10 +73,16 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     {
       MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(node).state)) continue;
-      if (Replica* from = replicas->source_for(node)) source = from->node;
+      if (Replica* from = links_.source_for(*replicas, node)) source = from->node;
     }
     const double bytes = static_cast<double>(access.handle->layout()->bytes());
-    // Host to device, device to host, or both when device to device.
+    if (node > 0 && source > 0 && links_.linked(node, source)) {
+      const Device& device = *nodes_[node].device;
+      seconds += device.peer_latency() +
+                 (device.peer_bandwidth() > 0 ? bytes / device.peer_bandwidth() : 0);
+      continue;
+    }
+    // Host to device, device to host, or both when device to device without a peer link.
     for (int hop : {node, source}) {
       if (hop <= 0) continue;
       const Device& device = *nodes_[hop].device;

@@ -21,6 +21,7 @@
 #include "base/mutex.hpp"
 #include "base/task.hpp"
 #include "base/thread_annotations.hpp"
+#include "core/peer_links.hpp"
 #include "core/perf_model.hpp"
 #include "device/device.hpp"
 
@@ -94,6 +95,7 @@ class PlacementPolicy {
   Group* group_for(int node) VERSA_REQUIRES(pool_mutex_);
 
   std::vector<Node> nodes_;
+  const PeerLinks links_;
   const int cpu_workers_;
   PerfModel& model_;
   std::atomic<std::int64_t> cpu_backlog_ns_{0};

@@ -83,6 +83,25 @@ class Device {
   virtual void copy_to_device(const BlockCopy& copy, Completion done) = 0;
   virtual void copy_to_host(const BlockCopy& copy, Completion done) = 0;
 
+  // Whether this device can copy from `peer`'s memory into its own directly (a peer link), so
+  // that data moving from `peer` to here need not cross the host links. Symmetric.
+  virtual bool has_peer_link(const Device& peer) const {
+    (void)peer;
+    return false;
+  }
+  // The peer links' copy speed (bytes per second) and fixed cost per copy (seconds), as
+  // placement should assume them.
+  virtual double peer_bandwidth() const { return 0; }
+  virtual double peer_latency() const { return 0; }
+  // Queue a copy from `peer`'s memory into this device's (has_peer_link(peer)) on the stream
+  // that copies into this device; thread-safe. Both sides must stay valid until `done`.
+  virtual void copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) {
+    (void)copy;
+    OperationResult result;
+    result.error = "no peer link from " + peer.name() + " to " + name();
+    done(std::move(result));
+  }
+
   // Queue `task`'s implementation for this device on `stream` (0 <= stream < streams()). Its
   // accesses' data and layout already point at this device's replicas. `done` reports the kernel
   // time and any failure (an exception thrown by the implementation, a launch or execution error).

@@ -47,6 +47,10 @@ const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int in
   if (config.streams < 1 || config.streams > 64)
     throw std::invalid_argument(field + "streams = " + std::to_string(config.streams) +
                                 " is out of range: expected 1 to 64");
+  if (!(config.peer_bandwidth_bytes_per_s >= 0))
+    throw std::invalid_argument(field + "peer_bandwidth_bytes_per_s must not be negative");
+  if (!(config.peer_latency_s >= 0 && config.peer_latency_s < 1))
+    throw std::invalid_argument(field + "peer_latency_s must be in [0, 1) seconds");
   if (config.concurrent_kernels < 1 || config.concurrent_kernels > config.streams)
     throw std::invalid_argument(
         field + "concurrent_kernels = " + std::to_string(config.concurrent_kernels) +
@@ -108,6 +112,22 @@ void EmulatedDevice::copy_to_device(const BlockCopy& copy, Completion done) {
 
 void EmulatedDevice::copy_to_host(const BlockCopy& copy, Completion done) {
   enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done), {}});
+}
+
+// Both ends must have the link: a device without one is reached through the host.
+bool EmulatedDevice::has_peer_link(const Device& peer) const {
+  const auto* other = dynamic_cast<const EmulatedDevice*>(&peer);
+  return other && other != this && config_.peer_link && other->config_.peer_link;
+}
+
+// On this device's copy-in stream and engine: the link's receiving end, which a GPU's copy
+// engine drives.
+void EmulatedDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) {
+  if (!has_peer_link(peer)) {
+    Device::copy_from_peer(peer, copy, std::move(done));
+    return;
+  }
+  enqueue(streams(), Operation{Engine::peer_in, copy, nullptr, std::move(done), {}});
 }
 
 void EmulatedDevice::execute(int stream, Task& task, Completion done) {
@@ -185,11 +205,15 @@ OperationResult EmulatedDevice::run(Operation& operation) {
   switch (operation.engine) {
     case Engine::copy_in: {
       MutexLock engine(copy_in_engine_);
-      return copy(operation.copy);
+      return copy(operation.copy, config_.bandwidth_bytes_per_s, config_.latency_s);
     }
     case Engine::copy_out: {
       MutexLock engine(copy_out_engine_);
-      return copy(operation.copy);
+      return copy(operation.copy, config_.bandwidth_bytes_per_s, config_.latency_s);
+    }
+    case Engine::peer_in: {
+      MutexLock engine(copy_in_engine_);
+      return copy(operation.copy, config_.peer_bandwidth_bytes_per_s, config_.peer_latency_s);
     }
     case Engine::compute:
       break;
@@ -217,8 +241,7 @@ OperationResult EmulatedDevice::run_task(Task& task, bool launched) {
   return result;
 }
 
-// Copies the block, then waits out the rest of the time the modelled link would take.
-OperationResult EmulatedDevice::copy(const BlockCopy& copy) {
+OperationResult EmulatedDevice::copy(const BlockCopy& copy, double bandwidth, double latency) {
   OperationResult result;
   const auto start = Clock::now();
   const std::uint64_t n = copies_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -235,9 +258,8 @@ OperationResult EmulatedDevice::copy(const BlockCopy& copy) {
       std::memcpy(destination + c * copy.destination_pitch, source + c * copy.source_pitch,
                   copy.width);
   }
-  double modelled = config_.latency_s;
-  if (config_.bandwidth_bytes_per_s > 0)
-    modelled += static_cast<double>(copy.bytes()) / config_.bandwidth_bytes_per_s;
+  double modelled = latency;
+  if (bandwidth > 0) modelled += static_cast<double>(copy.bytes()) / bandwidth;
   std::this_thread::sleep_until(
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled)));
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

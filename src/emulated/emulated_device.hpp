@@ -43,13 +43,17 @@ class EmulatedDevice final : public Device {
   void deallocate(void* pointer) override;
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
+  bool has_peer_link(const Device& peer) const override;
+  double peer_bandwidth() const override { return config_.peer_bandwidth_bytes_per_s; }
+  double peer_latency() const override { return config_.peer_latency_s; }
+  void copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
   bool runs_bodies_at_launch() const override { return config_.bodies_at_launch; }
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
                              std::size_t count) override;
 
  private:
-  enum class Engine { copy_in, copy_out, compute };
+  enum class Engine { copy_in, copy_out, peer_in, compute };
   struct Operation {
     Engine engine;
     BlockCopy copy;
@@ -81,7 +85,8 @@ class EmulatedDevice final : public Device {
   // Runs `task`'s body on the calling thread, on the compute engine unless `launched` (the
   // body runs at launch and the stream models the kernel).
   OperationResult run_task(Task& task, bool launched);
-  OperationResult copy(const BlockCopy& copy);
+  // Copies the block, then waits out the rest of the modelled link's time.
+  OperationResult copy(const BlockCopy& copy, double bandwidth, double latency);
 
   const EmulatedDeviceConfig config_;
   const std::string name_;

@@ -246,6 +246,17 @@ TEST_F(ConfigEmulatedDeviceTest, ConcurrentKernelsBeyondTheStreamsAreRefused) {
   }
 }
 
+TEST_F(ConfigEmulatedDeviceTest, ABadPeerLinkIsRefused) {
+  EmulatedDeviceConfig slow;
+  slow.peer_bandwidth_bytes_per_s = -1;
+  EXPECT_THAT(runtime_error_of(one_device(slow)),
+              HasSubstr("Config::emulated_devices[0].peer_bandwidth_bytes_per_s"));
+  EmulatedDeviceConfig late;
+  late.peer_latency_s = 2;
+  EXPECT_THAT(runtime_error_of(one_device(late)),
+              HasSubstr("Config::emulated_devices[0].peer_latency_s"));
+}
+
 TEST_F(ConfigEmulatedDeviceTest, TinyMemoryIsRefused) {
   EmulatedDeviceConfig device;
   device.memory_bytes = 10;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -485,6 +486,64 @@ TEST(Devices, AFailedCopyHomeIsACopyFailureAndLosesNothing) {
     rt.wait_all();
     EXPECT_EQ(data[1], 11.0);
   }
+}
+
+// Two chains of device tasks run side by side, one per device, and a task reading both follows
+// each round: with peer links, the input it lacks comes from the other device directly (no host
+// replica is made for it); without, through the host. The results are the same.
+TEST(Devices, PeerLinksMoveDataBetweenDevicesWithoutTheHost) {
+  struct Moved {
+    std::uint64_t host = 0, peers = 0;
+  };
+  auto run = [](bool peer_links, std::vector<double>& a, std::vector<double>& b,
+                std::vector<double>& sums) {
+    versa::Config config = versa::testing::with_emulated(versa::testing::workers(2), 2);
+    for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+      device.peer_link = peer_links;
+    versa::Runtime rt{config};
+    auto ha = rt.data(a, "a");
+    auto hb = rt.data(b, "b");
+    auto hs = rt.data(sums, "sums");
+    auto step = [](Span<double> x) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      for (double& e : x) e = 2 * e + 1;
+    };
+    for (int round = 0; round < 8; ++round) {
+      rt.submit("step a", step, on(true), versa::write(ha));
+      rt.submit("step b", step, on(true), versa::write(hb));
+      rt.submit(
+          "sum",
+          [round](Span<const double> x, Span<const double> y, Span<double> s) {
+            s[static_cast<std::size_t>(round)] = x[0] + y[0];
+          },
+          on(true), versa::read(ha), versa::read(hb), versa::write(hs));
+    }
+    rt.wait_all();
+    Moved moved;
+    for (const versa::DeviceStatistics& d : rt.statistics()) {
+      moved.host += d.bytes_to_device + d.bytes_to_host;
+      moved.peers += d.bytes_from_peers;
+    }
+    return moved;
+  };
+  std::vector<double> expected(8);
+  double x = 0, y = 100;
+  for (int round = 0; round < 8; ++round) {
+    x = 2 * x + 1;
+    y = 2 * y + 1;
+    expected[static_cast<std::size_t>(round)] = x + y;
+  }
+  Moved with, without;
+  for (const bool peer_links : {true, false}) {
+    std::vector<double> a(n, 0.0), b(n, 100.0), sums(8, -1);
+    (peer_links ? with : without) = run(peer_links, a, b, sums);
+    EXPECT_EQ(sums, expected) << "peer links " << peer_links;
+    EXPECT_EQ(a[0], x);
+    EXPECT_EQ(b[n - 1], y);
+  }
+  EXPECT_GT(with.peers, 0u) << "no copy went over a peer link";
+  EXPECT_EQ(without.peers, 0u);
+  EXPECT_LT(with.host, without.host) << "the peer links saved no host-link traffic";
 }
 
 TEST(Devices, ExceptionInADeviceTaskIsReportedWithTheDevice) {

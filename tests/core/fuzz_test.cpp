@@ -148,14 +148,20 @@ struct DeviceSet {
   const char* kind = "emulated";
   // Emulated bodies run on the device's worker thread at launch, as CUDA host code does.
   bool bodies_at_launch = false;
+  // The emulated devices have peer links: data moves between them without the host.
+  bool peer_links = false;
 };
 
 versa::Config device_config(const DeviceSet& set) {
   const versa::Config cpus = versa::testing::workers(set.workers);
   if (std::string(set.kind) == "emulated") {
     versa::Config config = versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
-    for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+    for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
       device.bodies_at_launch = set.bodies_at_launch;
+      device.peer_link = set.peer_links;
+      device.peer_bandwidth_bytes_per_s = 0;
+      device.peer_latency_s = 0;
+    }
     return config;
   }
   versa::Config config = cpus;
@@ -170,6 +176,7 @@ TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
   const DeviceSet set = GetParam();
   const versa::Config config = device_config(set);
   std::uint64_t renamed = 0;
+  std::uint64_t from_peers = 0;
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const int handles = seed % 2 ? 16 : 48;
     const Program program = random_program(seed * 104729 + set.devices, 1000, handles);
@@ -177,20 +184,29 @@ TEST_P(DeviceFuzz, RandomProgramsWithRandomPlacementMatchSequentialExecution) {
     const Outcome actual = run(program, config);
     ASSERT_EQ(actual.data, expected.data) << "seed " << seed;
     ASSERT_EQ(actual.observed, expected.observed) << "seed " << seed;
-    // The devices were really used, and with little memory, really evicted.
+    // The devices were really used, and with little memory, really evicted (the more devices,
+    // the smaller each one's share).
     ASSERT_EQ(actual.statistics.size(), static_cast<std::size_t>(set.devices) + 1);
+    const std::uint64_t share = 100u / static_cast<std::uint64_t>(set.devices);
     for (int d = 1; d <= set.devices; ++d) {
-      EXPECT_GT(actual.statistics[d].tasks, 50u) << actual.statistics[d].name;
+      EXPECT_GT(actual.statistics[d].tasks, share) << actual.statistics[d].name;
       EXPECT_GT(actual.statistics[d].bytes_to_device, 0u);
       EXPECT_GT(actual.statistics[d].bytes_to_host, 0u);
+      from_peers += actual.statistics[d].bytes_from_peers;
       if (set.memory_bytes < 1024) {
-        EXPECT_GT(actual.statistics[d].evictions, 50u);
+        EXPECT_GT(actual.statistics[d].evictions, set.devices <= 2 ? 50u : 10u);
       }
     }
     EXPECT_GT(actual.statistics[0].tasks, 50u);
     renamed += actual.renamed;
   }
   EXPECT_GT(renamed, 50u);  // renamed instances on the devices too
+  // Data moved between devices directly exactly when they have peer links.
+  if (set.peer_links) {
+    EXPECT_GT(from_peers, 0u);
+  } else {
+    EXPECT_EQ(from_peers, 0u);
+  }
 }
 
 // Sums of several element types in one program: random adds (through each type's own sum
@@ -308,13 +324,17 @@ INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
                          testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
                                          DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320},
                                          DeviceSet{2, 2, 256, "loopback"},
-                                         DeviceSet{2, 2, 256, "emulated", true}),
+                                         DeviceSet{2, 2, 256, "emulated", true},
+                                         DeviceSet{2, 2, 256, "emulated", false, true},
+                                         DeviceSet{2, 3, 320, "emulated", true, true},
+                                         DeviceSet{1, 4, 1 << 20, "emulated", false, true}),
                          [](const testing::TestParamInfo<DeviceSet>& info) {
                            return std::string(info.param.kind) + "_" +
                                   std::to_string(info.param.workers) + "cpu_" +
                                   std::to_string(info.param.devices) + "dev_" +
                                   std::to_string(info.param.memory_bytes) + "B" +
-                                  (info.param.bodies_at_launch ? "_at_launch" : "");
+                                  (info.param.bodies_at_launch ? "_at_launch" : "") +
+                                  (info.param.peer_links ? "_peer" : "");
                          });
 
 }  // namespace

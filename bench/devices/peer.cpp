@@ -1,0 +1,121 @@
+// What peer links between devices buy: the tiled Cholesky on 2 CPU workers and 2 emulated
+// devices, each holding a quarter of the matrix (so tiles move between them), with modelled host
+// links of 12 GB/s, with a modelled peer link of 50 GB/s between the devices and without one
+// (then a tile moves device to host to device).
+//
+//   versa-bench-devices-peer [--reps N] [--n N] [--tile B]
+//
+// The two settings take turns, N repetitions each (median reported), every factor checked
+// (cholesky::scaled_residual_estimate < 10). Bytes are those of the last repetition: across
+// the host links (to and from the devices) and over the peer link.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "command_line.hpp"
+#include "common/harness.hpp"
+
+namespace {
+
+struct Run {
+  double seconds = 0;
+  std::uint64_t host_link_bytes = 0;
+  std::uint64_t peer_link_bytes = 0;
+  bool correct = false;
+};
+
+Run factor(bool peer, int n, int tile, const std::vector<double>& original) {
+  versa::Config config;
+  config.cpu_workers = 2;
+  config.gpus = 0;
+  config.quiet = true;
+  config.emulated_devices.resize(2);
+  const std::size_t matrix_bytes = static_cast<std::size_t>(n) * n * sizeof(double);
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
+    device.memory_bytes = matrix_bytes / 4;
+    device.bandwidth_bytes_per_s = 12e9;
+    device.peer_link = peer;
+    device.peer_bandwidth_bytes_per_s = 50e9;
+  }
+  std::vector<double> a = original;
+  Run run;
+  {
+    versa::Runtime rt{config};
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    const auto start = bench::Clock::now();
+    cholesky::submit_factorisation(rt, tiles);
+    rt.wait_all();
+    run.seconds = bench::seconds_since(start);
+    for (const versa::DeviceStatistics& d : rt.statistics()) {
+      run.host_link_bytes += d.bytes_to_device + d.bytes_to_host;
+      run.peer_link_bytes += d.bytes_from_peers;
+    }
+  }
+  run.correct = cholesky::scaled_residual_estimate(original.data(), a.data(),
+                                                   static_cast<std::size_t>(n), 4) < 10.0;
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 5;
+  int n = 4096;
+  int tile = 256;
+  CLI::App app{"The tiled Cholesky on CPU + 2 emulated devices, with and without peer links.",
+               "versa-bench-devices-peer"};
+  example::use_tool_rules(app);
+  app.add_option("--reps", reps, "repetitions per setting (their median)")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_option("--n", n, "matrix order")
+      ->type_name("N")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  app.add_option("--tile", tile, "tile order")
+      ->type_name("B")
+      ->transform(example::positive<int>())
+      ->capture_default_str();
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = cholesky::spd_matrix<double>(n);
+  std::printf(
+      "# devices-peer: Cholesky n=%d tile %d on 2 CPU workers + 2 emulated devices of a quarter "
+      "of the matrix each; host links 12 GB/s, peer link 50 GB/s; median of %d\n",
+      n, tile, reps);
+  std::vector<double> seconds[2];
+  Run last[2];
+  int status = 0;
+  for (int rep = 0; rep < reps; ++rep)
+    for (const bool peer : {true, false}) {
+      const Run run = factor(peer, n, tile, original);
+      if (!run.correct) {
+        std::fprintf(stderr, "versa-bench-devices-peer: wrong factor (peer links %s)\n",
+                     peer ? "on" : "off");
+        status = 1;
+      }
+      seconds[peer].push_back(run.seconds);
+      last[peer] = run;
+    }
+  std::printf("%-6s %10s %18s %18s\n", "peer", "seconds", "host-link MiB", "peer-link MiB");
+  for (const bool peer : {true, false})
+    std::printf("%-6s %10.3f %18.1f %18.1f\n", peer ? "on" : "off", bench::median(seconds[peer]),
+                static_cast<double>(last[peer].host_link_bytes) / (1 << 20),
+                static_cast<double>(last[peer].peer_link_bytes) / (1 << 20));
+  for (const bool peer : {true, false}) {
+    const std::string param = std::string("peer=") + (peer ? "on" : "off") + ",devices=2";
+    bench::print_result("devices-peer", "versa", param, "seconds", bench::median(seconds[peer]),
+                        "s");
+    bench::print_result("devices-peer", "versa", param, "host_link_bytes",
+                        static_cast<double>(last[peer].host_link_bytes), "bytes");
+    bench::print_result("devices-peer", "versa", param, "peer_link_bytes",
+                        static_cast<double>(last[peer].peer_link_bytes), "bytes");
+  }
+  return status;
+}
