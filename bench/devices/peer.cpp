@@ -25,6 +25,12 @@ struct Run {
   double seconds = 0;
   std::uint64_t host_link_bytes = 0;
   std::uint64_t peer_link_bytes = 0;
+  // Where the host-link bytes went, and why they moved: what the placement left to the CPU
+  // workers, and the evictions that wrote tiles home.
+  std::uint64_t to_devices = 0;
+  std::uint64_t to_host = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t cpu_tasks = 0;
   bool correct = false;
 };
 
@@ -50,10 +56,15 @@ Run factor(bool peer, int n, int tile, const std::vector<double>& original) {
     cholesky::submit_factorisation(rt, tiles);
     rt.wait_all();
     run.seconds = bench::seconds_since(start);
-    for (const versa::DeviceStatistics& d : rt.statistics()) {
-      run.host_link_bytes += d.bytes_to_device + d.bytes_to_host;
+    const std::vector<versa::DeviceStatistics> devices = rt.statistics();
+    run.cpu_tasks = devices.front().tasks;
+    for (const versa::DeviceStatistics& d : devices) {
+      run.to_devices += d.bytes_to_device;
+      run.to_host += d.bytes_to_host;
       run.peer_link_bytes += d.bytes_from_peers;
+      run.evictions += d.evictions;
     }
+    run.host_link_bytes = run.to_devices + run.to_host;
   }
   run.correct = cholesky::scaled_residual_estimate(original.data(), a.data(),
                                                    static_cast<std::size_t>(n), 4) < 10.0;
@@ -103,11 +114,18 @@ int main(int argc, char** argv) {
       seconds[peer].push_back(run.seconds);
       last[peer] = run;
     }
-  std::printf("%-6s %10s %18s %18s\n", "peer", "seconds", "host-link MiB", "peer-link MiB");
-  for (const bool peer : {true, false})
-    std::printf("%-6s %10.3f %18.1f %18.1f\n", peer ? "on" : "off", bench::median(seconds[peer]),
-                static_cast<double>(last[peer].host_link_bytes) / (1 << 20),
-                static_cast<double>(last[peer].peer_link_bytes) / (1 << 20));
+  std::printf("%-6s %10s %14s %14s %14s %14s %10s %10s\n", "peer", "seconds", "host-link MiB",
+              "to-device MiB", "to-host MiB", "peer-link MiB", "evictions", "CPU tasks");
+  constexpr double mib = 1 << 20;
+  for (const bool peer : {true, false}) {
+    const Run& r = last[peer];
+    std::printf("%-6s %10.3f %14.1f %14.1f %14.1f %14.1f %10llu %10llu\n", peer ? "on" : "off",
+                bench::median(seconds[peer]), static_cast<double>(r.host_link_bytes) / mib,
+                static_cast<double>(r.to_devices) / mib, static_cast<double>(r.to_host) / mib,
+                static_cast<double>(r.peer_link_bytes) / mib,
+                static_cast<unsigned long long>(r.evictions),
+                static_cast<unsigned long long>(r.cpu_tasks));
+  }
   for (const bool peer : {true, false}) {
     const std::string param = std::string("peer=") + (peer ? "on" : "off") + ",devices=2";
     bench::print_result("devices-peer", "versa", param, "seconds", bench::median(seconds[peer]),

@@ -27,10 +27,32 @@ namespace versa::detail {
 
 namespace {
 // Heap order of a group's tasks: the top runs first.
-bool runs_later(const std::pair<Task*, std::uint64_t>& a,
-                const std::pair<Task*, std::uint64_t>& b) {
+using PooledTask = std::pair<Task*, std::uint64_t>;
+
+bool runs_later(const PooledTask& a, const PooledTask& b) {
   if (a.first->priority != b.first->priority) return a.first->priority < b.first->priority;
   return a.second > b.second;
+}
+
+// Takes entry `i` out of `heap` (ordered by runs_later), keeping it a heap.
+PooledTask take_from_heap(std::vector<PooledTask>& heap, std::size_t i) {
+  const PooledTask taken = heap[i];
+  heap[i] = heap.back();
+  heap.pop_back();
+  const std::size_t size = heap.size();
+  if (i == size) return taken;
+  while (i > 0 && runs_later(heap[(i - 1) / 2], heap[i])) {
+    std::swap(heap[(i - 1) / 2], heap[i]);
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    std::size_t first = i;
+    for (const std::size_t child : {2 * i + 1, 2 * i + 2})
+      if (child < size && runs_later(heap[first], heap[child])) first = child;
+    if (first == i) return taken;
+    std::swap(heap[i], heap[first]);
+    i = first;
+  }
 }
 }  // namespace
 
@@ -229,6 +251,29 @@ PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
   return chosen;
 }
 
+// Among the group's most urgent tasks, the one whose inputs are cheapest to bring to `node`:
+// most of them already valid there, or on a device it has a peer link to. A device then goes on
+// with the tiles it holds and the CPU workers with those in host memory, rather than the oldest
+// task dragging its inputs across a host link. Only tasks of the top priority compete, so the
+// critical path keeps its order, and only those near the top of the heap, so that a pull costs
+// the same whatever the pool holds. Ties go to the task nearest the top.
+std::size_t PlacementPolicy::nearest_task(const Group& g, int node) const {
+  constexpr std::size_t window = 32;
+  const int top_priority = g.tasks.front().first->priority;
+  std::size_t nearest = 0;
+  double nearest_seconds = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < std::min(window, g.tasks.size()); ++i) {
+    const Task& task = *g.tasks[i].first;
+    if (task.priority != top_priority) continue;
+    if (const double seconds = transfer_seconds(task, node); seconds < nearest_seconds) {
+      nearest = i;
+      nearest_seconds = seconds;
+      if (seconds == 0) break;
+    }
+  }
+  return nearest;
+}
+
 bool PlacementPolicy::would_pull(int node) {
   if (!has_pooled()) return false;
   MutexLock guard(pool_mutex_);
@@ -240,9 +285,7 @@ Task* PlacementPolicy::pull(int node) {
   MutexLock guard(pool_mutex_);
   Group* chosen = group_for(node);
   if (!chosen) return nullptr;
-  std::pop_heap(chosen->tasks.begin(), chosen->tasks.end(), runs_later);
-  Task* task = chosen->tasks.back().first;
-  chosen->tasks.pop_back();
+  Task* task = take_from_heap(chosen->tasks, nearest_task(*chosen, node)).first;
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;
   task->expected_ns = static_cast<std::int64_t>(chosen->seconds[node] * 1e9);

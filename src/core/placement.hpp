@@ -93,6 +93,8 @@ class PlacementPolicy {
   void add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes);
   // The group whose next task `node` should take now, or null.
   Group* group_for(int node) VERSA_REQUIRES(pool_mutex_);
+  // Where in `g.tasks` the task that `node` takes from it is.
+  std::size_t nearest_task(const Group& g, int node) const VERSA_REQUIRES(pool_mutex_);
 
   std::vector<Node> nodes_;
   const PeerLinks links_;
