@@ -137,6 +137,9 @@ struct Devices {
   bool gpu = true;            // use the GPUs found
   bool gpu_required = false;  // named explicitly: finding none is an error, not a fallback
   int emulated = 0;
+  // gpu:I items, in order (Config::cuda_devices): one device each, the same GPU possibly
+  // several times. Empty: every GPU found, when `gpu`.
+  std::vector<int> gpu_entries;
 
   // Whether anything besides the CPU may take tasks (so GPU-only placement and device memory
   // caps mean something).
@@ -149,8 +152,9 @@ struct Devices {
 // accelerators, 1 by default). Throws std::invalid_argument naming the bad item.
 inline Devices parse_devices(const std::string& list) {
   if (list == "auto") return Devices{};
-  Devices devices{list, false, false, 0};
+  Devices devices{list, false, false, 0, {}};
   bool cpu = false;
+  bool every_gpu = false;
   std::size_t start = 0;
   while (start <= list.size()) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
@@ -158,7 +162,16 @@ inline Devices parse_devices(const std::string& list) {
     if (item == "cpu") {
       cpu = true;
     } else if (item == "gpu") {
+      devices.gpu = devices.gpu_required = every_gpu = true;
+    } else if (item.rfind("gpu:", 0) == 0) {
+      const std::string ordinal = item.substr(4);
+      char* end = nullptr;
+      errno = 0;
+      const long i = std::strtol(ordinal.c_str(), &end, 10);
+      if (errno != 0 || end == ordinal.c_str() || *end != '\0' || i < 0 || i > 63)
+        throw std::invalid_argument("'" + item + "': I in gpu:I must be a GPU number from 0 to 63");
       devices.gpu = devices.gpu_required = true;
+      devices.gpu_entries.push_back(static_cast<int>(i));
     } else if (item == "emulated") {
       devices.emulated = 1;
     } else if (item.rfind("emulated:", 0) == 0) {
@@ -172,10 +185,13 @@ inline Devices parse_devices(const std::string& list) {
       devices.emulated = static_cast<int>(k);
     } else {
       throw std::invalid_argument("unknown device '" + item +
-                                  "' (expected auto, or cpu with gpu or emulated:K)");
+                                  "' (expected auto, or cpu with gpu, gpu:I or emulated:K)");
     }
     start = comma + 1;
   }
+  if (every_gpu && !devices.gpu_entries.empty())
+    throw std::invalid_argument("'" + list +
+                                "' names gpu (every GPU) and gpu:I (one GPU) together: use one");
   if (!cpu)
     throw std::invalid_argument("'" + list +
                                 "' must include cpu (the CPU workers run the host side)");
@@ -186,8 +202,11 @@ inline Devices parse_devices(const std::string& list) {
 inline CLI::Option* add_devices_option(CLI::App& app, Devices& devices) {
   return add_parsed_option(app, "--devices", devices, parse_devices,
                            "devices to use: auto (default: the CPU and every GPU found), cpu,\n"
-                           "cpu,gpu (all GPUs, which must exist), cpu,emulated:K (K emulated\n"
-                           "accelerators), or a mix, e.g. cpu,gpu,emulated:1")
+                           "cpu,gpu (all GPUs, which must exist), cpu,gpu:I,gpu:J (those GPUs,\n"
+                           "one device per item: cpu,gpu:0,gpu:0 makes two devices of GPU 0),\n"
+                           "cpu,emulated:K (K emulated accelerators with peer links between\n"
+                           "them), or a mix, e.g.\n"
+                           "cpu,gpu,emulated:1")
       ->type_name("LIST");
 }
 
@@ -196,9 +215,13 @@ inline CLI::Option* add_devices_option(CLI::App& app, Devices& devices) {
 // The topology goes to stderr to keep stdout for the figures.
 inline void announce(const versa::Runtime& rt, const Devices& devices) {
   std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
-  if (devices.gpu_required &&
-      rt.statistics().size() == 1 + static_cast<std::size_t>(devices.emulated))
+  const std::size_t gpus = rt.statistics().size() - 1 - static_cast<std::size_t>(devices.emulated);
+  if (devices.gpu_required && gpus == 0)
     throw std::invalid_argument("--devices lists gpu, but no GPU can be used here");
+  if (!devices.gpu_entries.empty() && gpus != devices.gpu_entries.size())
+    throw std::invalid_argument("--devices lists " + std::to_string(devices.gpu_entries.size()) +
+                                " GPU devices, but " + std::to_string(gpus) +
+                                " can be used here: " + rt.topology_summary());
 }
 
 // The tools' own runtime settings; the rest stays at the library's defaults. Quiet because
@@ -207,7 +230,11 @@ inline versa::Config runtime_config(const Devices& devices, int workers, const s
   versa::Config config;
   config.cpu_workers = workers;
   config.gpus = devices.gpu ? -1 : 0;
+  config.cuda_devices = devices.gpu_entries;
+  // Linked to each other, as the GPUs of one node are (bench/run devices-peer measures them
+  // without links).
   config.emulated_devices.resize(static_cast<std::size_t>(devices.emulated));
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices) device.peer_link = true;
   config.quiet = true;
   config.trace_file = trace;
   return config;
@@ -221,6 +248,7 @@ inline std::vector<versa::DeviceStatistics> statistics_since(
   for (std::size_t d = 0; d < devices.size(); ++d) {
     devices[d].bytes_to_device -= before[d].bytes_to_device;
     devices[d].bytes_to_host -= before[d].bytes_to_host;
+    devices[d].bytes_from_peers -= before[d].bytes_from_peers;
     devices[d].evictions -= before[d].evictions;
   }
   return devices;
@@ -317,6 +345,7 @@ inline void print_kernel_times(const std::vector<versa::TaskStatistics>& all,
 struct Transfers {
   std::uint64_t to_device = 0;
   std::uint64_t to_host = 0;
+  std::uint64_t between_devices = 0;  // over peer links, no host link crossed
   std::uint64_t evictions = 0;
 };
 
@@ -325,6 +354,7 @@ inline Transfers accelerator_transfers(const std::vector<versa::DeviceStatistics
   for (std::size_t d = 1; d < devices.size(); ++d) {
     sum.to_device += devices[d].bytes_to_device;
     sum.to_host += devices[d].bytes_to_host;
+    sum.between_devices += devices[d].bytes_from_peers;
     sum.evictions += devices[d].evictions;
   }
   return sum;

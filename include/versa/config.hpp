@@ -56,9 +56,11 @@ struct EmulatedDeviceConfig {
 //   VERSA_DEFER_REGISTRATION=0|1 defer_registration
 //   VERSA_TRACE=<file>        trace_file
 //   VERSA_NGPU=<n>            gpus
+//   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_PERF_MODEL=<file>   perf_model_file
+//   VERSA_LINK_COSTS=<file|none> link_cost_file
 //   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
 //   VERSA_RENAME_MEMORY=<MiB> rename_memory_limit
 //   VERSA_QUIET=0|1           quiet
@@ -142,6 +144,14 @@ struct Config {
   // error: the runtime uses what exists and says so at start-up.
   int gpus = -1;
 
+  // When not empty, the CUDA GPUs to use by ordinal, in device numbering order, instead of
+  // `gpus`: each entry is a device of its own, with its own streams and memory. One GPU may be
+  // named more than once ({0, 0}): its entries then share its memory equally (each within
+  // device_memory_limit) and copy between each other as devices with a peer link do, which
+  // tries several-device placement on a one-GPU machine. An ordinal that no GPU has is left out
+  // and the start-up summary says so, as for `gpus`.
+  std::vector<int> cuda_devices;
+
   // Emulated accelerators, after the GPUs in device numbering.
   std::vector<EmulatedDeviceConfig> emulated_devices;
 
@@ -156,6 +166,12 @@ struct Config {
   // When not empty, the performance model of automatic placement is loaded from this file at
   // start-up (if it exists) and saved to it when the Runtime is destroyed.
   std::string perf_model_file;
+
+  // Where the measured costs of the GPUs' links (host to GPU, GPU to GPU) are kept: measured at
+  // a machine's first start (milliseconds per link), read at the next ones, as placement needs
+  // them. Empty: $XDG_CACHE_HOME/versa/link-costs, else ~/.cache/versa/link-costs; "none":
+  // measured at every start and kept nowhere. Unused without GPUs.
+  std::string link_cost_file;
 
   // Bytes that partial buffers of reductions (`add` accesses renamed so that they run in
   // parallel) may hold at once, on all memory nodes together. Past it, `add` tasks run one at a

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace versa {
 
@@ -27,6 +28,24 @@ long parse_integer(const char* variable, const char* value, long low, long high,
   if (errno != 0 || end == value || *end != '\0' || parsed < low || parsed > high)
     bad_variable(variable, value, expected);
   return parsed;
+}
+
+// A comma-separated list of GPU ordinals ("0,0,1").
+std::vector<int> parse_ordinals(const char* variable, const char* value) {
+  constexpr const char* expected = "up to 64 GPU ordinals from 0 to 63, such as 0,0,1";
+  std::vector<int> ordinals;
+  const char* item = value;
+  for (;;) {
+    errno = 0;
+    char* end = nullptr;
+    const long ordinal = std::strtol(item, &end, 10);
+    if (errno != 0 || end == item || (*end != ',' && *end != '\0') || ordinal < 0 ||
+        ordinal >= max_devices || ordinals.size() == static_cast<std::size_t>(max_devices))
+      bad_variable(variable, value, expected);
+    ordinals.push_back(static_cast<int>(ordinal));
+    if (*end == '\0') return ordinals;
+    item = end + 1;
+  }
 }
 
 double parse_seconds(const char* variable, const char* value) {
@@ -63,6 +82,8 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_NGPU"))
     base.gpus = static_cast<int>(
         parse_integer("VERSA_NGPU", value, 0, max_devices, "an integer from 0 to 64"));
+  if (const char* value = std::getenv("VERSA_CUDA_DEVICES"))
+    base.cuda_devices = parse_ordinals("VERSA_CUDA_DEVICES", value);
   if (const char* value = std::getenv("VERSA_EMULATED"))
     base.emulated_devices.resize(static_cast<std::size_t>(
         parse_integer("VERSA_EMULATED", value, 0, max_devices, "an integer from 0 to 64")));
@@ -82,6 +103,7 @@ Config Config::from_environment(Config base) {
                                                "a size in MiB from 0 to 16777216"))
         << 20;
   if (const char* value = std::getenv("VERSA_PERF_MODEL")) base.perf_model_file = value;
+  if (const char* value = std::getenv("VERSA_LINK_COSTS")) base.link_cost_file = value;
   if (const char* value = std::getenv("VERSA_QUIET"))
     base.quiet = parse_integer("VERSA_QUIET", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_STATS"))
@@ -108,6 +130,14 @@ Config Config::from_environment(Config base) {
   if (base.gpus < -1 || base.gpus > max_devices)
     throw std::invalid_argument("Config::gpus = " + std::to_string(base.gpus) +
                                 " is out of range: expected -1 (all), 0 (none) to 64");
+  if (base.cuda_devices.size() > static_cast<std::size_t>(max_devices))
+    throw std::invalid_argument("Config::cuda_devices has " +
+                                std::to_string(base.cuda_devices.size()) +
+                                " entries: at most 64 are supported");
+  for (const int ordinal : base.cuda_devices)
+    if (ordinal < 0 || ordinal >= max_devices)
+      throw std::invalid_argument("Config::cuda_devices names GPU " + std::to_string(ordinal) +
+                                  ": expected ordinals from 0 to 63");
   if (base.emulated_devices.size() > static_cast<std::size_t>(max_devices))
     throw std::invalid_argument("Config::emulated_devices has " +
                                 std::to_string(base.emulated_devices.size()) +

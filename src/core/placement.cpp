@@ -100,8 +100,9 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     const double bytes = static_cast<double>(access.handle->layout()->bytes());
     if (node > 0 && source > 0 && links_.linked(node, source)) {
       const Device& device = *nodes_[node].device;
-      seconds += device.peer_latency() +
-                 (device.peer_bandwidth() > 0 ? bytes / device.peer_bandwidth() : 0);
+      const Device& peer = *nodes_[source].device;
+      const double bandwidth = device.peer_bandwidth(peer);
+      seconds += device.peer_latency(peer) + (bandwidth > 0 ? bytes / bandwidth : 0);
       continue;
     }
     // Host to device, device to host, or both when device to device without a peer link.

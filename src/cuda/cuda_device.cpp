@@ -21,19 +21,36 @@ constexpr std::size_t mebibyte = std::size_t{1} << 20;
 // Large enough that the fixed cost of a copy is negligible, small enough to take a few
 // milliseconds at start-up.
 constexpr std::size_t bandwidth_probe_bytes = 64 * mebibyte;
-// What a PCIe 4.0 x16 link delivers in practice; assumed when the measurement fails.
-constexpr double fallback_bandwidth = 16e9;
+// Small enough that its transfer time is negligible: its copy takes the link's fixed cost.
+constexpr std::size_t latency_probe_bytes = 8;
 constexpr int default_streams = 4;
 
 std::string device_label(int ordinal) { return "cuda:" + std::to_string(ordinal); }
 
-std::string device_name(int ordinal) {
+std::string device_name(const std::string& label, int ordinal) {
   cudaDeviceProp properties{};
   if (cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess) {
     (void)cudaGetLastError();
-    return device_label(ordinal) + " (unknown GPU)";
+    return label + " (unknown GPU)";
   }
-  return device_label(ordinal) + " (" + properties.name + ")";
+  return label + " (" + properties.name + ")";
+}
+
+// "GPU-<32 hex digits>", as nvidia-smi prints it; the ordinal when the properties are missing.
+std::string device_uuid(int ordinal) {
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "ordinal-" + std::to_string(ordinal);
+  }
+  std::string uuid = "GPU-";
+  constexpr char digits[] = "0123456789abcdef";
+  for (const char byte : properties.uuid.bytes) {
+    const auto value = static_cast<unsigned char>(byte);
+    uuid += digits[value >> 4];
+    uuid += digits[value & 15];
+  }
+  return uuid;
 }
 
 int checked_stream_count(int streams) {
@@ -50,10 +67,12 @@ struct DeviceRelease {
 
 }  // namespace
 
-CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit)
+CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit, int entries,
+                       std::string label)
     : ordinal_(ordinal),
-      label_(device_label(ordinal)),
-      name_(device_name(ordinal)),
+      label_(label.empty() ? device_label(ordinal) : std::move(label)),
+      name_(device_name(label_, ordinal)),
+      uuid_(device_uuid(ordinal)),
       events_(ordinal),
       poller_(ordinal, label_, checked_stream_count(streams) + 2) {
   streams_.reserve(static_cast<std::size_t>(streams) + 2);
@@ -62,57 +81,175 @@ CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit)
   }
 
   CurrentDeviceGuard guard(ordinal_);
-  bandwidth_ = measure_bandwidth();
-
-  // Measured last, once the streams' library handles and the probe's buffers have taken and
-  // returned their memory. The 10% left over is for what is allocated outside the runtime's
-  // accounting: workspaces, cuBLAS and cuSOLVER internals, the user's own allocations.
+  // Measured once the streams' library handles have taken their memory. The 10% left over is
+  // for what is allocated outside the runtime's accounting: workspaces, cuBLAS and cuSOLVER
+  // internals, the user's own allocations.
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   throw_if_failed(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  memory_capacity_ = free_bytes / 10 * 9;
+  memory_capacity_ = free_bytes / 10 * 9 / static_cast<std::size_t>(std::max(entries, 1));
   if (memory_limit != 0) memory_capacity_ = std::min(memory_capacity_, memory_limit);
 }
 
 CudaDevice::~CudaDevice() = default;
 
-double CudaDevice::measure_bandwidth() {
+std::optional<LinkCost> CudaDevice::measure_link(
+    const std::function<cudaError_t(std::size_t bytes, cudaStream_t stream)>& copy) {
+  PooledEvent start;
+  PooledEvent end;
+  cudaStream_t stream = streams_[static_cast<std::size_t>(streams())]->context.stream();
+  // Each copy twice, the second timed: the first pays for lazy initialisation (DMA mappings,
+  // the copy engines' first use, peer mappings).
+  auto seconds = [&](std::size_t bytes) -> std::optional<double> {
+    float milliseconds = 0;
+    const bool timed =
+        copy(bytes, stream) == cudaSuccess && cudaEventRecord(start.get(), stream) == cudaSuccess &&
+        copy(bytes, stream) == cudaSuccess && cudaEventRecord(end.get(), stream) == cudaSuccess &&
+        cudaEventSynchronize(end.get()) == cudaSuccess &&
+        cudaEventElapsedTime(&milliseconds, start.get(), end.get()) == cudaSuccess;
+    if (!timed) return std::nullopt;
+    return std::max(static_cast<double>(milliseconds) * 1e-3, 1e-7);
+  };
+  std::optional<double> large;
+  std::optional<double> tiny;
+  if (events_.acquire(start) == cudaSuccess && events_.acquire(end) == cudaSuccess) {
+    large = seconds(bandwidth_probe_bytes);
+    if (large) tiny = seconds(latency_probe_bytes);
+  }
+  if (!large || !tiny) {
+    // Whatever was queued must be finished before the caller frees the buffers.
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  return LinkCost{static_cast<double>(bandwidth_probe_bytes) / *large, *tiny};
+}
+
+void CudaDevice::calibrate_host_link(LinkCosts& costs) {
+  const std::string key = "host-to:" + uuid_;
+  if (const std::optional<LinkCost> known = costs.find(key)) {
+    host_link_ = *known;
+    return;
+  }
+  CurrentDeviceGuard guard(ordinal_);
   void* host = nullptr;
   void* device = nullptr;
   if (cudaMallocHost(&host, bandwidth_probe_bytes) != cudaSuccess) {
     (void)cudaGetLastError();
-    return fallback_bandwidth;
+    return;  // the typical figures stay
   }
   std::unique_ptr<void, PinnedRelease> host_buffer(host);
   if (cudaMalloc(&device, bandwidth_probe_bytes) != cudaSuccess) {
     (void)cudaGetLastError();
-    return fallback_bandwidth;
+    return;
   }
   std::unique_ptr<void, DeviceRelease> device_buffer(device);
+  const std::optional<LinkCost> measured =
+      measure_link([&](std::size_t bytes, cudaStream_t stream) {
+        return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream);
+      });
+  if (!measured) return;
+  host_link_ = *measured;
+  costs.put(key, host_link_);
+}
 
-  PooledEvent start;
-  PooledEvent end;
-  cudaStream_t stream = streams_.front()->context.stream();
-  float milliseconds = 0;
-  // The first copy pays for lazy initialisation (DMA mappings, the copy engines' first use);
-  // the second one is timed.
-  const bool measured =
-      events_.acquire(start) == cudaSuccess && events_.acquire(end) == cudaSuccess &&
-      cudaMemcpyAsync(device, host, 4 * mebibyte, cudaMemcpyHostToDevice, stream) == cudaSuccess &&
-      cudaEventRecord(start.get(), stream) == cudaSuccess &&
-      cudaMemcpyAsync(device, host, bandwidth_probe_bytes, cudaMemcpyHostToDevice, stream) ==
-          cudaSuccess &&
-      cudaEventRecord(end.get(), stream) == cudaSuccess &&
-      cudaEventSynchronize(end.get()) == cudaSuccess &&
-      cudaEventElapsedTime(&milliseconds, start.get(), end.get()) == cudaSuccess &&
-      milliseconds > 0;
-  if (!measured) {
-    // Whatever was queued must be finished before the buffers go.
-    (void)cudaStreamSynchronize(stream);
+void CudaDevice::link_peer(const CudaDevice& from, LinkCosts& costs) {
+  bool direct = from.ordinal_ == ordinal_;
+  if (!direct) {
+    int can_access = 0;
+    if (cudaDeviceCanAccessPeer(&can_access, ordinal_, from.ordinal_) == cudaSuccess &&
+        can_access != 0) {
+      CurrentDeviceGuard guard(ordinal_);
+      const cudaError_t status = cudaDeviceEnablePeerAccess(from.ordinal_, 0);
+      // Enabled already by another entry of this GPU, or by the program itself.
+      direct = status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled;
+    }
     (void)cudaGetLastError();
-    return fallback_bandwidth;
   }
-  return static_cast<double>(bandwidth_probe_bytes) / (milliseconds * 1e-3);
+  // Staged through the host, a copy crosses both GPUs' host links one after the other.
+  LinkCost cost{std::min(host_link_.bandwidth, from.host_link_.bandwidth),
+                host_link_.latency + from.host_link_.latency};
+  const std::string key =
+      "peer:" + from.uuid_ + ":" + uuid_ + (direct ? ":direct" : ":through-host");
+  if (const std::optional<LinkCost> known = costs.find(key)) {
+    cost = *known;
+  } else {
+    void* source = nullptr;
+    void* target = nullptr;
+    {
+      CurrentDeviceGuard guard(from.ordinal_);
+      if (cudaMalloc(&source, bandwidth_probe_bytes) != cudaSuccess) source = nullptr;
+    }
+    CurrentDeviceGuard guard(ordinal_);
+    if (source && cudaMalloc(&target, bandwidth_probe_bytes) != cudaSuccess) target = nullptr;
+    (void)cudaGetLastError();
+    if (source && target) {
+      const std::optional<LinkCost> measured =
+          measure_link([&](std::size_t bytes, cudaStream_t stream) {
+            return cudaMemcpyPeerAsync(target, ordinal_, source, from.ordinal_, bytes, stream);
+          });
+      if (measured) {
+        cost = *measured;
+        costs.put(key, cost);
+      }
+    }
+    if (target) (void)cudaFree(target);
+    if (source) {
+      CurrentDeviceGuard source_guard(from.ordinal_);
+      (void)cudaFree(source);
+    }
+    (void)cudaGetLastError();
+  }
+  peers_.push_back({&from, cost});
+}
+
+const LinkCost* CudaDevice::peer_link(const Device& peer) const {
+  for (const PeerLink& link : peers_)
+    if (link.from == &peer) return &link.cost;
+  return nullptr;
+}
+
+bool CudaDevice::has_peer_link(const Device& peer) const { return peer_link(peer) != nullptr; }
+
+double CudaDevice::peer_bandwidth(const Device& peer) const {
+  const LinkCost* link = peer_link(peer);
+  return link ? link->bandwidth : 0;
+}
+
+double CudaDevice::peer_latency(const Device& peer) const {
+  const LinkCost* link = peer_link(peer);
+  return link ? link->latency : 0;
+}
+
+void CudaDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) {
+  if (!has_peer_link(peer)) {
+    Device::copy_from_peer(peer, copy, std::move(done));  // reports the missing link
+    return;
+  }
+  const int from = static_cast<const CudaDevice&>(peer).ordinal_;
+  const int stream = streams();  // the stream of copies into this device
+  Stream& target = *streams_[static_cast<std::size_t>(stream)];
+  // Device replicas are packed: columns back to back on both sides.
+  const bool contiguous = copy.columns <= 1 ||
+                          (copy.source_pitch == copy.width && copy.destination_pitch == copy.width);
+  PendingOperation operation;
+  operation.label.operation =
+      contiguous ? "cudaMemcpyPeerAsync device->device" : "cudaMemcpy2DAsync device->device";
+  operation.label.bytes = copy.bytes();
+  operation.done = std::move(done);
+
+  CurrentDeviceGuard guard(ordinal_);
+  RecursiveMutexLock lock(target.queue_mutex);
+  queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
+    if (copy.bytes() == 0) return cudaSuccess;
+    if (contiguous)
+      return cudaMemcpyPeerAsync(copy.destination, ordinal_, copy.source, from, copy.bytes(),
+                                 cuda_stream);
+    // Unified addressing tells the devices apart.
+    return cudaMemcpy2DAsync(copy.destination, copy.destination_pitch, copy.source,
+                             copy.source_pitch, copy.width, copy.columns, cudaMemcpyDefault,
+                             cuda_stream);
+  });
 }
 
 void* CudaDevice::allocate(std::size_t bytes) {
@@ -285,10 +422,9 @@ void CudaDevice::unregister_host_memory(void* pointer) {
   if (cudaHostUnregister(pointer) != cudaSuccess) (void)cudaGetLastError();
 }
 
-std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
-                                                       std::string& note) {
+std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std::string& note) {
   std::vector<std::unique_ptr<Device>> devices;
-  if (max_devices == 0) {
+  if (config.cuda_devices.empty() && config.gpus == 0) {
     note = "GPUs not used (0 requested)";
     return devices;
   }
@@ -302,23 +438,55 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::siz
     return devices;
   }
 
-  const int wanted = max_devices < 0 ? count : std::min(count, max_devices);
+  std::vector<int> ordinals = config.cuda_devices;
+  const bool listed = !ordinals.empty();
+  if (!listed)
+    for (int ordinal = 0; ordinal < (config.gpus < 0 ? count : std::min(count, config.gpus));
+         ++ordinal)
+      ordinals.push_back(ordinal);
+  std::vector<int> entries(static_cast<std::size_t>(count), 0);  // per GPU
+  for (const int ordinal : ordinals)
+    if (ordinal < count) ++entries[static_cast<std::size_t>(ordinal)];
+  std::vector<int> seen(static_cast<std::size_t>(count), 0);
+  std::vector<CudaDevice*> opened_devices;
   std::string opened;
   std::string skipped;
-  for (int ordinal = 0; ordinal < wanted; ++ordinal) {
+  for (const int ordinal : ordinals) {
+    if (ordinal >= count) {
+      skipped += "; " + device_label(ordinal) + " not used: no such GPU";
+      continue;
+    }
+    const int shared_by = entries[static_cast<std::size_t>(ordinal)];
+    const int entry = seen[static_cast<std::size_t>(ordinal)]++;
+    std::string label = device_label(ordinal);
+    if (shared_by > 1) label += '.' + std::to_string(entry);
     try {
-      auto device = std::make_unique<CudaDevice>(ordinal, default_streams, memory_limit);
+      auto device = std::make_unique<CudaDevice>(ordinal, default_streams,
+                                                 config.device_memory_limit, shared_by, label);
       if (!opened.empty()) opened += ", ";
       opened += device->name() + " " + format_bytes(device->memory_capacity());
+      opened_devices.push_back(device.get());
       devices.push_back(std::move(device));
     } catch (const std::exception& failure) {
-      skipped += "; " + device_label(ordinal) + " not used: " + failure.what();
+      skipped += "; " + label + " not used: " + failure.what();
     }
   }
+
+  const std::string cost_file =
+      config.link_cost_file.empty() ? LinkCosts::default_path() : config.link_cost_file;
+  LinkCosts costs(cost_file == "none" ? std::string() : cost_file);
+  for (CudaDevice* device : opened_devices) device->calibrate_host_link(costs);
+  for (CudaDevice* to : opened_devices)
+    for (CudaDevice* from : opened_devices)
+      if (from != to) to->link_peer(*from, costs);
+  const std::string unsaved = costs.save();
+
   note = std::to_string(devices.size()) + (devices.size() == 1 ? " GPU" : " GPUs");
-  if (wanted < count) note += " (of " + std::to_string(count) + ")";
+  if (!listed && static_cast<int>(ordinals.size()) < count)
+    note += " (of " + std::to_string(count) + ")";
   if (!opened.empty()) note += ": " + opened;
   note += skipped;
+  if (!unsaved.empty()) note += "; link costs not kept: " + unsaved;
   return devices;
 }
 
@@ -326,7 +494,7 @@ DeviceBackend cuda_device_kind() {
   return {"cuda", ImplementationSlot::cuda,
           [](const Config& config, std::vector<std::unique_ptr<Device>>& devices) {
             std::string note;
-            for (auto& device : open_cuda_devices(config.gpus, config.device_memory_limit, note))
+            for (auto& device : open_cuda_devices(config, note))
               devices.push_back(std::move(device));
             return "GPUs: " + note;
           }};

@@ -5,7 +5,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include "cuda/event_pool.hpp"
 #include "cuda/stream_context.hpp"
 #include "device/device.hpp"
+#include "device/link_costs.hpp"
+#include "versa/config.hpp"
 
 namespace versa::detail {
 
@@ -24,11 +28,15 @@ namespace versa::detail {
 // the operation, including when queueing fails.
 class CudaDevice final : public Device {
  public:
-  // Opens GPU `ordinal` with `streams` kernel streams (plus one copy stream per direction).
-  // `memory_limit` (bytes, 0: none) caps memory_capacity(). Measures the host-to-device bandwidth
-  // (a few milliseconds). Throws CudaError when the device or its streams and handles cannot be set
-  // up.
-  explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0);
+  // Opens GPU `ordinal` with `streams` kernel streams (plus one copy stream per direction), as
+  // one of `entries` devices that share that GPU (Config::cuda_devices naming it more than
+  // once): it takes that share of the GPU's free memory. `memory_limit` (bytes, 0: none) caps
+  // memory_capacity(). `label` names it in messages ("cuda:0" by default; "cuda:0.1" for the
+  // second entry of GPU 0). Until calibrate_host_link(), bandwidth() and latency() are a PCIe
+  // link's typical figures. Throws CudaError when the device or its streams and handles cannot
+  // be set up.
+  explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0, int entries = 1,
+                      std::string label = {});
   // Waits for every queued operation and reports its completion, then releases the streams,
   // handles and events. Memory from allocate() must have been deallocated.
   ~CudaDevice() override;
@@ -40,8 +48,26 @@ class CudaDevice final : public Device {
   std::size_t memory_capacity() const override { return memory_capacity_; }
   int streams() const override { return static_cast<int>(streams_.size()) - 2; }
   int concurrent_kernels() const override { return streams(); }
-  double bandwidth() const override { return bandwidth_; }
-  double latency() const override { return latency_; }
+  double bandwidth() const override { return host_link_.bandwidth; }
+  double latency() const override { return host_link_.latency; }
+
+  // Copies from another CUDA device's memory go over the GPUs' peer link when
+  // cudaDeviceCanAccessPeer allows it (NVLink, PCIe peer to peer), within the GPU when both are
+  // entries of one GPU, and otherwise through host memory, staged by the driver
+  // (cudaMemcpyPeerAsync): in every case without a host replica. Their cost is what link_peer
+  // found.
+  bool has_peer_link(const Device& peer) const override;
+  double peer_bandwidth(const Device& peer) const override;
+  double peer_latency(const Device& peer) const override;
+  void copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) override;
+
+  // Sets the host link's cost: from `costs` when it holds this GPU's, else measured (a few
+  // milliseconds) and put there.
+  void calibrate_host_link(LinkCosts& costs);
+  // Makes copies from `from` possible: enables peer access to its GPU when the GPUs allow it
+  // (once per pair of GPUs) and sets the link's cost, from `costs` or measured. Before any
+  // operation is queued, on one thread.
+  void link_peer(const CudaDevice& from, LinkCosts& costs);
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* pointer) override;
@@ -82,14 +108,26 @@ class CudaDevice final : public Device {
   // and this device is current.
   template <class Work>
   void queue(int stream, PendingOperation operation, Work&& work);
-  double measure_bandwidth();
+  // The cost of the copies `copy` queues (of the bytes given, on the given stream of this
+  // device), timed on this device's stream into it: a large copy gives the bandwidth, a tiny
+  // one the fixed cost. Nothing when a call failed.
+  std::optional<LinkCost> measure_link(
+      const std::function<cudaError_t(std::size_t bytes, cudaStream_t stream)>& copy);
+  // The link from `peer`, if link_peer set one.
+  const LinkCost* peer_link(const Device& peer) const;
 
   const int ordinal_;
   const std::string label_;  // "cuda:0", for messages
   const std::string name_;   // "cuda:0 (NVIDIA H100 80GB HBM3)"
+  const std::string uuid_;   // the GPU's, keys its links in LinkCosts
   std::size_t memory_capacity_ = 0;
-  double bandwidth_ = 0;
-  double latency_ = 10e-6;
+  LinkCost host_link_{16e9, 10e-6};  // what a PCIe 4.0 x16 link delivers in practice
+  // Set by link_peer before any operation, read only after.
+  struct PeerLink {
+    const CudaDevice* from;
+    LinkCost cost;
+  };
+  std::vector<PeerLink> peers_;
 
   // Declared in the order of need, so destroyed in reverse: the progress thread drains first
   // (while the streams it waits on and the pool its events return to still exist), then the
@@ -102,10 +140,10 @@ class CudaDevice final : public Device {
   CompletionPoller poller_;
 };
 
-// The GPUs to use: at most `max_devices` of them (-1: all), each capped at `memory_limit` bytes
-// when that is not 0. `note` receives what the start-up summary says about GPUs ("1 GPU: ...",
-// "no GPU found").
-std::vector<std::unique_ptr<Device>> open_cuda_devices(int max_devices, std::size_t memory_limit,
-                                                       std::string& note);
+// The GPUs `config` asks for (Config::gpus, or Config::cuda_devices when not empty), each
+// capped at Config::device_memory_limit, with their links calibrated (LinkCosts at
+// Config::link_cost_file) and peer copies set up between them. `note` receives what the
+// start-up summary says about GPUs ("1 GPU: ...", "no GPU found").
+std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std::string& note);
 
 }  // namespace versa::detail

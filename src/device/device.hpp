@@ -89,10 +89,16 @@ class Device {
     (void)peer;
     return false;
   }
-  // The peer links' copy speed (bytes per second) and fixed cost per copy (seconds), as
-  // placement should assume them.
-  virtual double peer_bandwidth() const { return 0; }
-  virtual double peer_latency() const { return 0; }
+  // The speed (bytes per second; 0: as fast as memcpy) and fixed cost per copy (seconds) of
+  // copies from `peer` into this device, as placement should assume them (has_peer_link(peer)).
+  virtual double peer_bandwidth(const Device& peer) const {
+    (void)peer;
+    return 0;
+  }
+  virtual double peer_latency(const Device& peer) const {
+    (void)peer;
+    return 0;
+  }
   // Queue a copy from `peer`'s memory into this device's (has_peer_link(peer)) on the stream
   // that copies into this device; thread-safe. Both sides must stay valid until `done`.
   virtual void copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) {

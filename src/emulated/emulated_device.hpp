@@ -44,8 +44,8 @@ class EmulatedDevice final : public Device {
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   bool has_peer_link(const Device& peer) const override;
-  double peer_bandwidth() const override { return config_.peer_bandwidth_bytes_per_s; }
-  double peer_latency() const override { return config_.peer_latency_s; }
+  double peer_bandwidth(const Device&) const override { return config_.peer_bandwidth_bytes_per_s; }
+  double peer_latency(const Device&) const override { return config_.peer_latency_s; }
   void copy_from_peer(const Device& peer, const BlockCopy& copy, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
   bool runs_bodies_at_launch() const override { return config_.bodies_at_launch; }

@@ -22,11 +22,12 @@ using testing_support::ScopedEnvironment;
 
 // Every variable from_environment reads (config.hpp lists them).
 constexpr const char* all_variables[] = {
-    "VERSA_NCPU",       "VERSA_PIN",
-    "VERSA_TRACE",      "VERSA_NGPU",
-    "VERSA_EMULATED",   "VERSA_DEVICE_MEMORY",
-    "VERSA_PERF_MODEL", "VERSA_QUIET",
-    "VERSA_STATS",      "VERSA_SUBMISSION_WINDOW",
+    "VERSA_NCPU",         "VERSA_PIN",
+    "VERSA_TRACE",        "VERSA_NGPU",
+    "VERSA_EMULATED",     "VERSA_DEVICE_MEMORY",
+    "VERSA_PERF_MODEL",   "VERSA_QUIET",
+    "VERSA_STATS",        "VERSA_SUBMISSION_WINDOW",
+    "VERSA_CUDA_DEVICES", "VERSA_LINK_COSTS",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -104,6 +105,16 @@ TEST_F(ConfigTest, NgpuZeroDisablesGpus) {
   EXPECT_EQ(Config::from_environment(Config{}).gpus, 0);
 }
 
+TEST_F(ConfigTest, CudaDevicesListsOrdinalsWithRepeats) {
+  const ScopedEnvironment variable("VERSA_CUDA_DEVICES", "0,0,1");
+  EXPECT_EQ(Config::from_environment(Config{}).cuda_devices, (std::vector<int>{0, 0, 1}));
+}
+
+TEST_F(ConfigTest, LinkCostsNamesTheFile) {
+  const ScopedEnvironment variable("VERSA_LINK_COSTS", "none");
+  EXPECT_EQ(Config::from_environment(Config{}).link_cost_file, "none");
+}
+
 TEST_F(ConfigTest, DeviceMemoryIsInMebibytes) {
   const ScopedEnvironment variable("VERSA_DEVICE_MEMORY", "16");
   EXPECT_EQ(Config::from_environment(Config{}).device_memory_limit, std::size_t{16} << 20);
@@ -169,6 +180,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"DeviceMemoryHuge", "VERSA_DEVICE_MEMORY", "99999999999"},
                       BadVariable{"NgpuNotANumber", "VERSA_NGPU", "x"},
                       BadVariable{"NgpuNegative", "VERSA_NGPU", "-1"},
+                      BadVariable{"CudaDevicesEmpty", "VERSA_CUDA_DEVICES", ""},
+                      BadVariable{"CudaDevicesTrailingComma", "VERSA_CUDA_DEVICES", "0,"},
+                      BadVariable{"CudaDevicesNegative", "VERSA_CUDA_DEVICES", "0,-1"},
+                      BadVariable{"CudaDevicesTooLarge", "VERSA_CUDA_DEVICES", "64"},
+                      BadVariable{"CudaDevicesWord", "VERSA_CUDA_DEVICES", "gpu0"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
                       BadVariable{"PinTwo", "VERSA_PIN", "2"},
                       BadVariable{"QuietWord", "VERSA_QUIET", "yes"}),
@@ -194,6 +210,14 @@ TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {
   Config too_many_devices;
   too_many_devices.emulated_devices.resize(65);
   EXPECT_THAT(error_of(too_many_devices), HasSubstr("Config::emulated_devices"));
+
+  Config bad_ordinal;
+  bad_ordinal.cuda_devices = {0, -1};
+  EXPECT_THAT(error_of(bad_ordinal), HasSubstr("Config::cuda_devices names GPU -1"));
+
+  Config too_many_gpus;
+  too_many_gpus.cuda_devices.resize(65);
+  EXPECT_THAT(error_of(too_many_gpus), HasSubstr("Config::cuda_devices has 65 entries"));
 }
 
 TEST_F(ConfigTest, FieldsAtTheirLimitsAreAccepted) {

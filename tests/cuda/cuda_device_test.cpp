@@ -43,6 +43,16 @@ using versa::detail::OperationResult;
 using versa::detail::PendingOperation;
 using versa::detail::Task;
 
+// The GPUs to open: `gpus` as in Config::gpus, links measured and kept nowhere (the tests leave
+// no file behind).
+versa::Config gpu_config(int gpus, std::size_t memory_limit = 0) {
+  versa::Config config;
+  config.gpus = gpus;
+  config.device_memory_limit = memory_limit;
+  config.link_cost_file = "none";
+  return config;
+}
+
 // Generous: a completion normally takes microseconds, but the first use of cuBLAS or cuSOLVER
 // loads their kernels.
 constexpr auto completion_timeout = std::chrono::seconds(30);
@@ -99,7 +109,7 @@ class CudaDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string note;
-    std::vector<std::unique_ptr<Device>> devices = open_cuda_devices(1, 0, note);
+    std::vector<std::unique_ptr<Device>> devices = open_cuda_devices(gpu_config(1), note);
     if (devices.empty()) GTEST_SKIP() << "no GPU to test on: " << note;
     device_ = std::move(devices.front());
   }
@@ -414,18 +424,78 @@ TEST(CompletionPollerTest, WakesUpForWorkPushedAfterItWentToSleep) {
 
 TEST(OpenCudaDevicesTest, SaysWhatItFound) {
   std::string note;
-  std::vector<std::unique_ptr<Device>> devices = open_cuda_devices(-1, 0, note);
+  std::vector<std::unique_ptr<Device>> devices = open_cuda_devices(gpu_config(-1), note);
   EXPECT_FALSE(note.empty());
   if (devices.empty()) {
     EXPECT_NE(note.find("no GPU"), std::string::npos) << note;
   } else {
     EXPECT_NE(note.find("cuda:0 ("), std::string::npos) << note;
     // A limit caps the capacity the runtime may use.
-    std::vector<std::unique_ptr<Device>> capped = open_cuda_devices(1, std::size_t{1} << 20, note);
+    std::vector<std::unique_ptr<Device>> capped =
+        open_cuda_devices(gpu_config(1, std::size_t{1} << 20), note);
     ASSERT_EQ(capped.size(), 1u);
     EXPECT_EQ(capped.front()->memory_capacity(), std::size_t{1} << 20);
   }
-  EXPECT_TRUE(open_cuda_devices(0, 0, note).empty());
+  EXPECT_TRUE(open_cuda_devices(gpu_config(0), note).empty());
+}
+
+// Config::cuda_devices naming GPU 0 twice: two devices that share its memory and copy between
+// each other without the host.
+TEST(OpenCudaDevicesTest, OneGpuNamedTwiceIsTwoDevicesWithAPeerLink) {
+  versa::Config config = gpu_config(-1);
+  std::string note;
+  const std::vector<std::unique_ptr<Device>> whole = open_cuda_devices(config, note);
+  if (whole.empty()) GTEST_SKIP() << "no GPU to test on: " << note;
+  const std::size_t whole_capacity = whole.front()->memory_capacity();
+  config.cuda_devices = {0, 0, 63};
+  const std::vector<std::unique_ptr<Device>> devices = open_cuda_devices(config, note);
+  ASSERT_EQ(devices.size(), 2u) << note;
+  EXPECT_NE(note.find("cuda:63 not used: no such GPU"), std::string::npos) << note;
+  Device& first = *devices[0];
+  Device& second = *devices[1];
+  EXPECT_EQ(first.name().rfind("cuda:0.0 (", 0), 0u) << first.name();
+  EXPECT_EQ(second.name().rfind("cuda:0.1 (", 0), 0u) << second.name();
+  // Each takes about half of what one device alone would (the free memory moves a little).
+  EXPECT_LT(first.memory_capacity(), whole_capacity / 10 * 6);
+  EXPECT_GT(first.memory_capacity(), whole_capacity / 10 * 4);
+  ASSERT_TRUE(first.has_peer_link(second));
+  ASSERT_TRUE(second.has_peer_link(first));
+  EXPECT_GT(second.peer_bandwidth(first), 0);
+  EXPECT_GT(second.peer_latency(first), 0);
+
+  // Host -> first, first -> second over the link, second -> host.
+  constexpr std::size_t count = 1 << 16;
+  constexpr std::size_t bytes = count * sizeof(double);
+  std::vector<double> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<double>(i) * 0.25 - 7;
+  std::vector<double> back(count, 0.0);
+  DeviceBuffer on_first(first, bytes);
+  DeviceBuffer on_second(second, bytes);
+  ASSERT_NE(on_first.get(), nullptr);
+  ASSERT_NE(on_second.get(), nullptr);
+  auto run = [](auto&& queue_with) {
+    CompletionProbe probe;
+    queue_with(probe.completion());
+    const std::optional<Outcome> outcome = probe.wait();
+    return outcome ? outcome->result.error : std::string("timed out");
+  };
+  EXPECT_EQ(run([&](Completion done) {
+              first.copy_to_device({on_first.get(), bytes, data.data(), bytes, bytes, 1},
+                                   std::move(done));
+            }),
+            "");
+  EXPECT_EQ(run([&](Completion done) {
+              second.copy_from_peer(first,
+                                    {on_second.get(), bytes, on_first.get(), bytes, bytes, 1},
+                                    std::move(done));
+            }),
+            "");
+  EXPECT_EQ(run([&](Completion done) {
+              second.copy_to_host({back.data(), bytes, on_second.get(), bytes, bytes, 1},
+                                  std::move(done));
+            }),
+            "");
+  EXPECT_EQ(back, data);
 }
 
 }  // namespace

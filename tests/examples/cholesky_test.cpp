@@ -238,6 +238,38 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
   EXPECT_GT(rt.statistics()[1].evictions, 0u);
 }
 
+// On CPU + one GPU named twice (Config::cuda_devices): two devices sharing its memory, every
+// kernel on them, tiles moving between them over their peer link. Skips without a GPU.
+TEST(TiledCholeskyOnGpu, MatchesLapackOnTwoDevicesOfOneGpu) {
+  versa::Config config = workers(2);
+  config.cuda_devices = {0, 0};
+  config.link_cost_file = "none";
+  const int n = 768, tile = 64;
+  config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
+  versa::Runtime rt{config};
+  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
+  ASSERT_EQ(rt.device_count(), 2);
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 9);
+  std::vector<double> expected = original, a = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+  {
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    const cholesky::Placements on_gpus = {{"potrf", versa::Placement::gpu_only},
+                                          {"trsm", versa::Placement::gpu_only},
+                                          {"syrk", versa::Placement::gpu_only},
+                                          {"gemm", versa::Placement::gpu_only}};
+    cholesky::submit_factorisation(rt, tiles, on_gpus);
+    rt.wait_all();
+  }
+  EXPECT_LT(worst_error(a, expected, n), 1e-12);
+  const std::vector<versa::DeviceStatistics> devices = rt.statistics();
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[0].tasks, 0u);
+  EXPECT_GT(devices[1].tasks, 0u) << devices[1].name;
+  EXPECT_GT(devices[2].tasks, 0u) << devices[2].name;
+}
+
 TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
   const int n = 40, tile = 10;
   std::vector<double> a = spd_matrix(n, 3);

@@ -51,11 +51,19 @@ TEST(CommandLine, DevicesListIsRead) {
   EXPECT_FALSE(cpu.accelerators());
   EXPECT_EQ(example::parse_devices("cpu,emulated").emulated, 1);
   EXPECT_FALSE(example::parse_devices("cpu,emulated").gpu);
+
+  // One device per gpu:I item, a GPU possibly named twice.
+  const example::Devices twice = example::parse_devices("cpu,gpu:0,gpu:0,emulated:1");
+  EXPECT_EQ(twice.gpu_entries, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(twice.gpu_required);
+  EXPECT_EQ(example::runtime_config(twice, 2, "").cuda_devices, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(example::runtime_config(cpu, 2, "").cuda_devices.empty());
 }
 
 TEST(CommandLine, BadDevicesAreRefusedNamingTheOptionAndItem) {
-  for (const std::string list : {"foo", "cpu,fpga", "gpu", "emulated:1", "cpu,emulated:0",
-                                 "cpu,emulated:x", "cpu,emulated:", "cpu,", ""}) {
+  for (const std::string list :
+       {"foo", "cpu,fpga", "gpu", "emulated:1", "cpu,emulated:0", "cpu,emulated:x", "cpu,emulated:",
+        "cpu,", "", "cpu,gpu:", "cpu,gpu:-1", "cpu,gpu:64", "cpu,gpu:x", "cpu,gpu,gpu:0"}) {
     Tool tool;
     EXPECT_EQ(tool.parse({"--devices", list}), 2) << list;
     const std::string message = tool.err.str();
