@@ -2,10 +2,13 @@
 # versa::mpi, on top of versa::versa and MPI. Included by the top-level CMakeLists.txt when
 # VERSA_MPI found MPI (VERSA_HAVE_MPI).
 add_library(versa_mpi
+  src/mpi/collectives.cpp
   src/mpi/mpi_runtime.cpp
   src/mpi/owner_computes.cpp
+  src/mpi/peer_watch.cpp
   src/mpi/progress_engine.cpp
   src/mpi/stream_probes.cpp
+  src/mpi/transfers.cpp
 )
 add_library(versa::mpi ALIAS versa_mpi)
 add_dependencies(versa_mpi versa_layers)

@@ -240,11 +240,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "versa-bench-bots",
       "The Barcelona OpenMP Tasks Suite's kernels: Versa against sequential C++, OpenMP tasks\n"
       "and oneTBB, each run verified.",
-      "versa-bench-bots"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+      add_options, run);
 }

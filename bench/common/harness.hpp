@@ -1,5 +1,6 @@
 // Shared helpers for Versa's benchmarks: timing, busy-waiting, medians and the RESULT lines of
-// CONVENTIONS.md. Header-only so that every system's file uses exactly the same clock and spin.
+// CONVENTIONS.md (the one function the example tools print theirs with). Header-only so that every
+// system's file uses exactly the same clock and spin.
 #pragma once
 
 #include <malloc.h>
@@ -9,6 +10,8 @@
 #include <cstdio>
 #include <string>
 #include <vector>
+
+#include "result_line.hpp"
 
 namespace bench {
 
@@ -46,13 +49,7 @@ inline bool chosen(const std::vector<std::string>& names, const std::string& nam
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Prints one machine-readable measurement, as CONVENTIONS.md specifies.
-inline void print_result(const std::string& bench, const std::string& system,
-                         const std::string& param, const std::string& metric, double value,
-                         const std::string& unit) {
-  std::printf("RESULT bench=%s system=%s param=%s metric=%s value=%.6g unit=%s\n", bench.c_str(),
-              system.c_str(), param.c_str(), metric.c_str(), value, unit.c_str());
-  std::fflush(stdout);
-}
+// One RESULT line, printed as the example tools print theirs (examples/common/result_line.hpp).
+using example::print_result;
 
 }  // namespace bench

@@ -26,6 +26,7 @@
 #include "command_line.hpp"
 #include "common/harness.hpp"
 #include "common/starpu_support.hpp"
+#include "options.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -232,16 +233,9 @@ int main(int argc, char** argv) {
                "versa-bench-mpi-starpu"};
   Options o;
   example::use_tool_rules(app);
-  app.add_option("-n,--n", o.n, "matrix size")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--tile", o.tile, "tile size")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  cholesky::add_matrix_options(app, o.n, o.tile);
   app.add_option("--sched", o.sched, "StarPU scheduling policy (one CPU worker per rank)")
       ->capture_default_str();
-  app.add_flag("--check", o.check, "gather the factor on rank 0 and check its residual");
+  cholesky::add_gathered_check_option(app, o.check);
   return example::run_tool(app, argc, argv, [&] { return run(o, &argc, &argv); });
 }

@@ -151,11 +151,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "versa-bench-uts",
       "Unbalanced Tree Search: Versa against sequential C++, OpenMP tasks and oneTBB on the\n"
       "reference's sample trees.",
-      "versa-bench-uts"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+      add_options, run);
 }

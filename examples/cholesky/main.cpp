@@ -12,6 +12,8 @@
 
 #include "cholesky.hpp"
 #include "command_line.hpp"
+#include "options.hpp"
+#include "result_line.hpp"
 
 namespace {
 
@@ -31,35 +33,22 @@ struct Options {
 // Binds the options to `o`; the checks that relate two options run once all are read.
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
-  app.add_option("-n,--n", o.n, "matrix size")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--tile", o.tile, "tile size (edge tiles are smaller when B does not divide N)")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  cholesky::add_matrix_options(app, o.n, o.tile);
   example::add_devices_option(app, o.devices);
   app.add_option("--device-memory", o.device_memory_mib,
                  "cap each device's memory at M MiB (to factor out of core)")
       ->type_name("M")
       ->transform(example::positive<long>());
-  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(example::positive<int>());
+  example::add_workers_option(app, o.workers);
   example::add_parsed_option(
       app, "--place", o.place, cholesky::parse_placements,
       "placement per kernel, e.g. potrf=cpu,gemm=auto\n(cpu, gpu, prefer_gpu, auto)")
       ->type_name("SPEC");
-  app.add_option("--repeat", o.repeat, "factor R times and report the median time")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_repeat_option(app, o.repeat, "factor R times");
   app.add_flag("--check", o.check,
                "compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes");
   app.add_flag("--float", o.single, "single precision instead of double");
-  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all repetitions) to FILE")
-      ->type_name("FILE");
+  example::add_trace_option(app, o.trace, "all repetitions");
   app.callback([&o] {
     if (o.tile > o.n)
       throw CLI::ValidationError(
@@ -146,21 +135,18 @@ int run(const Options& o) {
     status = pass ? 0 : 1;
   }
   const std::string used = example::devices_used(devices, ',');
-  std::printf(
-      "RESULT bench=cholesky system=versa param=n=%ld,tile=%ld,devices=%s metric=gflops "
-      "value=%.6g unit=GFLOP/s\n",
-      o.n, o.tile, used.c_str(), gflops);
+  example::print_result(
+      "cholesky", "versa",
+      "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) + ",devices=" + used, "gflops",
+      gflops, "GFLOP/s");
   return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "cholesky",
       "Factors a random symmetric positive definite n x n matrix as L L^T with a tiled algorithm.",
-      "cholesky"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(
-      app, argc, argv, [&] { return options.single ? run<float>(options) : run<double>(options); });
+      add_options, [](const Options& o) { return o.single ? run<float>(o) : run<double>(o); });
 }

@@ -11,6 +11,8 @@
 
 #include "cholesky.hpp"
 #include "command_line.hpp"
+#include "options.hpp"
+#include "result_line.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -50,6 +52,14 @@ class DistributedTiles {
   std::size_t tiles_;
   std::vector<versa::TileHandle<double>> handles_;
 };
+
+// Binds the options to `o`.
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  cholesky::add_matrix_options(app, o.n, o.tile);
+  example::add_rank_workers_option(app, o.workers);
+  cholesky::add_gathered_check_option(app, o.check);
+}
 
 int run(const Options& o) {
   cholesky::use_one_blas_thread();
@@ -93,10 +103,11 @@ int run(const Options& o) {
                     pass ? "PASS" : "FAIL");
         status = pass ? 0 : 1;
       }
-      std::printf(
-          "RESULT bench=mpi-cholesky system=versa param=n=%ld,tile=%ld,ranks=%d,workers=%d "
-          "metric=gflops value=%.6g unit=GFLOP/s\n",
-          o.n, o.tile, rt.size(), o.workers, gflops);
+      example::print_result("mpi-cholesky", "versa",
+                            "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) +
+                                ",ranks=" + std::to_string(rt.size()) +
+                                ",workers=" + std::to_string(o.workers),
+                            "gflops", gflops, "GFLOP/s");
     }
   }
   return status;
@@ -105,22 +116,8 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Factors a random SPD matrix with the tiled Cholesky on the ranks of an MPI job.",
-               "cholesky_mpi"};
-  Options o;
-  example::use_tool_rules(app);
-  app.add_option("-n,--n", o.n, "matrix size")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--tile", o.tile, "tile size")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--workers", o.workers, "CPU workers per rank")
-      ->type_name("W")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_flag("--check", o.check, "gather the factor on rank 0 and check its residual");
-  return example::run_tool(app, argc, argv, [&] { return run(o); });
+  return example::tool_main<Options>(
+      argc, argv, "cholesky_mpi",
+      "Factors a random SPD matrix with the tiled Cholesky on the ranks of an MPI job.",
+      add_options, run);
 }

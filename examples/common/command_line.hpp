@@ -1,7 +1,8 @@
-// What the command-line tools share: the example tools (cholesky, nbody) and the benchmarks. The
-// options are CLI11's; here are the rules every tool follows with them (a repeated option takes
-// its last value, a wrong call exits with status 2 and a message naming the option), the checks
-// CLI11 lacks, and, for the examples, the --devices list, the runtime built from it and the
+// What the command-line tools share: the example tools (cholesky, nbody, fmm, uts, and their MPI
+// versions) and the benchmarks. The options are CLI11's; here are the rules every tool follows
+// with them (a repeated option takes its last value, a wrong call exits with status 2 and a
+// message naming the option), the checks CLI11 lacks, the options every tool words alike, the
+// body of main(), and, for the examples, the --devices list, the runtime built from it and the
 // per-device and per-kernel figures they print. One copy, so that the tools cannot drift apart in
 // what they accept or say. Header-only: each tool is one source file, and a library for this would
 // serve no one else.
@@ -85,6 +86,18 @@ int run_tool(CLI::App& app, int argc, char** argv, Run&& run) {
   }
 }
 
+// The whole main() of a tool whose options are one struct: makes the tool's CLI::App (named
+// `name` in its messages, described by `description` in its help), binds the options with
+// add_options(app, options) and returns run(options)'s exit status by run_tool's rules.
+template <class Options, class AddOptions, class Run>
+int tool_main(int argc, char** argv, const std::string& name, const std::string& description,
+              AddOptions&& add_options, Run&& run) {
+  CLI::App app{description, name};
+  Options options;
+  add_options(app, options);
+  return run_tool(app, argc, argv, [&] { return run(options); });
+}
+
 // A check for integer options: a whole decimal number from 1 to the largest T. CLI11's own
 // conversion reads "010" as octal and "0x10" as hex and saturates past the largest long, and the
 // message of CLI::PositiveNumber spells out the largest double; this one quotes the value. Add it
@@ -109,6 +122,17 @@ CLI::Validator positive() {
       "");
 }
 
+// Adds an integer option `name` bound to `target`, which takes a positive value (positive<T>)
+// and shows `target`'s value as its default; `type_name` stands for the value in the help.
+template <class T>
+CLI::Option* add_positive_option(CLI::App& app, const std::string& name, T& target,
+                                 const std::string& type_name, const std::string& description) {
+  return app.add_option(name, target, description)
+      ->type_name(type_name)
+      ->transform(positive<T>())
+      ->capture_default_str();
+}
+
 // Adds an option whose text `parse` reads into `target` (parse: std::string -> T, throwing
 // std::invalid_argument with a message that need not name the option). A value that `parse`
 // refuses fails the call, with the option's name and the thrown message; `target` keeps its value
@@ -128,6 +152,31 @@ CLI::Option* add_parsed_option(CLI::App& app, const std::string& name, T& target
       .add_option_function<std::string>(
           name, [&target, parse](const std::string& text) { target = parse(text); }, description)
       ->check(CLI::Validator(refusal, ""));
+}
+
+// Adds --workers W: the CPU workers of a tool's runtime, by default one per core (0).
+inline CLI::Option* add_workers_option(CLI::App& app, int& workers) {
+  return app.add_option("--workers", workers, "CPU workers (default: one per core)")
+      ->type_name("W")
+      ->transform(positive<int>());
+}
+
+// Adds --workers W for a tool that runs on the ranks of an MPI job: the CPU workers of each
+// rank's runtime. Ranks share the machine, so the default (`workers`' value) is small and shown.
+inline CLI::Option* add_rank_workers_option(CLI::App& app, int& workers) {
+  return add_positive_option(app, "--workers", workers, "W", "CPU workers per rank");
+}
+
+// Adds --repeat R: `what` is done R times and the median time reported ("factor R times").
+inline CLI::Option* add_repeat_option(CLI::App& app, int& repeat, const std::string& what) {
+  return add_positive_option(app, "--repeat", repeat, "R", what + " and report the median time");
+}
+
+// Adds --trace FILE: a Chrome trace of the runtime's life, which spans `runs` ("all
+// repetitions").
+inline CLI::Option* add_trace_option(CLI::App& app, std::string& trace, const std::string& runs) {
+  return app.add_option("--trace", trace, "write a Chrome trace of the run (" + runs + ") to FILE")
+      ->type_name("FILE");
 }
 
 // The --devices list as given and what it asks for; by default "auto". The list is kept as text

@@ -19,8 +19,9 @@
 #include "distributions.hpp"
 #include "fmm.hpp"
 #include "leaf_tuner.hpp"
+#include "options.hpp"
 #include "point_files.hpp"
-#include "point_set_options.hpp"
+#include "result_line.hpp"
 #include "task_program.hpp"
 
 namespace {
@@ -73,21 +74,14 @@ void add_options(CLI::App& app, Options& o) {
                  "instead of at the sources")
       ->type_name("M")
       ->transform(example::positive<long>());
-  app.add_option("--leaf", o.leaf, "most points in a leaf cell")
-      ->type_name("L")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--group", o.group, "most cells per cell group and leaves per particle group")
-      ->type_name("G")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--leaf", o.leaf, "L", "most points in a leaf cell");
+  example::add_positive_option(app, "--group", o.group, "G",
+                               "most cells per cell group and leaves per particle group");
   example::add_devices_option(app, o.devices);
   app.add_option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
       ->type_name("M")
       ->transform(example::positive<long>());
-  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(example::positive<int>());
+  example::add_workers_option(app, o.workers);
   example::add_parsed_option(
       app, "--place", o.place, [](const std::string& text) { return fmm::parse_placements(text); },
       "where each kernel's tasks run, e.g. p2p=gpu,m2l=auto (rules: auto,\n"
@@ -99,17 +93,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--tune-leaf", o.tune_leaf,
                "tune the leaf size over the steps towards the fastest (fmm::LeafTuner),\n"
                "starting from --leaf");
-  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all evaluations) to FILE")
-      ->type_name("FILE");
-  app.add_option("--steps", o.steps,
-                 "evaluate K times with one solver, moving the points a little in between")
-      ->type_name("K")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--repeat", o.repeat, "evaluate R times per step and report the median time")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_trace_option(app, o.trace, "all evaluations");
+  example::add_positive_option(
+      app, "--steps", o.steps, "K",
+      "evaluate K times with one solver, moving the points a little in between");
+  example::add_repeat_option(app, o.repeat, "evaluate R times per step");
   app.add_flag("--check", o.check,
                "compare the last evaluation with the direct sum (all points up to\n"
                "N = 20000, else 1000 sampled targets) and say whether the potential's\n"
@@ -304,26 +292,17 @@ int run(const Options& o) {
   const std::string param = "n=" + std::to_string(n) +
                             (targets ? ",targets=" + std::to_string(targets->size()) : "") +
                             ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used;
-  std::printf("RESULT bench=fmm system=versa param=%s metric=seconds value=%.6g unit=s\n",
-              param.c_str(), time);
+  example::print_result("fmm", "versa", param, "seconds", time, "s");
   const std::pair<const char*, double> phases[] = {{"tree", median(tree)},
                                                    {"upward", median(upward)},
                                                    {"m2l", median(m2l)},
                                                    {"downward", median(downward)},
                                                    {"p2p", median(p2p)}};
   for (const auto& [phase, value] : phases)
-    std::printf(
-        "RESULT bench=fmm system=versa param=%s metric=phase_seconds_%s value=%.6g unit=s\n",
-        param.c_str(), phase, value);
+    example::print_result("fmm", "versa", param, std::string("phase_seconds_") + phase, value, "s");
   if (o.check) {
-    std::printf(
-        "RESULT bench=fmm system=versa param=%s metric=rel_error_potential "
-        "value=%.6g unit=1\n",
-        param.c_str(), errors.potential);
-    std::printf(
-        "RESULT bench=fmm system=versa param=%s metric=rel_error_field value=%.6g "
-        "unit=1\n",
-        param.c_str(), errors.field);
+    example::print_result("fmm", "versa", param, "rel_error_potential", errors.potential, "1");
+    example::print_result("fmm", "versa", param, "rel_error_field", errors.field, "1");
   }
   // Only after a passing check, so that a peer is never measured against a failed run's files.
   if (status == 0 && !o.save_points.empty()) fmm::save_points(o.save_points, points);
@@ -335,12 +314,10 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "fmm",
       "Computes the Laplace potential and field at N charged points with the fast multipole\n"
       "method, as tasks on Versa, and reports the time per evaluation and, with --check, its "
       "error.",
-      "fmm"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+      add_options, run);
 }

@@ -21,7 +21,8 @@
 #include "fmm.hpp"
 #include "group_data.hpp"
 #include "octree.hpp"
-#include "point_set_options.hpp"
+#include "options.hpp"
+#include "result_line.hpp"
 #include "task_flow.hpp"
 #include "versa/mpi.hpp"
 
@@ -54,6 +55,16 @@ fmm::flow::Owners group_owners(const fmm::GroupTree& groups, std::size_t points,
     owners.cell_groups.push_back(
         static_cast<int>(g.first_cell * p / cells_per_level[static_cast<std::size_t>(g.level)]));
   return owners;
+}
+
+// Binds the options to `o`.
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
+  example::add_rank_workers_option(app, o.workers);
+  app.add_flag("--check", o.check,
+               "compare the results gathered on rank 0 with the sequential evaluation (relative "
+               "difference at most 1e-12)");
 }
 
 int run(const Options& o) {
@@ -108,10 +119,10 @@ int run(const Options& o) {
   std::printf("fmm_mpi: %zu points (%s), eps %g, %zu tasks on %d ranks x %d workers: %.3f s\n",
               points.size(), fmm::to_string(o.distribution), o.eps, plan.groups.tasks().size(),
               rt.size(), o.workers, seconds);
-  std::printf(
-      "RESULT bench=mpi-fmm system=versa param=points=%zu,ranks=%d,workers=%d metric=seconds "
-      "value=%.6g unit=s\n",
-      points.size(), rt.size(), o.workers, seconds);
+  example::print_result("mpi-fmm", "versa",
+                        "points=" + std::to_string(points.size()) + ",ranks=" +
+                            std::to_string(rt.size()) + ",workers=" + std::to_string(o.workers),
+                        "seconds", seconds, "s");
   if (!o.check) return 0;
   // The same operators in another order of summation: equal up to rounding.
   const fmm::Errors e = fmm::errors(result, solver.evaluate(points));
@@ -126,19 +137,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "fmm_mpi",
       "Evaluates the fast multipole method's potential and field at every point, as a task\n"
       "flow over the ranks of an MPI job, each rank owning a region of space.",
-      "fmm_mpi"};
-  Options o;
-  example::use_tool_rules(app);
-  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
-  app.add_option("--workers", o.workers, "CPU workers per rank")
-      ->type_name("W")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_flag("--check", o.check,
-               "compare the results gathered on rank 0 with the sequential evaluation (relative "
-               "difference at most 1e-12)");
-  return example::run_tool(app, argc, argv, [&] { return run(o); });
+      add_options, run);
 }

@@ -11,7 +11,8 @@
 
 #include "command_line.hpp"
 #include "nbody.hpp"
-#include "system_options.hpp"
+#include "options.hpp"
+#include "result_line.hpp"
 
 namespace {
 
@@ -31,22 +32,14 @@ struct Options {
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
   nbody::add_system_options(app, o.particles, o.blocks, o.steps);
-  example::add_parsed_option(app, "--mode", o.mode, nbody::parse_force_access,
-                             "force accesses: add (reductions, default) or write")
-      ->type_name("M");
+  nbody::add_mode_option(app, o.mode);
   example::add_devices_option(app, o.devices);
-  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(example::positive<int>());
-  app.add_option("--repeat", o.repeat, "run the simulation R times and report the median time")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_workers_option(app, o.workers);
+  example::add_repeat_option(app, o.repeat, "run the simulation R times");
   app.add_flag("--check", o.check,
                "compare the final positions, velocities and forces with a sequential run\n"
                "and say whether the relative error is at most 1e-12");
-  app.add_option("--trace", o.trace, "write a Chrome trace of the run (all repetitions) to FILE")
-      ->type_name("FILE");
+  example::add_trace_option(app, o.trace, "all repetitions");
 }
 
 int run(const Options& o) {
@@ -133,25 +126,18 @@ int run(const Options& o) {
   }
   const std::string used = example::devices_used(devices, '+');
   const std::string system_name = std::string("versa-") + nbody::to_string(o.mode);
-  std::printf(
-      "RESULT bench=nbody system=%s param=blocks=%zu,devices=%s metric=steps_per_s value=%.6g "
-      "unit=steps/s\n",
-      system_name.c_str(), blocks, used.c_str(), steps_per_s);
-  std::printf(
-      "RESULT bench=nbody system=%s param=blocks=%zu,devices=%s metric=bytes_per_step "
-      "value=%.6g unit=B\n",
-      system_name.c_str(), blocks, used.c_str(), bytes_per_step);
+  const std::string param = "blocks=" + std::to_string(blocks) + ",devices=" + used;
+  example::print_result("nbody", system_name, param, "steps_per_s", steps_per_s, "steps/s");
+  example::print_result("nbody", system_name, param, "bytes_per_step", bytes_per_step, "B");
   return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "nbody",
       "Simulates particles interacting through the Lennard-Jones potential (all pairs), one task\n"
       "per pair of particle blocks, with the force accesses as reductions (add) or as writes.",
-      "nbody"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+      add_options, run);
 }

@@ -16,7 +16,8 @@
 
 #include "command_line.hpp"
 #include "nbody.hpp"
-#include "system_options.hpp"
+#include "options.hpp"
+#include "result_line.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -188,6 +189,21 @@ bool check_against_reference(const nbody::System& system, const Options& o,
   return pass;
 }
 
+// Binds the options to `o`.
+void add_options(CLI::App& app, Options& o) {
+  example::use_tool_rules(app);
+  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
+  example::add_rank_workers_option(app, o.workers);
+  example::add_parsed_option(app, "--distribution", o.distribution, parse_distribution,
+                             "blocks to ranks: cyclic (block b on rank b mod P, default) or "
+                             "contiguous (equal ranges)")
+      ->type_name("D");
+  nbody::add_mode_option(app, o.mode);
+  app.add_flag("--check", o.check,
+               "gather every block on rank 0 and compare with the sequential run (bitwise with "
+               "--mode write, relative error at most 1e-12 with add)");
+}
+
 int run(const Options& o) {
   const nbody::Parameters parameters;
   // Made before the runtime, so that bad sizes fail before MPI starts; every rank makes the
@@ -236,10 +252,10 @@ int run(const Options& o) {
       std::printf("time        %.4f s for %d steps, %.3f steps/s\n", seconds, o.steps,
                   o.steps / seconds);
       if (o.check && !check_against_reference(system, o, parameters)) status = 1;
-      std::printf(
-          "RESULT bench=mpi-nbody system=versa-%s param=blocks=%zu,ranks=%d,workers=%d "
-          "metric=steps_per_s value=%.6g unit=steps/s\n",
-          nbody::to_string(o.mode), system.blocks(), rt.size(), o.workers, o.steps / seconds);
+      example::print_result("mpi-nbody", std::string("versa-") + nbody::to_string(o.mode),
+                            "blocks=" + std::to_string(system.blocks()) + ",ranks=" +
+                                std::to_string(rt.size()) + ",workers=" + std::to_string(o.workers),
+                            "steps_per_s", o.steps / seconds, "steps/s");
     }
   }
   return status;
@@ -248,27 +264,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "nbody_mpi",
       "Simulates particles interacting through the Lennard-Jones potential (all pairs), one task\n"
       "per pair of particle blocks, with the blocks distributed over the ranks of an MPI job.",
-      "nbody_mpi"};
-  Options o;
-  example::use_tool_rules(app);
-  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
-  app.add_option("--workers", o.workers, "CPU workers per rank")
-      ->type_name("W")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  example::add_parsed_option(app, "--distribution", o.distribution, parse_distribution,
-                             "blocks to ranks: cyclic (block b on rank b mod P, default) or "
-                             "contiguous (equal ranges)")
-      ->type_name("D");
-  example::add_parsed_option(app, "--mode", o.mode, nbody::parse_force_access,
-                             "force tasks add into their force blocks (add, default) or write "
-                             "them in the sequential order (write)")
-      ->type_name("MODE");
-  app.add_flag("--check", o.check,
-               "gather every block on rank 0 and compare with the sequential run (bitwise with "
-               "--mode write, relative error at most 1e-12 with add)");
-  return example::run_tool(app, argc, argv, [&] { return run(o); });
+      add_options, run);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "result_line.hpp"
 #include "sample_trees.hpp"
 #include "sequential_search.hpp"
 #include "versa_search.hpp"
@@ -33,21 +34,14 @@ void add_options(CLI::App& app, Options& o) {
   example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
                              "a task per node, or per chunk of nodes (default)")
       ->type_name("node|chunk");
-  app.add_option("--chunk", o.search.chunk_nodes,
-                 "with --tasks chunk: nodes a task visits between two releases of half its stack")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(
+      app, "--chunk", o.search.chunk_nodes, "N",
+      "with --tasks chunk: nodes a task visits between two releases of half its stack");
   app.add_flag_callback(
       "--steady", [&o] { o.search.on_demand = false; },
       "with --tasks chunk: release at every chunk, not only when the worker has none queued");
-  app.add_option("--workers", o.workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(example::positive<int>());
-  app.add_option("--repeat", o.repeat, "search R times and report the median time")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_workers_option(app, o.workers);
+  example::add_repeat_option(app, o.repeat, "search R times");
   app.add_flag("--check", o.check,
                "compare the figures with the sequential search and the published ones");
 }
@@ -97,21 +91,20 @@ int run(const Options& o) {
     std::printf("check       %s\n", pass ? "PASS" : "FAIL");
     if (!pass) status = 1;
   }
-  std::printf(
-      "RESULT bench=uts system=versa param=tree=%s,workers=%d,tasks=%s metric=seconds value=%.6g "
-      "unit=s\n",
-      tree.name, rt.cpu_workers(), uts::to_string(o.search.granularity), median);
+  example::print_result("uts", "versa",
+                        std::string("tree=") + tree.name +
+                            ",workers=" + std::to_string(rt.cpu_workers()) +
+                            ",tasks=" + uts::to_string(o.search.granularity),
+                        "seconds", median, "s");
   return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  return example::tool_main<Options>(
+      argc, argv, "uts",
       "Searches an Unbalanced Tree Search sample tree (SHA-1 splittable random numbers) with\n"
       "Versa tasks and reports its node, leaf and depth figures and the time taken.",
-      "uts"};
-  Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+      add_options, run);
 }

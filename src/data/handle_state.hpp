@@ -24,7 +24,8 @@
 // keeps pointing at its newest instance; an instance that is no longer the newest is destroyed
 // by the finish of its last access. The user's memory is the root's buffer: bringing the data
 // home (acquire, wait_all, destruction) copies the newest instance into it and makes the root
-// the newest instance again (Scheduler::bring_home).
+// the newest instance again (Scheduler::bring_home). The instances' life cycle is in
+// handle_instances.cpp.
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,7 @@
 
 #include "base/spin_lock.hpp"
 #include "base/wait_list.hpp"
+#include "data/handle_host.hpp"
 #include "data/handle_registry.hpp"
 #include "data/host_pins.hpp"
 #include "data/partial_pool.hpp"
@@ -47,30 +49,6 @@
 namespace versa::detail {
 
 struct Failure;  // base/failure.hpp: why a task did not produce its outputs
-
-// The runtime a handle belongs to, as the handle sees it.
-class HandleHost {
- public:
-  // Records misuse that cannot be thrown at the call that caused it (rethrown by wait_all).
-  virtual void report_misuse(std::string message) = 0;
-  // Called when the handle is destroyed and no access is pending: brings the data home to the
-  // user's memory and frees the device replicas.
-  virtual void retire_replicas(HandleState& handle) = 0;
-  // Called when the handle is destroyed with accesses pending or reduction partials not yet
-  // applied: applies the partials and waits until every access registered has finished.
-  virtual void settle(HandleState& handle) = 0;
-  // Called when a handle that was ever renamed is destroyed: copies its data home if it is in a
-  // renamed instance, after the accesses registered before, and forgets the handle.
-  virtual void bring_home_for_good(HandleState& handle) = 0;
-  // Registers the tasks whose registration was handed to the workers (Config::
-  // defer_registration) before a handle is looked at: destroyed, or given an operator. Reached
-  // through the handle's registry (HandleRegistry::register_deferred_tasks), and only while the
-  // runtime lives.
-  virtual void register_deferred_tasks() = 0;
-
- protected:
-  ~HandleHost() = default;
-};
 
 class HandleState;
 
@@ -110,27 +88,9 @@ class HandleState {
   // gets it back (and the bytes reserved for it) when the instance is destroyed. It has
   // replicas on the root's memory nodes, its host replica being `buffer`; device buffers are
   // reserved as for any handle when a task runs there.
-  HandleState(HandleState& root, void* buffer, PartialPool* pool)
-      : HandleState(buffer, root.packed_layout_, root.name_, root.owner_,
-                    root.replicas_ ? root.replicas_->nodes() : 1) {
-    root_ = &root;
-    current_ = nullptr;
-    buffer_pool_ = pool;
-    // Listed under a number of its own: the diagnostics show its waiters, and the DOT file's
-    // versions are per instance.
-    if (root.registry_) {
-      registry_ = root.registry_;
-      id_ = registry_->next_id();
-      registry_->add(id_, this);
-    }
-  }
-  ~HandleState() {
-    if (buffer_pool_ && registry_) registry_->remove(id_);
-    if (buffer_pool_) {
-      buffer_pool_->give(data_, layout_.bytes());
-      buffer_pool_->release(layout_.bytes());
-    }
-  }
+  HandleState(HandleState& root, void* buffer, PartialPool* pool);
+  // A renamed instance gives its buffer back to its pool and leaves the registry.
+  ~HandleState();
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
 
@@ -177,36 +137,12 @@ class HandleState {
   // instance has accesses pending (it would wait for them) and no open run of adds (whose flush
   // nothing later would wait for: a sync() after the adds would not cover it). Racy by nature:
   // the caller decides with it whether to prepare an instance for register_renamed.
-  bool worth_renaming() {
-    SpinGuard guard(lock_);
-    HandleState* target = current_;
-    if (target == this) return busy_without_adds();
-    SpinGuard target_guard(target->lock_);
-    return target->busy_without_adds();
-  }
+  bool worth_renaming();
 
   // Registers an access that overwrites the data (called on the root) on `fresh`, a new
   // instance, which becomes the newest: the access requires version 0 of it. The previous
   // newest instance gets no more accesses (an open run of adds there is closed by a flush).
-  Registration register_renamed(std::unique_ptr<HandleState> fresh, AccessMode mode) {
-    SpinGuard guard(lock_);
-    HandleState* previous = current_;
-    Registration registration{fresh.get(), 0};
-    if (previous == this) {
-      close_for_rename(registration);
-    } else {
-      SpinGuard previous_guard(previous->lock_);
-      previous->close_for_rename(registration);
-    }
-    registration.first_rename = !std::exchange(ever_renamed_, true);
-    HandleState* instance = fresh.release();
-    if (const ReductionOps* ops = reduction_.load(std::memory_order_relaxed))
-      instance->bind_reduction(ops, reduction_owner_, true);
-    SpinGuard instance_guard(instance->lock_);
-    instance->register_here(mode);
-    current_ = instance;
-    return registration;
-  }
+  Registration register_renamed(std::unique_ptr<HandleState> fresh, AccessMode mode);
 
   // Whether accesses register on a renamed instance (the data is not at home).
   bool renamed() {
@@ -224,20 +160,7 @@ class HandleState {
   // its version) and one on the root (the returned version), after which the root is the
   // newest instance again. Returns false when the data is at home already.
   bool register_homecoming(HandleState*& instance, std::uint64_t& instance_required,
-                           std::uint64_t& root_required, Registration& closing) {
-    SpinGuard guard(lock_);
-    instance = current_;
-    if (instance == this) return false;
-    {
-      SpinGuard instance_guard(instance->lock_);
-      closing = instance->register_here(AccessMode::write);
-      instance_required = closing.required;
-      instance->retired_ = true;
-    }
-    root_required = register_here(AccessMode::write).required;
-    current_ = this;
-    return true;
-  }
+                           std::uint64_t& root_required, Registration& closing);
 
   // Closes an open run of adds on this instance with a flush access (wait_all, handle
   // destruction): returns whether it did, and the version the flush requires.
@@ -446,22 +369,11 @@ class HandleState {
     return registration;
   }
 
-  bool busy_without_adds() VERSA_REQUIRES(lock_) {
-    return registered_ != version_.load(std::memory_order_relaxed) && run_mode_ != AccessMode::add;
-  }
+  bool busy_without_adds() VERSA_REQUIRES(lock_);
 
   // This instance stops being the newest: an open run of adds is closed by a flush, and a
   // renamed instance with nothing pending is handed to the caller to destroy.
-  void close_for_rename(Registration& registration) VERSA_REQUIRES(lock_) {
-    if (run_mode_ == AccessMode::add) {
-      registration.flush_on = this;
-      registration.flush_required = registered_++;
-      run_mode_ = AccessMode::write;  // no run open
-    }
-    if (root_ == this) return;
-    retired_ = true;
-    if (registered_ == version_.load(std::memory_order_relaxed)) registration.drained = this;
-  }
+  void close_for_rename(Registration& registration) VERSA_REQUIRES(lock_);
 
   void* const data_;
   const Layout layout_;

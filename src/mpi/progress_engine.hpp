@@ -174,29 +174,33 @@ class ProgressEngine {
     std::vector<std::pair<Key, Receive>> receives;
   };
 
+  // The loop and what it takes from the posting threads (progress_engine.cpp).
   void run();
   bool take_posted();
+  bool idle() const;
+  // The transfers (transfers.cpp).
   bool start_sends();
   bool test_sends();
   bool probe_envelopes();
   bool test_incoming();
-  bool step_collective();
-  bool step_stream_check();
-  void fail_expected_receives();
-  // Stream probes: asks the other ranks when a receive has waited long, answers their asks,
-  // and hears that the streams differ.
-  bool step_probes();
-  void on_probe(int from, const Probe& probe);
-  void send_probe(int to, Probe::Kind kind, std::uint64_t count, std::uint64_t hash);
-  // The streams differ: fails the waiting receives and tells every other rank.
-  void diverge_and_tell();
   void on_envelope(int from, const Envelope& envelope);
   void post_payload_receive(Key key, Incoming& incoming);
   void post_pieces(void* payload, std::uint64_t bytes, int from,
                    std::vector<MPI_Request>& requests);
   void match(Key key, Receive receive);
   void finish_receive(Incoming& incoming);
-  bool idle() const;
+  void fail_expected_receives();
+  // The collectives of wait_all (collectives.cpp).
+  bool step_collective();
+  bool step_stream_check();
+  // Stream probes (stream_probes.cpp): asks the other ranks when a receive has waited long,
+  // answers their asks, and hears that the streams differ.
+  bool step_probes();
+  void on_probe(int from, const Probe& probe);
+  void send_probe(int to, Probe::Kind kind, std::uint64_t count, std::uint64_t hash);
+  // The streams differ: fails the waiting receives and tells every other rank.
+  void diverge_and_tell();
+  // The watch (peer_watch.cpp).
   void start_watch();
   void step_watch();
   void hear_watched(std::chrono::steady_clock::time_point now);

@@ -1,5 +1,5 @@
-// The options that choose the point set and the accuracy, shared by the fmm and fmm_mpi tools so
-// that both take the same names, values and words.
+// The options that the fmm and fmm_mpi tools share: the point set and the accuracy, so that both
+// take the same names, values and words.
 #pragma once
 
 #include "command_line.hpp"
@@ -10,10 +10,7 @@ namespace fmm {
 
 // Declares --n, --dist and --eps, bound to the arguments (their values are the defaults).
 inline void add_point_set_options(CLI::App& app, long& n, Distribution& distribution, double& eps) {
-  app.add_option("--n", n, "number of points")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--n", n, "N", "number of points");
   example::add_parsed_option(app, "--dist", distribution, parse_distribution,
                              "point distribution: uniform (default; the unit cube), blobs (8\n"
                              "Gaussian blobs of widths 1e-3 to 3e-2) or sphere (its surface)")

@@ -1,10 +1,11 @@
-// The options that size the simulated system, shared by the nbody and nbody_mpi tools so that
-// both accept, refuse and describe them in the same words.
+// The options that the nbody and nbody_mpi tools share (the simulated system's size and the
+// force accesses), so that both accept, refuse and describe them in the same words.
 #pragma once
 
 #include <string>
 
 #include "command_line.hpp"
+#include "nbody.hpp"
 
 namespace nbody {
 
@@ -12,19 +13,11 @@ namespace nbody {
 // defaults), and sets `app`'s callback to the check that relates them once all are read: the
 // blocks must all get particles.
 inline void add_system_options(CLI::App& app, long& particles, long& blocks, int& steps) {
-  app.add_option("--particles", particles, "number of particles")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--blocks", blocks,
-                 "particle blocks (the last one is smaller when B does not divide N)")
-      ->type_name("B")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--steps", steps, "time steps")
-      ->type_name("S")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--particles", particles, "N", "number of particles");
+  example::add_positive_option(
+      app, "--blocks", blocks, "B",
+      "particle blocks (the last one is smaller when B does not divide N)");
+  example::add_positive_option(app, "--steps", steps, "S", "time steps");
   app.callback([&particles, &blocks] {
     if (blocks > particles)
       throw CLI::ValidationError(
@@ -38,6 +31,14 @@ inline void add_system_options(CLI::App& app, long& particles, long& blocks, int
                           ": blocks of " + std::to_string(block_size) + " particles fill only " +
                           std::to_string(filled) + " blocks");
   });
+}
+
+// Declares --mode, bound to `mode` (its value is the default).
+inline void add_mode_option(CLI::App& app, ForceAccess& mode) {
+  example::add_parsed_option(app, "--mode", mode, parse_force_access,
+                             "force tasks add into their force blocks (add: reductions, default)\n"
+                             "or write them in the sequential order (write)")
+      ->type_name("MODE");
 }
 
 }  // namespace nbody

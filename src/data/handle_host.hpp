@@ -1,0 +1,35 @@
+// What a handle needs of the runtime it belongs to: an interface the runtime core implements,
+// so that src/data, below it, calls up without including it (docs/architecture.md, "Layers").
+#pragma once
+
+#include <string>
+
+namespace versa::detail {
+
+class HandleState;
+
+// The runtime a handle belongs to, as the handle sees it.
+class HandleHost {
+ public:
+  // Records misuse that cannot be thrown at the call that caused it (rethrown by wait_all).
+  virtual void report_misuse(std::string message) = 0;
+  // Called when the handle is destroyed and no access is pending: brings the data home to the
+  // user's memory and frees the device replicas.
+  virtual void retire_replicas(HandleState& handle) = 0;
+  // Called when the handle is destroyed with accesses pending or reduction partials not yet
+  // applied: applies the partials and waits until every access registered has finished.
+  virtual void settle(HandleState& handle) = 0;
+  // Called when a handle that was ever renamed is destroyed: copies its data home if it is in a
+  // renamed instance, after the accesses registered before, and forgets the handle.
+  virtual void bring_home_for_good(HandleState& handle) = 0;
+  // Registers the tasks whose registration was handed to the workers (Config::
+  // defer_registration) before a handle is looked at: destroyed, or given an operator. Reached
+  // through the handle's registry (HandleRegistry::register_deferred_tasks), and only while the
+  // runtime lives.
+  virtual void register_deferred_tasks() = 0;
+
+ protected:
+  ~HandleHost() = default;
+};
+
+}  // namespace versa::detail
