@@ -69,15 +69,6 @@ inline void start_starpu(const char* scheduler, int workers,
   check(starpu_init(&conf), "starpu_init");
 }
 
-// Whether this StarPU library was built with CUDA (its CUDA workers can exist at all).
-inline constexpr bool starpu_has_cuda() {
-#ifdef STARPU_USE_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
 // A CPU-only codelet with `nbuffers` buffers (or STARPU_VARIABLE_NBUFFERS) accessed in `modes`.
 inline starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
                                    std::initializer_list<starpu_data_access_mode> modes,
