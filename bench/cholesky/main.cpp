@@ -4,8 +4,9 @@
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
 //
-// With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with cuSOLVER's
-// dense dpotrf on the whole matrix (copies included for both); --gpu-only prints that table
+// With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda and
+// dmdas on CPU + GPU (when StarPU was built with CUDA: scripts/build-starpu-cuda) and cuSOLVER's
+// dense dpotrf on the whole matrix (copies included for all); --gpu-only prints that table
 // alone.
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
@@ -240,13 +241,21 @@ int main(int argc, char** argv) {
                           }});
     return candidates;
   };
-  // CPU + GPU: Versa (one core drives the GPU) against cuSOLVER on the whole matrix.
+  // CPU + GPU: Versa and StarPU (one core drives the GPU) against cuSOLVER on the whole matrix.
   auto gpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
-    for (int tile : tiles)
+    const int cpu_workers = std::max(1, workers - 1);
+    for (int tile : tiles) {
       candidates.push_back({"versa", tile, [=](double* a) {
-                              return versa_cholesky(std::max(1, workers - 1), a, n, tile, true);
+                              return versa_cholesky(cpu_workers, a, n, tile, true);
                             }});
+      if (bench::starpu_gpu_available())
+        for (const char* scheduler : {"dmda", "dmdas"})
+          candidates.push_back({std::string("starpu-") + scheduler, tile, [=](double* a) {
+                                  return bench::cholesky_starpu(scheduler, cpu_workers, a, n, tile,
+                                                                true);
+                                }});
+    }
     candidates.push_back({"cusolver", 0, [=](double* a) {
                             return bench::TiledTiming{bench::cholesky_cusolver(a, n)};
                           }});
@@ -257,7 +266,8 @@ int main(int argc, char** argv) {
                 tiles, reps, workers, cpu_candidates) != 0)
     return 1;
   if (gpu &&
-      run_table("cpu,gpu", {"versa", "cusolver"}, sizes, tiles, reps, workers, gpu_candidates) != 0)
+      run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "cusolver"}, sizes, tiles, reps,
+                workers, gpu_candidates) != 0)
     return 1;
   return 0;
 }

@@ -6,9 +6,10 @@
 namespace bench {
 
 bool starpu_available() { return false; }
+bool starpu_gpu_available() { return false; }
 
 TiledTiming cholesky_starpu(const char* /*scheduler*/, int /*workers*/, double* /*a*/, int /*n*/,
-                            int /*tile*/) {
+                            int /*tile*/, bool /*gpu*/) {
   throw std::runtime_error("cholesky_starpu: this build has no StarPU");
 }
 

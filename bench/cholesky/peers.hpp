@@ -33,10 +33,17 @@ double cholesky_openblas(double* a, int n);
 // `workers` CPU workers and the scheduling policy `scheduler` ("lws", "dmda", ...). OpenBLAS is set
 // to one thread, and left there, so that each worker runs sequential BLAS. Performance-model
 // driven policies (dm*, *heft*) calibrate across calls: run them at least once before measuring.
-TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile);
+// With `gpu` StarPU also runs one CUDA worker per GPU, the kernels have CUDA implementations too
+// (cuSOLVER / cuBLAS, as Versa's), the time includes bringing the factor home to `a`, and dm*
+// policies first calibrate their models for the tile shapes of (n, tile) in untimed runs (once
+// per process).
+TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
+                            bool gpu = false);
 
 // Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
 bool starpu_available();
+// Whether cholesky_starpu can run with `gpu`: StarPU and Versa built with CUDA, a GPU present.
+bool starpu_gpu_available();
 
 // cusolverDnDpotrf on the whole matrix on GPU 0, including the copies there and back.
 double cholesky_cusolver(double* a, int n);

@@ -1,10 +1,12 @@
-// The tiled Cholesky on StarPU: one task per tile kernel (potrf, trsm, syrk, gemm), CPU
-// implementations only, each calling sequential OpenBLAS / LAPACKE on tiles registered in place.
+// The tiled Cholesky on StarPU: one task per tile kernel (potrf, trsm, syrk, gemm), each calling
+// sequential OpenBLAS / LAPACKE on tiles registered in place, and with `gpu` also cuSOLVER /
+// cuBLAS on StarPU's CUDA workers (starpu_cuda.cpp).
 //
 // Every call is a full starpu_init .. starpu_shutdown cycle so that each measurement starts from a
-// fresh runtime with exactly `workers` CPU workers. Registration happens before the clock starts;
-// unregistration after it stops, which is safe because with CPU workers only every tile stays in
-// main memory, where it was registered, so unregistering copies nothing back.
+// fresh runtime with exactly `workers` CPU workers (and the GPUs). Registration happens before the
+// clock starts; unregistration after it stops, which is safe because by then every tile's valid
+// copy is in main memory, where it was registered: with CPU workers only it never left, and with
+// GPUs the timed part ends by fetching every tile home, so unregistering copies nothing back.
 #include <cblas.h>
 #include <starpu.h>
 
@@ -13,9 +15,13 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "cholesky.hpp"
 
 #include "cholesky/peers.hpp"
 #include "cholesky/starpu_kernels.hpp"
@@ -43,13 +49,27 @@ Models& models() {
 
 // One StarPU lifetime holding the lower-triangular tiles of `a` registered in place: starpu_init
 // and registration on construction; waiting for stray tasks, unregistration and starpu_shutdown on
-// destruction.
+// destruction. With `gpu`, StarPU also runs one CUDA worker per GPU, and `a` is pinned for as long
+// as the session lasts, as cuSOLVER's peer pins it (copies from pageable memory are slower).
 class Session {
  public:
-  Session(const char* scheduler, int workers, double* a, int n, int tile)
-      : tiles_((n + tile - 1) / tile) {
-    start_starpu(scheduler, workers);
-    codelets_.emplace(scheduler, models());
+  Session(const char* scheduler, int workers, double* a, int n, int tile, bool gpu)
+      : tiles_((n + tile - 1) / tile), gpu_(gpu) {
+    if (gpu) {
+      starpu_conf conf = cpu_cuda_conf(scheduler, workers);
+      check(starpu_init(&conf), "starpu_init");
+      if (starpu_cuda_worker_get_count() == 0) {
+        starpu_shutdown();
+        throw std::runtime_error("cholesky_starpu: StarPU found no GPU");
+      }
+      starpu_cholesky::start_cuda_workers();
+      pinned_ = a;
+      pinned_bytes_ = static_cast<size_t>(n) * static_cast<size_t>(n) * sizeof(double);
+      check(starpu_memory_pin(pinned_, pinned_bytes_), "starpu_memory_pin");
+    } else {
+      start_starpu(scheduler, workers);
+    }
+    codelets_.emplace(scheduler, models(), gpu);
 
     // Tile (i, j), i >= j, starts at row i*tile, column j*tile of the column-major matrix.
     handles_.resize(static_cast<size_t>(tiles_) * (tiles_ + 1) / 2);
@@ -71,7 +91,31 @@ class Session {
     starpu_task_wait_for_all();  // only matters when submission bailed out with tasks in flight
     for (const auto handle : handles_)
       if (handle != nullptr) starpu_data_unregister(handle);
+    if (gpu_) {
+      starpu_memory_unpin(pinned_, pinned_bytes_);
+      starpu_cholesky::stop_cuda_workers();
+    }
     starpu_shutdown();
+  }
+
+  // Brings every tile's valid copy home to main memory: all the copies are requested at once,
+  // then waited for one by one.
+  void fetch_home() {
+    for (const auto handle : handles_)
+      check(starpu_data_fetch_on_node(handle, STARPU_MAIN_RAM, 1), "starpu_data_fetch_on_node");
+    for (const auto handle : handles_) {
+      check(starpu_data_acquire(handle, STARPU_R), "starpu_data_acquire");
+      starpu_data_release(handle);
+    }
+  }
+
+  // Makes main memory's copy of every tile the only valid one, with the contents `restore`
+  // writes to the matrix meanwhile (no copy comes home first: write-only access).
+  template <class Restore>
+  void overwrite(Restore restore) {
+    for (const auto handle : handles_) check(starpu_data_acquire(handle, STARPU_W), "acquire");
+    restore();
+    for (const auto handle : handles_) starpu_data_release(handle);
   }
 
   Session(const Session&) = delete;
@@ -85,6 +129,9 @@ class Session {
   static size_t index(int i, int j) { return static_cast<size_t>(i) * (i + 1) / 2 + j; }
 
   int tiles_;
+  bool gpu_;
+  void* pinned_ = nullptr;
+  size_t pinned_bytes_ = 0;
   std::optional<Codelets> codelets_;  // made once StarPU has started
   std::vector<starpu_data_handle_t> handles_;
 };
@@ -101,33 +148,14 @@ void submit(starpu_codelet* cl, int priority, std::initializer_list<starpu_data_
   check(starpu_task_submit(task), "starpu_task_submit");
 }
 
-}  // namespace
-
-bool starpu_available() { return true; }
-
-TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile) {
-  if (scheduler == nullptr) throw std::invalid_argument("cholesky_starpu: no scheduler given");
-  if (workers < 1) throw std::invalid_argument("cholesky_starpu: workers must be >= 1");
-  if (n < 0) throw std::invalid_argument("cholesky_starpu: n must be >= 0");
-  if (tile < 1) throw std::invalid_argument("cholesky_starpu: tile must be >= 1");
-  if (n == 0) return {0.0, 0.0};
-
-  openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
-
-  // Declared before the session so that they outlive every task, even when submission fails and
-  // the session's destructor has to wait for the tasks already submitted.
-  Failure failure;
-  KernelClock clock, gemm_clock;  // the gemms apart, for their mean time
-  const int nt = (n + tile - 1) / tile;
-  std::vector<PotrfArg> potrf_args(static_cast<size_t>(nt));
-  for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
-
-  Session s(scheduler, workers, a, n, tile);
-
-  // Priorities as StarPU's own Cholesky example gives them with a bounded range (Priorities).
+// The whole factorisation's tasks, in the order StarPU's Cholesky example submits them, with the
+// priorities it gives them under a bounded range (Priorities). `potrf_args` holds one entry per
+// diagonal tile; the arguments outlive the tasks.
+void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelClock& clock,
+                          KernelClock& gemm_clock) {
   const Priorities prio;
   Codelets& cl = s.codelets();
-  const auto start = Clock::now();
+  const int nt = s.tiles();
   for (int k = 0; k < nt; ++k) {
     submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k]);
     for (int m = k + 1; m < nt; ++m)
@@ -138,10 +166,78 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
         submit(&cl.gemm, prio.gemm(), {s.at(m, k), s.at(j, k), s.at(m, j)}, &gemm_clock);
     }
   }
+}
+
+// Calibrates the history-based models that dmda and dmdas read on CPUs and GPUs for every tile
+// shape a factorisation of size n in tiles of `tile` has, on a matrix of three tile rows with the
+// same shapes (two whole tiles and the edge): these policies send a task to an architecture whose
+// model lacks STARPU_CALIBRATE_MINIMUM (10) samples for its shape, so the edge's single potrf per
+// factorisation would otherwise take tens of timed runs to settle. One session factors that
+// matrix until each architecture (CPU, and each GPU) can have had the minimum of them, restoring
+// the matrix between factorisations; the models are saved at shutdown for the timed runs.
+void calibrate_gpu_models(const char* scheduler, int workers, int n, int tile) {
+  static std::set<std::pair<int, int>> calibrated;  // (n, tile); the benchmark's thread only
+  if (!calibrated.insert({n, tile}).second) return;
+  const int edge = n % tile == 0 ? tile : n % tile;
+  const int small = std::min(n, 2 * tile + edge);
+  const std::vector<double> original = cholesky::spd_matrix<double>(small);
+  std::vector<double> a = original;
+  Session s(scheduler, workers, a.data(), small, tile, true);
+  const int architectures = 1 + static_cast<int>(starpu_cuda_worker_get_count());
+  const int runs = architectures * starpu_get_env_number_default("STARPU_CALIBRATE_MINIMUM", 10);
+  for (int run = 0; run < runs; ++run) {
+    Failure failure;
+    KernelClock clock, gemm_clock;
+    std::vector<PotrfArg> potrf_args(static_cast<size_t>(s.tiles()));
+    for (int k = 0; k < s.tiles(); ++k) potrf_args[k] = {k, &failure, &clock};
+    submit_factorisation(s, potrf_args, clock, gemm_clock);
+    check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
+    failure.throw_if_failed("cholesky_starpu (calibration)", tile);
+    s.overwrite([&] { a = original; });
+  }
+}
+
+}  // namespace
+
+bool starpu_available() { return true; }
+
+bool starpu_gpu_available() {
+  return starpu_cholesky::cuda_codelets_built() && cusolver_available();
+}
+
+TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
+                            bool gpu) {
+  if (scheduler == nullptr) throw std::invalid_argument("cholesky_starpu: no scheduler given");
+  if (workers < 1) throw std::invalid_argument("cholesky_starpu: workers must be >= 1");
+  if (n < 0) throw std::invalid_argument("cholesky_starpu: n must be >= 0");
+  if (tile < 1) throw std::invalid_argument("cholesky_starpu: tile must be >= 1");
+  if (gpu && !starpu_cholesky::cuda_codelets_built())
+    throw std::invalid_argument("cholesky_starpu: this build's StarPU has no CUDA codelets");
+  if (n == 0) return {0.0, 0.0};
+
+  openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
+  if (gpu && starpu_cholesky::reads_models(scheduler))
+    calibrate_gpu_models(scheduler, workers, n, tile);
+
+  // Declared before the session so that they outlive every task, even when submission fails and
+  // the session's destructor has to wait for the tasks already submitted.
+  Failure failure;
+  KernelClock clock, gemm_clock;  // the gemms apart, for their mean time
+  const int nt = (n + tile - 1) / tile;
+  std::vector<PotrfArg> potrf_args(static_cast<size_t>(nt));
+  for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
+
+  Session s(scheduler, workers, a, n, tile, gpu);
+
+  const auto start = Clock::now();
+  submit_factorisation(s, potrf_args, clock, gemm_clock);
   check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
+  if (gpu) s.fetch_home();
   const double seconds = seconds_since(start);
 
   failure.throw_if_failed("cholesky_starpu", tile);
+  // The GPU kernels only queue work: their clock says nothing, so no kernel figures then.
+  if (gpu) return {seconds};
   const double gemm_seconds = static_cast<double>(gemm_clock.nanoseconds.load()) * 1e-9;
   return {seconds, static_cast<double>(clock.nanoseconds.load()) * 1e-9 + gemm_seconds,
           gemm_seconds, gemm_clock.calls.load()};

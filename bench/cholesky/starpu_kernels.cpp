@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "common/starpu_support.hpp"
 
@@ -33,17 +34,21 @@ void history(starpu_perfmodel& model, const std::string& symbol) {
 
 }  // namespace
 
-void Failure::record(int k, int code) {
+void Failure::record(int k, int code, std::string gpu_message) {
   const std::lock_guard<std::mutex> lock(mutex);
   if (tile < 0) {
     tile = k;
     info = code;
+    message = std::move(gpu_message);
   }
 }
 
 void Failure::throw_if_failed(const char* who, int tile_size) const {
   if (tile < 0) return;
   const std::string where = "tile (" + std::to_string(tile) + "," + std::to_string(tile) + ")";
+  if (!message.empty())
+    throw std::runtime_error(std::string(who) + ": potrf failed on " + where + " on a GPU: " +
+                             message);
   if (info > 0)
     throw std::runtime_error(std::string(who) +
                              ": matrix is not positive definite (potrf failed on " + where +
@@ -102,13 +107,16 @@ bool reads_models(const char* scheduler) {
   return std::strncmp(scheduler, "dm", 2) == 0 || std::strstr(scheduler, "heft") != nullptr;
 }
 
-Codelets::Codelets(const char* scheduler, Models& models) {
+Codelets::Codelets(const char* scheduler, Models& models, bool cuda) {
+  if (cuda && !cuda_codelets_built())
+    throw std::invalid_argument("StarPU Cholesky codelets: this build has no CUDA bodies");
   const bool with_models = reads_models(scheduler);
   const auto model = [&](starpu_perfmodel& m) { return with_models ? &m : nullptr; };
   potrf = make_codelet(potrf_body, 1, {STARPU_RW}, model(models.potrf));
   trsm = make_codelet(trsm_body, 2, {STARPU_R, STARPU_RW}, model(models.trsm));
   syrk = make_codelet(syrk_body, 2, {STARPU_R, STARPU_RW}, model(models.syrk));
   gemm = make_codelet(gemm_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(models.gemm));
+  if (cuda) add_cuda_bodies(*this);
 }
 
 }  // namespace bench::starpu_cholesky

@@ -1,6 +1,7 @@
 // The tiled Cholesky's StarPU codelet bodies, performance models and task priorities, shared by
 // the single-process peer (bench/cholesky/starpu.cpp) and the StarPU-MPI peer (bench/mpi): both
-// systems run exactly the same tile kernels (sequential OpenBLAS / LAPACKE on a tile in place).
+// systems run exactly the same tile kernels (sequential OpenBLAS / LAPACKE on a tile in place;
+// on a GPU, the example's cuSOLVER / cuBLAS kernels, examples/cholesky/cuda_kernels.hpp).
 #pragma once
 
 #include <starpu.h>
@@ -20,10 +21,11 @@ namespace bench::starpu_cholesky {
 // on garbage, which is harmless.
 struct Failure {
   std::mutex mutex;
-  int tile = -1;  // k of the failed diagonal tile A(k,k); -1 while none failed
-  int info = 0;   // LAPACKE_dpotrf's return value for it
+  int tile = -1;        // k of the failed diagonal tile A(k,k); -1 while none failed
+  int info = 0;         // LAPACKE_dpotrf's return value for it
+  std::string message;  // on a GPU, the kernel's error instead (cuSOLVER's info is in it)
 
-  void record(int k, int code);
+  void record(int k, int code, std::string gpu_message = {});
   // Throws std::runtime_error naming the tile when a potrf failed; `who` prefixes the message.
   void throw_if_failed(const char* who, int tile_size) const;
 };
@@ -60,6 +62,7 @@ void trsm_body(void* buffers[], void* cl_arg);   // R A(k,k), RW A(m,k): A(m,k) 
 void syrk_body(void* buffers[], void* cl_arg);   // R A(m,k), RW A(m,m) -= A(m,k) A(m,k)^T
 void gemm_body(void* buffers[], void* cl_arg);   // R A(m,k), R A(j,k), RW A(m,j) -= ... A(j,k)^T
 
+
 // History-based models keyed by StarPU's default footprint (the tile shapes), one per kernel,
 // under the symbols `<prefix>_potrf` and so on. StarPU resets a model's private state when it
 // shuts down, so one zero-initialised object per model serves every init/shutdown cycle.
@@ -77,11 +80,27 @@ struct Models {
 // calibration bookkeeping, so the codelets get none.
 bool reads_models(const char* scheduler);
 
-// The four codelets, CPU only, with `models` when the scheduler reads them.
+// The four codelets with `models` when the scheduler reads them: CPU only, or with `cuda` (which
+// needs cuda_codelets_built()) also the CUDA bodies, so StarPU picks a CPU or a GPU per task.
 struct Codelets {
-  Codelets(const char* scheduler, Models& models);
+  Codelets(const char* scheduler, Models& models, bool cuda = false);
   starpu_codelet potrf{}, trsm{}, syrk{}, gemm{};
 };
+
+// Whether the CUDA bodies exist: StarPU and Versa's example were both built with CUDA
+// (starpu_cuda.cpp; starpu_no_cuda.cpp otherwise).
+bool cuda_codelets_built();
+
+// Adds to `cl` the same kernels on a StarPU CUDA worker: the example's, queued on the worker's
+// stream (starpu_cuda_get_local_stream) with its cuBLAS handle (starpu_cublas_get_local_handle)
+// and the cuSOLVER handle and workspace start_cuda_workers gave it. Needs cuda_codelets_built().
+void add_cuda_bodies(Codelets& cl);
+
+// Gives every CUDA worker its cuBLAS handle (starpu_cublas_init) and a cuSOLVER handle bound to
+// its stream; call after starpu_init. stop_cuda_workers frees them; call before starpu_shutdown.
+// Both do nothing where !cuda_codelets_built().
+void start_cuda_workers();
+void stop_cuda_workers();
 
 // Task priorities after StarPU's examples/cholesky/cholesky_implicit.c with a bounded range, the
 // scheme Versa's example uses too (every system gets the same priorities): the critical path

@@ -54,6 +54,14 @@ inline starpu_conf cpu_only_conf(const char* scheduler, int workers,
   return conf;
 }
 
+// cpu_only_conf plus one CUDA worker per GPU StarPU finds (a StarPU built with CUDA), each with
+// a thread of its own beside the `workers` CPU workers.
+inline starpu_conf cpu_cuda_conf(const char* scheduler, int workers) {
+  starpu_conf conf = cpu_only_conf(scheduler, workers);
+  conf.ncuda = -1;
+  return conf;
+}
+
 // Starts StarPU as cpu_only_conf describes.
 inline void start_starpu(const char* scheduler, int workers,
                          void (*policy_init)(unsigned) = nullptr) {

@@ -8,8 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <span>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -18,6 +22,12 @@
 #include "group_kernels.hpp"
 #include "interaction_lists.hpp"
 #include "octree.hpp"
+
+// Where StarPU and Versa both have CUDA (bench/CMakeLists.txt): the example's CUDA kernels.
+#if VERSA_BENCH_STARPU_CUDA
+#include "group_kernels_cuda.hpp"
+#include "versa/cuda.hpp"
+#endif
 
 namespace bench {
 namespace {
@@ -85,6 +95,10 @@ void compress_body(void* b[], void* arg) {
 void m2l_body(void* b[], void* arg) {
   timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[1]), out(b[2])); });
 }
+// With GPUs M2L also reads the operators (b[1]), which only its CUDA body needs.
+void m2l_with_operators_body(void* b[], void* arg) {
+  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[2]), out(b[3])); });
+}
 void p2l_body(void* b[], void* arg) {
   timed(arg, [&](const auto& c) { fmm::p2l(c, work(b[0]), in(b[1]), out(b[2])); });
 }
@@ -107,6 +121,76 @@ void l2l_body(void* b[], void* arg) {
 void l2p_body(void* b[], void* arg) {
   timed(arg, [&](const auto& c) { fmm::l2p(c, work(b[0]), in(b[1]), in(b[2]), out(b[3])); });
 }
+
+#if VERSA_BENCH_STARPU_CUDA
+// ---- CUDA codelet bodies: the example's P2P and M2L kernels (group_kernels_cuda.hpp), as the
+// task program's CUDA bodies call them, on the worker's StarPU stream; StarPU waits for the
+// stream (STARPU_CUDA_ASYNC).
+
+// The calling CUDA worker's stream, the only part of the context these kernels use.
+class WorkerStream final : public versa::CudaContext {
+ public:
+  cudaStream_t stream() override { return starpu_cuda_get_local_stream(); }
+  cublasHandle_t cublas() override { unused("cuBLAS"); }
+  cusolverDnHandle_t cusolver() override { unused("cuSOLVER"); }
+  void* workspace(std::size_t) override { unused("a workspace"); }
+  int device() const override { return starpu_worker_get_devid(starpu_worker_get_id_check()); }
+
+ private:
+  [[noreturn]] static void unused(const char* what) {
+    std::fprintf(stderr, "StarPU FMM CUDA worker: a kernel asked for %s\n", what);
+    std::abort();
+  }
+};
+
+// Runs `body` with the task's context and the worker's stream and counts the task; its time is
+// the GPU's, which a host clock around the launch does not see. A kernel that throws has met a
+// broken device, not a result: StarPU cannot carry the exception back, so the process stops.
+template <class Body>
+void on_gpu(void* cl_arg, Body body) {
+  const auto& arg = *static_cast<const TaskArg*>(cl_arg);
+  WorkerStream gpu;
+  try {
+    body(*arg.context, gpu);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "StarPU FMM CUDA worker: %s\n", e.what());
+    std::abort();
+  }
+  arg.clocks->tasks[static_cast<std::size_t>(arg.kernel)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void m2l_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    fmm::cuda::m2l(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->rank(),
+                   in(b[2]).data(), out(b[3]).data(), c.width);
+  });
+}
+void p2p_inner_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext&, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In points = in(b[1]);
+    const Out results = out(b[2]);
+    fmm::cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+                   points.size() / 4, results.data(), results.data(), true);
+  });
+}
+void p2p_pair_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext&, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In a = in(b[1]), points_b = in(b[2]);
+    fmm::cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, points_b.data(),
+                   points_b.size() / 4, out(b[3]).data(), out(b[4]).data(), false);
+  });
+}
+
+// Gives `cl` the CUDA body `body`.
+void add_cuda(starpu_codelet& cl, starpu_cuda_func_t body) {
+  cl.where |= STARPU_CUDA;
+  cl.cuda_funcs[0] = body;
+  cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+}
+#endif
 
 // STARPU_REDUX's methods on results: a worker's copy starts at zero; copies merge by adding.
 void zero_body(void* b[], void*) {
@@ -187,73 +271,6 @@ bool reads_models(const std::string& scheduler) {
 
 constexpr auto commute = static_cast<starpu_data_access_mode>(STARPU_RW | STARPU_COMMUTE);
 
-}  // namespace
-
-// ---- Session: StarPU's lifetime and the codelets
-
-struct StarpuFmm::Session {
-  Session(const StarpuFmmConfig& config)
-      : results(config.results == ResultsAccess::redux ? STARPU_REDUX : commute) {
-    const int n = config.workers > 0
-                      ? config.workers
-                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    start_starpu(config.scheduler.c_str(), n,
-                 config.scheduler == "heteroprio" ? heteroprio_buckets : nullptr);
-    workers = static_cast<int>(starpu_cpu_worker_get_count());
-    min_priority = starpu_sched_get_min_priority();
-    max_priority = starpu_sched_get_max_priority();
-    Models& m = models();
-    const bool with_models = reads_models(config.scheduler);
-    const auto cl = [&](Kernel k, starpu_cpu_func_t body,
-                        std::initializer_list<starpu_data_access_mode> modes) {
-      const auto i = static_cast<std::size_t>(k);
-      starpu_perfmodel* model = !with_models                         ? nullptr
-                                : config.model == ModelKind::history ? &m.history[i]
-                                                                     : &m.regression[i];
-      codelets[i] = make_codelet(body, static_cast<int>(modes.size()), modes, model);
-      codelets[i].name = fmm::to_string(k);
-    };
-    cl(Kernel::p2m, p2m_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::m2m, m2m_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::compress, compress_body, {STARPU_R, STARPU_W});
-    cl(Kernel::m2l, m2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::p2l, p2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::m2p, m2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
-    cl(Kernel::p2p_inner, p2p_inner_body, {STARPU_R, STARPU_R, results});
-    cl(Kernel::p2p_pair, p2p_pair_body, {STARPU_R, STARPU_R, STARPU_R, results, results});
-    cl(Kernel::expand, expand_body, {STARPU_R, commute});
-    cl(Kernel::l2l, l2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::l2p, l2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
-    // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW.
-    zero = make_codelet(zero_body, 1, {STARPU_W}, nullptr);
-    sum = make_codelet(sum_body, 2, {STARPU_RW, STARPU_R}, nullptr);
-  }
-
-  ~Session() {
-    starpu_task_wait_for_all();  // only matters when an evaluation bailed out with tasks in flight
-    starpu_shutdown();
-  }
-
-  int priority(Kernel kernel) const {
-    return std::clamp(priority_of(kernel), min_priority, max_priority);
-  }
-
-  starpu_data_access_mode results;  // STARPU_REDUX or commute
-  int workers = 0, min_priority = 0, max_priority = 0;
-  std::array<starpu_codelet, fmm::kernel_count> codelets{};
-  starpu_codelet zero{}, sum{};
-  KernelClocks clocks;
-};
-
-StarpuFmm::StarpuFmm(const fmm::Solver& solver, const StarpuFmmConfig& config)
-    : solver_(solver), session_(std::make_unique<Session>(config)) {}
-
-StarpuFmm::~StarpuFmm() = default;
-
-int StarpuFmm::workers() const { return session_->workers; }
-
-namespace {
-
 // One evaluation's registered group arrays and work lists, unregistered on destruction, which
 // for a STARPU_REDUX result also merges the workers' copies into it.
 struct Registration {
@@ -303,6 +320,107 @@ struct Registration {
 
 }  // namespace
 
+// ---- Session: StarPU's lifetime and the codelets
+
+struct StarpuFmm::Session {
+  Session(const fmm::Solver& solver, const StarpuFmmConfig& config)
+      : results(config.results == ResultsAccess::redux ? STARPU_REDUX : commute) {
+    const int n = config.workers > 0
+                      ? config.workers
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (config.gpu) {
+      if (!gpu_built())
+        throw std::invalid_argument("StarPU FMM: this build's StarPU or Versa has no CUDA");
+      if (config.results == ResultsAccess::redux)
+        throw std::invalid_argument("StarPU FMM on GPUs: redux results need CUDA reductions");
+      if (config.scheduler == "heteroprio")
+        throw std::invalid_argument("StarPU FMM on GPUs: heteroprio's buckets are CPU only");
+      starpu_conf conf = cpu_cuda_conf(config.scheduler.c_str(), n);
+      check(starpu_init(&conf), "starpu_init");
+      if (starpu_cuda_worker_get_count() == 0) {
+        starpu_shutdown();
+        throw std::runtime_error("StarPU FMM: StarPU found no GPU");
+      }
+      // M2L on a GPU reads the operators by offset, as the task program's does.
+      m2l_operators = solver.operators().m2l_operators();
+      if (!m2l_operators.empty())
+        m2l_operators_handle =
+            Registration::vector(m2l_operators.data(), m2l_operators.size(), sizeof(double));
+    } else {
+      start_starpu(config.scheduler.c_str(), n,
+                   config.scheduler == "heteroprio" ? heteroprio_buckets : nullptr);
+    }
+    workers = static_cast<int>(starpu_cpu_worker_get_count());
+    gpus = static_cast<int>(starpu_cuda_worker_get_count());
+    min_priority = starpu_sched_get_min_priority();
+    max_priority = starpu_sched_get_max_priority();
+    Models& m = models();
+    const bool with_models = reads_models(config.scheduler);
+    const auto cl = [&](Kernel k, starpu_cpu_func_t body,
+                        std::initializer_list<starpu_data_access_mode> modes) {
+      const auto i = static_cast<std::size_t>(k);
+      starpu_perfmodel* model = !with_models                         ? nullptr
+                                : config.model == ModelKind::history ? &m.history[i]
+                                                                     : &m.regression[i];
+      codelets[i] = make_codelet(body, static_cast<int>(modes.size()), modes, model);
+      codelets[i].name = fmm::to_string(k);
+    };
+    cl(Kernel::p2m, p2m_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::m2m, m2m_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::compress, compress_body, {STARPU_R, STARPU_W});
+    if (m2l_operators_handle != nullptr)
+      cl(Kernel::m2l, m2l_with_operators_body, {STARPU_R, STARPU_R, STARPU_R, commute});
+    else
+      cl(Kernel::m2l, m2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::p2l, p2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::m2p, m2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    cl(Kernel::p2p_inner, p2p_inner_body, {STARPU_R, STARPU_R, results});
+    cl(Kernel::p2p_pair, p2p_pair_body, {STARPU_R, STARPU_R, STARPU_R, results, results});
+    cl(Kernel::expand, expand_body, {STARPU_R, commute});
+    cl(Kernel::l2l, l2l_body, {STARPU_R, STARPU_R, commute});
+    cl(Kernel::l2p, l2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW.
+    zero = make_codelet(zero_body, 1, {STARPU_W}, nullptr);
+    sum = make_codelet(sum_body, 2, {STARPU_RW, STARPU_R}, nullptr);
+#if VERSA_BENCH_STARPU_CUDA
+    if (config.gpu) {
+      add_cuda(codelets[static_cast<std::size_t>(Kernel::p2p_inner)], p2p_inner_cuda_body);
+      add_cuda(codelets[static_cast<std::size_t>(Kernel::p2p_pair)], p2p_pair_cuda_body);
+      if (m2l_operators_handle != nullptr)
+        add_cuda(codelets[static_cast<std::size_t>(Kernel::m2l)], m2l_cuda_body);
+    }
+#endif
+  }
+
+  ~Session() {
+    starpu_task_wait_for_all();  // only matters when an evaluation bailed out with tasks in flight
+    if (m2l_operators_handle != nullptr) starpu_data_unregister(m2l_operators_handle);
+    starpu_shutdown();
+  }
+
+  int priority(Kernel kernel) const {
+    return std::clamp(priority_of(kernel), min_priority, max_priority);
+  }
+
+  starpu_data_access_mode results;  // STARPU_REDUX or commute
+  int workers = 0, gpus = 0, min_priority = 0, max_priority = 0;
+  std::vector<double> m2l_operators;  // with GPUs: registered, read by every M2L task
+  starpu_data_handle_t m2l_operators_handle = nullptr;
+  std::array<starpu_codelet, fmm::kernel_count> codelets{};
+  starpu_codelet zero{}, sum{};
+  KernelClocks clocks;
+};
+
+StarpuFmm::StarpuFmm(const fmm::Solver& solver, const StarpuFmmConfig& config)
+    : solver_(solver), session_(std::make_unique<Session>(solver, config)) {}
+
+StarpuFmm::~StarpuFmm() = default;
+
+int StarpuFmm::workers() const { return session_->workers; }
+int StarpuFmm::gpus() const { return session_->gpus; }
+
+bool StarpuFmm::gpu_built() { return VERSA_BENCH_STARPU_CUDA; }
+
 fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times) {
   const auto start = std::chrono::steady_clock::now();
   const fmm::ChebyshevInterpolation& operators = solver_.operators();
@@ -350,8 +468,12 @@ fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& 
           ret = VERSA_INSERT(STARPU_R, h.multipoles[src], STARPU_W, h.compressed_multipoles[src]);
           break;
         case Kernel::m2l:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.compressed_multipoles[src], commute,
-                             h.compressed_locals[dst]);
+          if (s.m2l_operators_handle != nullptr)
+            ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, s.m2l_operators_handle, STARPU_R,
+                               h.compressed_multipoles[src], commute, h.compressed_locals[dst]);
+          else
+            ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.compressed_multipoles[src], commute,
+                               h.compressed_locals[dst]);
           break;
         case Kernel::p2l:
           ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], commute, h.locals[dst]);

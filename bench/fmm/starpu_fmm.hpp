@@ -36,6 +36,11 @@ struct StarpuFmmConfig {
   int workers = 0;  // CPU workers; 0: one per core
   ResultsAccess results = ResultsAccess::commute;
   ModelKind model = ModelKind::history;
+  // Also one CUDA worker per GPU, on which P2P and M2L can run the example's CUDA kernels
+  // (group_kernels_cuda.hpp), as in Versa's task program. Needs a StarPU and a Versa built with
+  // CUDA (gpu_built()), commute results (the reduction's methods run on CPUs) and a policy
+  // other than heteroprio (its buckets are set for CPUs only).
+  bool gpu = false;
 };
 
 // The tasks that one evaluation ran of one kernel, and their kernel time summed over workers.
@@ -48,7 +53,8 @@ class StarpuFmm {
  public:
   // Starts StarPU with `config`'s workers and scheduler (one StarPU per process: at most one
   // StarpuFmm at a time). `solver` gives the operators and the leaf and group sizes, and must
-  // outlive this object. Throws std::runtime_error when StarPU does not start.
+  // outlive this object. Throws std::runtime_error when StarPU does not start (or, with
+  // config.gpu, finds no GPU), std::invalid_argument when config.gpu cannot be met.
   StarpuFmm(const fmm::Solver& solver, const StarpuFmmConfig& config);
   ~StarpuFmm();  // shuts StarPU down
   StarpuFmm(const StarpuFmm&) = delete;
@@ -63,7 +69,11 @@ class StarpuFmm {
 
   // The last evaluation's tasks per kernel, indexed by fmm::Kernel.
   const std::array<KernelTally, fmm::kernel_count>& last_tasks() const { return last_tasks_; }
-  int workers() const;
+  int workers() const;  // CPU workers
+  int gpus() const;     // CUDA workers
+
+  // Whether this build can run StarpuFmmConfig::gpu.
+  static bool gpu_built();
 
  private:
   struct Session;  // starpu_fmm.cpp: the codelets and their models

@@ -101,6 +101,9 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("R")
       ->transform(example::positive<int>())
       ->capture_default_str();
+  app.add_flag("--gpu", o.starpu.gpu,
+               "also one CUDA worker per GPU, P2P and M2L with the example's CUDA kernels\n"
+               "(a StarPU built with CUDA; the scheduler is then dmda unless given)");
   app.add_flag("--check", o.check,
                "compare the last evaluation with the direct sum (all points up to\n"
                "N = 20000, else 1000 sampled targets), as the fmm tool does");
@@ -110,6 +113,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--seed", o.seed, "seed of the point generator")
       ->type_name("S")
       ->capture_default_str();
+  // heteroprio's buckets are set for CPUs only: on GPUs the default is a model-driven policy.
+  app.callback([&app, &o] {
+    if (o.starpu.gpu && app.count("--scheduler") == 0) o.starpu.scheduler = "dmda";
+  });
 }
 
 const char* to_string(bench::ResultsAccess access) {
@@ -157,8 +164,9 @@ int run(const Options& o) {
   const char* dist = fmm::to_string(o.distribution);
   std::printf("points      %zu %s (seed %llu), leaf size %ld, group size %ld\n", n, dist,
               static_cast<unsigned long long>(o.seed), o.leaf, o.group);
-  std::printf("runtime     StarPU %s, %d CPU workers, results %s, %s models\n",
-              o.starpu.scheduler.c_str(), starpu.workers(), to_string(o.starpu.results),
+  std::printf("runtime     StarPU %s, %d CPU workers, %d CUDA workers, results %s, %s models\n",
+              o.starpu.scheduler.c_str(), starpu.workers(), starpu.gpus(),
+              to_string(o.starpu.results),
               o.starpu.model == bench::ModelKind::history ? "history" : "regression");
   std::printf("order       %d for eps %g (solver set up in %.3f s)\n", solver.order(), o.eps,
               setup_seconds);
@@ -198,8 +206,8 @@ int run(const Options& o) {
   }
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", o.eps);
-  const std::string param =
-      "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text + ",devices=cpu";
+  const std::string param = "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text +
+                            (starpu.gpus() > 0 ? ",devices=cpu+gpu" : ",devices=cpu");
   bench::print_result("fmm", "starpu", param, "seconds", time, "s");
   const std::pair<const char*, double> phases[] = {{"tree", bench::median(tree)},
                                                    {"upward", bench::median(upward)},
