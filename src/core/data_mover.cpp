@@ -139,7 +139,10 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
     filled.filling = false;
     waiters.swap(filled.fill_waiters);
     --replicas.at(source).pins;
-    if (source != 0) counters_[source].copies_out_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    if (source != 0) {
+      counters_[source].copies_out_ended.fetch_add(1, std::memory_order_release);
+      counters_[source].copies_out_in_flight.fetch_sub(1, std::memory_order_release);
+    }
     const int device_node = target != 0 ? target : source;
     if (result.error.empty()) {
       auto& counter = target == 0   ? counters_[device_node].bytes_to_host
@@ -252,6 +255,8 @@ void* DataMover::obtain_buffer(Task& task, int node, std::size_t bytes, const Ha
       gives = memory.gives();
     }
     if (buffer) return buffer;
+    const std::uint64_t copies_ended =
+        counters_[node].copies_out_ended.load(std::memory_order_acquire);
     const Eviction eviction = evict_one(node);
     if (eviction == Eviction::writing_back) writebacks = true;
     if (eviction == Eviction::busy) std::this_thread::yield();  // a candidate's lock was taken
@@ -262,9 +267,17 @@ void* DataMover::obtain_buffer(Task& task, int node, std::size_t bytes, const Ha
       MutexLock memory_guard(memory.mutex());
       if (memory.gives() != gives) continue;
     }
+    // A copy out of this memory pins its source: one still in flight will unpin it, and tell
+    // this device's worker, which retries; one that ended while evict_one looked (a peer copy
+    // ends on the other device's worker) may have unpinned a replica it skipped.
+    const bool copying_out =
+        counters_[node].copies_out_in_flight.load(std::memory_order_acquire) > 0;
+    if (!copying_out &&
+        counters_[node].copies_out_ended.load(std::memory_order_acquire) != copies_ended)
+      continue;
     unreserve(task, node);
     release_partials(task, node);
-    if (writebacks || counters_[node].copies_out_in_flight.load(std::memory_order_relaxed) > 0) {
+    if (writebacks || copying_out) {
       result = Reservation::retry_later;
       return nullptr;
     }

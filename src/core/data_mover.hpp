@@ -38,6 +38,10 @@ struct TransferCounters {
   // Copies out of the node's replicas still in flight: they pin their source, so memory they
   // hold will become evictable.
   std::atomic<int> copies_out_in_flight{0};
+  // Copies out of the node's replicas that have ended, counted before copies_out_in_flight
+  // goes down: a reservation that found only pinned replicas tells by it whether one was
+  // unpinned while it looked.
+  std::atomic<std::uint64_t> copies_out_ended{0};
   // Bytes of reduction partials held on the node.
   std::atomic<std::uint64_t> partial_bytes{0};
 };
