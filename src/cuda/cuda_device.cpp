@@ -226,30 +226,9 @@ void CudaDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, Compl
     Device::copy_from_peer(peer, copy, std::move(done));  // reports the missing link
     return;
   }
-  const int from = static_cast<const CudaDevice&>(peer).ordinal_;
-  const int stream = streams();  // the stream of copies into this device
-  Stream& target = *streams_[static_cast<std::size_t>(stream)];
-  // Device replicas are packed: columns back to back on both sides.
-  const bool contiguous = copy.columns <= 1 ||
-                          (copy.source_pitch == copy.width && copy.destination_pitch == copy.width);
-  PendingOperation operation;
-  operation.label.operation =
-      contiguous ? "cudaMemcpyPeerAsync device->device" : "cudaMemcpy2DAsync device->device";
-  operation.label.bytes = copy.bytes();
-  operation.done = std::move(done);
-
-  CurrentDeviceGuard guard(ordinal_);
-  RecursiveMutexLock lock(target.queue_mutex);
-  queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
-    if (copy.bytes() == 0) return cudaSuccess;
-    if (contiguous)
-      return cudaMemcpyPeerAsync(copy.destination, ordinal_, copy.source, from, copy.bytes(),
-                                 cuda_stream);
-    // Unified addressing tells the devices apart.
-    return cudaMemcpy2DAsync(copy.destination, copy.destination_pitch, copy.source,
-                             copy.source_pitch, copy.width, copy.columns, cudaMemcpyDefault,
-                             cuda_stream);
-  });
+  // Into this device: on its stream of copies in.
+  queue_copy(streams(), copy, cudaMemcpyDeviceToDevice, std::move(done),
+             static_cast<const CudaDevice&>(peer).ordinal_);
 }
 
 void* CudaDevice::allocate(std::size_t bytes) {
@@ -324,21 +303,27 @@ void CudaDevice::copy_to_host(const BlockCopy& copy, Completion done) {
   queue_copy(streams() + 1, copy, cudaMemcpyDeviceToHost, std::move(done));
 }
 
-void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind,
-                            Completion done) {
+void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind, Completion done,
+                            int from) {
   Stream& target = *streams_.at(static_cast<std::size_t>(stream));
-  const bool to_device = kind == cudaMemcpyHostToDevice;
-  // One column, or columns back to back on both sides, is a plain copy: cheaper to set up, and
-  // free of cudaMemcpy2D's limit on pitches.
+  const bool peer = kind == cudaMemcpyDeviceToDevice;
+  // One column, or columns back to back on both sides (device replicas are packed), is a plain
+  // copy: cheaper to set up, and free of cudaMemcpy2D's limit on pitches.
   const bool contiguous = copy.columns <= 1 ||
                           (copy.source_pitch == copy.width && copy.destination_pitch == copy.width);
   PendingOperation operation;
-  if (contiguous) {
-    operation.label.operation =
-        to_device ? "cudaMemcpyAsync host->device" : "cudaMemcpyAsync device->host";
-  } else {
-    operation.label.operation =
-        to_device ? "cudaMemcpy2DAsync host->device" : "cudaMemcpy2DAsync device->host";
+  switch (kind) {
+    case cudaMemcpyHostToDevice:
+      operation.label.operation =
+          contiguous ? "cudaMemcpyAsync host->device" : "cudaMemcpy2DAsync host->device";
+      break;
+    case cudaMemcpyDeviceToHost:
+      operation.label.operation =
+          contiguous ? "cudaMemcpyAsync device->host" : "cudaMemcpy2DAsync device->host";
+      break;
+    default:
+      operation.label.operation =
+          contiguous ? "cudaMemcpyPeerAsync device->device" : "cudaMemcpy2DAsync device->device";
   }
   operation.label.bytes = copy.bytes();
   operation.done = std::move(done);
@@ -347,11 +332,15 @@ void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind ki
   RecursiveMutexLock lock(target.queue_mutex);
   queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
     if (copy.bytes() == 0) return cudaSuccess;
-    if (contiguous) {
+    if (contiguous && peer)
+      return cudaMemcpyPeerAsync(copy.destination, ordinal_, copy.source, from, copy.bytes(),
+                                 cuda_stream);
+    if (contiguous)
       return cudaMemcpyAsync(copy.destination, copy.source, copy.bytes(), kind, cuda_stream);
-    }
+    // Between devices, unified addressing tells them apart.
     return cudaMemcpy2DAsync(copy.destination, copy.destination_pitch, copy.source,
-                             copy.source_pitch, copy.width, copy.columns, kind, cuda_stream);
+                             copy.source_pitch, copy.width, copy.columns,
+                             peer ? cudaMemcpyDefault : kind, cuda_stream);
   });
 }
 

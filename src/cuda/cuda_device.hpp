@@ -100,8 +100,10 @@ class CudaDevice final : public Device {
     StreamContext context;
   };
 
-  // Queues `copy` in direction `kind` on `stream`.
-  void queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind, Completion done);
+  // Queues `copy` in direction `kind` on `stream`; cudaMemcpyDeviceToDevice copies from GPU
+  // `from`'s memory.
+  void queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind, Completion done,
+                  int from = -1);
   // Records `operation`'s start event, calls `work` (which queues the operation itself and
   // returns its status), records the end event and pushes the operation to the progress
   // thread. Failures become the operation's error. Precondition: `stream`'s queue lock is held
