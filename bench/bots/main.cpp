@@ -145,10 +145,7 @@ void add_options(CLI::App& app, Options& o) {
           if (name == kernel.name) return {};
         return "unknown kernel '" + name + "' (expected one of " + kernel_names() + ")";
       });
-  app.add_option("--workers", o.workers, "worker counts")
-      ->delimiter(',')
-      ->type_name("2")
-      ->transform(example::positive<int>());
+  example::add_positive_list_option(app, "--workers", o.workers, "2", "worker counts");
   app.add_option("--systems", o.systems,
                  "systems: sequential, versa, openmp, openmp-depend (where a kernel has it), tbb")
       ->delimiter(',')
@@ -156,10 +153,8 @@ void add_options(CLI::App& app, Options& o) {
   example::add_parsed_option(app, "--scale", o.scale, bots::parse_scale,
                              "the benchmark's inputs (default) or small ones")
       ->type_name("bench|small");
-  app.add_option("--reps", o.reps, "repetitions per measurement (the median is reported)")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", o.reps, "N",
+                               "repetitions per measurement (the median is reported)");
   app.add_flag_callback(
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }

@@ -189,22 +189,14 @@ int main(int argc, char** argv) {
       "--gpu against cuSOLVER's dpotrf.",
       "versa-bench-cholesky"};
   example::use_tool_rules(app);
-  app.add_option("--reps", reps, "measured runs per figure (their median), after a warm-up")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", reps, "N",
+                               "measured runs per figure (their median), after a warm-up");
   // One value per --sizes or --tiles, split at commas: a later word is not taken for a size.
-  app.add_option("--sizes", sizes, "matrix sizes, comma-separated")
-      ->type_name("LIST")
-      ->delimiter(',')
+  example::add_positive_list_option(app, "--sizes", sizes, "LIST", "matrix sizes, comma-separated")
       ->allow_extra_args(false)
-      ->transform(example::positive<int>())
       ->default_str("2048,4096,8192");
-  app.add_option("--tiles", tiles, "tile sizes, comma-separated")
-      ->type_name("LIST")
-      ->delimiter(',')
+  example::add_positive_list_option(app, "--tiles", tiles, "LIST", "tile sizes, comma-separated")
       ->allow_extra_args(false)
-      ->transform(example::positive<int>())
       ->default_str("256,512");
   app.add_flag("--gpu", gpu, "also compare Versa on CPU + GPU with cuSOLVER (needs a GPU)");
   app.add_flag("--gpu-only", gpu_only, "only the CPU + GPU comparison");
@@ -265,9 +257,8 @@ int main(int argc, char** argv) {
       run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
                 tiles, reps, workers, cpu_candidates) != 0)
     return 1;
-  if (gpu &&
-      run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "cusolver"}, sizes, tiles, reps,
-                workers, gpu_candidates) != 0)
+  if (gpu && run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "cusolver"}, sizes,
+                       tiles, reps, workers, gpu_candidates) != 0)
     return 1;
   return 0;
 }

@@ -28,10 +28,8 @@ int main(int argc, char** argv) {
   app.add_option("suites", suites, "the suites to run (default: all)")
       ->type_name("SUITE")
       ->check(CLI::IsMember(known));
-  app.add_option("--reps", options.reps, "repetitions per figure (their median)")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", options.reps, "N",
+                               "repetitions per figure (their median)");
   app.add_flag("--quick", options.quick, "smaller workloads");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;

@@ -80,18 +80,9 @@ int main(int argc, char** argv) {
   CLI::App app{"The tiled Cholesky on CPU + 2 emulated devices, with and without peer links.",
                "versa-bench-devices-peer"};
   example::use_tool_rules(app);
-  app.add_option("--reps", reps, "repetitions per setting (their median)")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--n", n, "matrix order")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--tile", tile, "tile order")
-      ->type_name("B")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", reps, "N", "repetitions per setting (their median)");
+  example::add_positive_option(app, "--n", n, "N", "matrix order");
+  example::add_positive_option(app, "--tile", tile, "B", "tile order");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
   cholesky::use_one_blas_thread();

@@ -335,16 +335,12 @@ int main(int argc, char** argv) {
   app.add_option("suites", options.suites, "the suites to run (default: all)")
       ->type_name("SUITE")
       ->check(CLI::IsMember(suite_names));
-  app.add_option("--reps", options.reps, "measured runs per figure (their median), after a warm-up")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", options.reps, "N",
+                               "measured runs per figure (their median), after a warm-up");
   app.add_flag("--quick", options.quick, "smaller workloads");
-  app.add_option("--generations-tasks", options.generations_tasks,
-                 "generations: tasks per sample, at least (the pattern repeated; 1: one round)")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  example::add_positive_option(
+      app, "--generations-tasks", options.generations_tasks, "N",
+      "generations: tasks per sample, at least (the pattern repeated; 1: one round)");
   // One value per --systems, split at commas: the suites that follow are not taken for systems.
   app.add_option("--systems", only_systems, "the systems to run, comma-separated (default: all)")
       ->type_name("LIST")

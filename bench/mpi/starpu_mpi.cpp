@@ -26,6 +26,7 @@
 #include "command_line.hpp"
 #include "common/harness.hpp"
 #include "common/starpu_support.hpp"
+#include "distributed_report.hpp"
 #include "options.hpp"
 #include "versa/mpi.hpp"
 
@@ -203,24 +204,10 @@ int run(const Options& o, int* argc, char*** argv) {
       gather_on_rank_0(tiles, a.data(), n, tile, s.rank());
       check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
     }
-    if (s.rank() == 0) {
-      const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / seconds * 1e-9;
-      std::printf("matrix      %ld x %ld double, tiles of %ld, %d ranks x 1 worker, %s\n", o.n, o.n,
-                  o.tile, s.size(), o.sched.c_str());
-      std::printf("time        %.4f s, %.2f GFLOP/s (n^3/3 flops)\n", seconds, gflops);
-      if (o.check) {
-        const double residual =
-            cholesky::scaled_residual(original.data(), a.data(), static_cast<std::size_t>(n));
-        const bool pass = residual < 10.0;
-        std::printf("residual    %.3g (||A - L L^T||_F / (||A||_F n eps)): %s\n", residual,
-                    pass ? "PASS" : "FAIL");
-        status = pass ? 0 : 1;
-      }
-      bench::print_result("mpi-cholesky", "starpu-mpi",
-                          "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) +
-                              ",ranks=" + std::to_string(s.size()) + ",workers=1",
-                          "gflops", gflops, "GFLOP/s");
-    }
+    if (s.rank() == 0)
+      status = cholesky::report_distributed("starpu-mpi", o.n, o.tile, s.size(), 1,
+                                            "1 worker, " + o.sched, seconds, o.check,
+                                            original.data(), a.data());
     std::fflush(stdout);
   }
   return status;

@@ -100,13 +100,7 @@ int main(int argc, char** argv) {
                "versa-bench-mpi-submit"};
   Options o;
   example::use_tool_rules(app);
-  app.add_option("--tasks", o.tasks, "tasks per run")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--reps", o.reps, "runs; the median is reported")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--tasks", o.tasks, "N", "tasks per run");
+  example::add_positive_option(app, "--reps", o.reps, "R", "runs; the median is reported");
   return example::run_tool(app, argc, argv, [&] { return run(o, &argc, &argv); });
 }

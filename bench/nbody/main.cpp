@@ -105,10 +105,7 @@ int main(int argc, char** argv) {
       "the CPU alone and beside an emulated accelerator.",
       "versa-bench-nbody"};
   example::use_tool_rules(app);
-  app.add_option("--reps", reps, "repetitions per figure (their median)")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--reps", reps, "N", "repetitions per figure (their median)");
   app.add_flag("--quick", quick, "one step per repetition and at most 2 repetitions");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;

@@ -190,18 +190,10 @@ int main(int argc, char** argv) {
   app.add_option("--kind", kind, "cpu, devices or big")
       ->check(CLI::IsMember({"cpu", "devices", "big"}))
       ->capture_default_str();
-  app.add_option("--seconds", seconds, "how long to run fuzz programs (cpu, devices)")
-      ->type_name("S")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--tasks", tasks, "tasks of the big program")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--handles", handles, "handles of the big program")
-      ->type_name("H")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(app, "--seconds", seconds, "S",
+                               "how long to run fuzz programs (cpu, devices)");
+  example::add_positive_option(app, "--tasks", tasks, "N", "tasks of the big program");
+  example::add_positive_option(app, "--handles", handles, "H", "handles of the big program");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
   return kind == "big" ? big(tasks, handles) : soak(kind, seconds);

@@ -39,10 +39,7 @@ void add_options(CLI::App& app, Options& o) {
         }
         return {};
       });
-  app.add_option("--workers", o.workers, "worker counts")
-      ->delimiter(',')
-      ->type_name("1,2")
-      ->transform(example::positive<int>());
+  example::add_positive_list_option(app, "--workers", o.workers, "1,2", "worker counts");
   app.add_option("--systems", o.systems,
                  "systems: sequential, versa, versa-steady (a release at every chunk), openmp, tbb")
       ->delimiter(',')
@@ -50,15 +47,11 @@ void add_options(CLI::App& app, Options& o) {
   example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
                              "a task per node, or per chunk of nodes (default)")
       ->type_name("node|chunk");
-  app.add_option("--chunk", o.search.chunk_nodes,
-                 "with --tasks chunk: nodes a task visits between two releases of half its stack")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
-  app.add_option("--reps", o.reps, "repetitions per measurement (the median is reported)")
-      ->type_name("N")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_positive_option(
+      app, "--chunk", o.search.chunk_nodes, "N",
+      "with --tasks chunk: nodes a task visits between two releases of half its stack");
+  example::add_positive_option(app, "--reps", o.reps, "N",
+                               "repetitions per measurement (the median is reported)");
   app.add_flag_callback(
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }

@@ -11,8 +11,8 @@
 
 #include "cholesky.hpp"
 #include "command_line.hpp"
+#include "distributed_report.hpp"
 #include "options.hpp"
-#include "result_line.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -91,24 +91,10 @@ int run(const Options& o) {
       tiles.fetch_all(rt, 0);
       rt.wait_all();
     }
-    if (rt.rank() == 0) {
-      const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / seconds * 1e-9;
-      std::printf("matrix      %ld x %ld double, tiles of %ld, %d ranks x %d workers\n", o.n, o.n,
-                  o.tile, rt.size(), o.workers);
-      std::printf("time        %.4f s, %.2f GFLOP/s (n^3/3 flops)\n", seconds, gflops);
-      if (o.check) {
-        const double residual = cholesky::scaled_residual(original.data(), a.data(), n);
-        const bool pass = residual < 10.0;
-        std::printf("residual    %.3g (||A - L L^T||_F / (||A||_F n eps)): %s\n", residual,
-                    pass ? "PASS" : "FAIL");
-        status = pass ? 0 : 1;
-      }
-      example::print_result("mpi-cholesky", "versa",
-                            "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) +
-                                ",ranks=" + std::to_string(rt.size()) +
-                                ",workers=" + std::to_string(o.workers),
-                            "gflops", gflops, "GFLOP/s");
-    }
+    if (rt.rank() == 0)
+      status = cholesky::report_distributed("versa", o.n, o.tile, rt.size(), o.workers,
+                                            std::to_string(o.workers) + " workers", seconds,
+                                            o.check, original.data(), a.data());
   }
   return status;
 }

@@ -133,6 +133,18 @@ CLI::Option* add_positive_option(CLI::App& app, const std::string& name, T& targ
       ->capture_default_str();
 }
 
+// Adds a list option `name` bound to `target`: items separated by commas, each a positive integer
+// (positive<T>); `type_name` stands for the list in the help.
+template <class T>
+CLI::Option* add_positive_list_option(CLI::App& app, const std::string& name,
+                                      std::vector<T>& target, const std::string& type_name,
+                                      const std::string& description) {
+  return app.add_option(name, target, description)
+      ->type_name(type_name)
+      ->delimiter(',')
+      ->transform(positive<T>());
+}
+
 // Adds an option whose text `parse` reads into `target` (parse: std::string -> T, throwing
 // std::invalid_argument with a message that need not name the option). A value that `parse`
 // refuses fails the call, with the option's name and the thrown message; `target` keeps its value

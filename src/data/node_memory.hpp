@@ -3,8 +3,8 @@
 //
 // Buffers are kept for reuse when replicas are dropped (tiles of one size are recycled without
 // touching the device allocator); they count against the capacity until trimmed. The LRU list
-// holds every resident replica; eviction (core/data_mover.cpp) walks it from the oldest end and
-// skips pinned ones.
+// holds every resident replica; eviction (core/device_reservations.cpp) walks it from the oldest
+// end and skips pinned ones.
 #pragma once
 
 #include <cstddef>

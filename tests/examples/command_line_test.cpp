@@ -93,6 +93,24 @@ TEST(CommandLine, IntegersAreDecimalAndTheLastValueWins) {
   EXPECT_EQ(tool.n, 7);
 }
 
+TEST(CommandLine, ListItemsAreEachCheckedAsIntegers) {
+  CLI::App app{"test tool", "tool"};
+  example::use_tool_rules(app);
+  std::vector<int> counts{2};
+  example::add_positive_list_option(app, "--workers", counts, "1,2", "worker counts");
+  std::ostringstream out, err;
+  EXPECT_EQ(example::parse_command_line(app, {"--workers", "1,04,8"}, out, err), std::nullopt)
+      << err.str();
+  EXPECT_EQ(counts, (std::vector<int>{1, 4, 8}));
+  for (const std::string list : {"1,0", "1,x", "0"}) {
+    counts = {2};
+    std::ostringstream wrong_out, wrong_err;
+    EXPECT_EQ(example::parse_command_line(app, {"--workers", list}, wrong_out, wrong_err), 2)
+        << list;
+    EXPECT_NE(wrong_err.str().find("--workers: "), std::string::npos) << wrong_err.str();
+  }
+}
+
 TEST(CommandLine, UnknownOptionIsAWrongCall) {
   Tool tool;
   EXPECT_EQ(tool.parse({"--bogus", "2"}), 2);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mpi/rank_config.hpp"
+#include "result_line.hpp"
 #include "versa/mpi.hpp"
 #include "versa/versa.hpp"
 
@@ -203,10 +204,8 @@ struct FuzzSummary : ::testing::Environment {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     if (rank == 0 && programs > 0)
-      std::printf(
-          "RESULT bench=mpi-fuzz system=versa param=ranks=%d metric=programs_passed "
-          "value=%d unit=programs\n",
-          ranks, passed);
+      example::print_result("mpi-fuzz", "versa", "ranks=" + std::to_string(ranks),
+                            "programs_passed", passed, "programs");
   }
   int programs = 0;
   int passed = 0;

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "mpi/rank_config.hpp"
+#include "result_line.hpp"
 #include "support/scoped_environment.hpp"
 #include "versa/mpi.hpp"
 #include "versa/versa.hpp"
@@ -459,10 +459,8 @@ TEST(Distributed, PrunedSubmissionIsCheap) {
   }
   if (rt.rank() == rt.size() - 1) {
     EXPECT_EQ(rt.statistics().tasks_pruned, static_cast<std::uint64_t>(tasks));
-    std::printf(
-        "RESULT bench=mpi-submit system=versa param=ranks=%d metric=ns_per_pruned_task "
-        "value=%.1f unit=ns\n",
-        rt.size(), ns);
+    example::print_result("mpi-submit", "versa", "ranks=" + std::to_string(rt.size()),
+                          "ns_per_pruned_task", ns, "ns");
 #if defined(__SANITIZE_THREAD__)
     constexpr double bound = 100000.0;  // ThreadSanitizer slows every access down
 #else
