@@ -178,6 +178,7 @@ Potentials results_at_targets(const Potentials& all, std::size_t targets) {
 }
 
 Potentials evaluate(const Points& points, const Options& options) {
+  check_points(points);  // before the solver's operators are computed: bad points fail at once
   return Solver(options).evaluate(points);
 }
 
