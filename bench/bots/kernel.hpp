@@ -22,8 +22,8 @@
 // The heavy leaf functions are declared [[gnu::noinline, gnu::aligned(64)]]: the Versa versions
 // share a file with them and would otherwise inline them into their task bodies, where the
 // machine code, and its speed, changed with wherever the linker put the body (sparselu's bmod ran
-// at half speed on one worker in one such build: docs/benchmarks.md, "BOTS kernels placed apart
-// from the runtime").
+// at half speed on one worker in one such build: docs/performance.md, "Fine-grained tasks: UTS
+// and BOTS").
 #pragma once
 
 #include <stdexcept>

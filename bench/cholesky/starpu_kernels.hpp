@@ -108,8 +108,8 @@ void stop_cuda_workers();
 // the default. dmda's range is [0, 0]: it ignores priorities; dmdas sorts each worker's queue by
 // them. The example's scheme for unbounded ranges (2nt-2k-m-j for gemm(m,j), and so on), which
 // lws and dmdas accept, runs wavefronts across steps whose tiles are cold: on 2 cores at
-// n = 4096, tile 128, lws's gemms took 148-166 us with it (docs/benchmarks.md, "Tiled
-// Cholesky: priorities"). Read after starpu_init.
+// n = 4096, tile 128, lws's gemms took 148-166 us with it (docs/performance.md, "Tiled
+// Cholesky"). Read after starpu_init.
 class Priorities {
  public:
   Priorities() : max_(starpu_sched_get_max_priority()) {}

@@ -171,7 +171,7 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
   // steps instead, each gemm meeting its inputs cold: on 2 cores at n = 4096 a 128-tile gemm
   // then took 148-165 us against 138-141, and the factorisation ran up to 20% slower. Program
   // order for the rest (each task one priority below the one before) gained 4% at tile 128 and
-  // lost 7% at tile 64 (docs/benchmarks.md, "Tiled Cholesky: priorities").
+  // lost 7% at tile 64 (docs/performance.md, "Tiled Cholesky").
   const int nt = static_cast<int>(a.tile_rows());
   for (int k = 0; k < nt; ++k) {
     rt.submit(potrf, versa::write(a(k, k)), versa::priority(1),

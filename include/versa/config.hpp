@@ -98,8 +98,8 @@ struct Config {
   // thread that finds no task for a while sleeps. acquire() does not run tasks: it returns as
   // soon as the data is ready, which a task it took up could delay. On by default: it shortens
   // chains of small tasks (the hand-off stays on the waiting thread), and with
-  // submission_window independent tasks of 1-2 us gain too (docs/benchmarks.md, "The waiting
-  // thread as a worker by default" and "A window on submission").
+  // submission_window independent tasks of 1-2 us gain too (docs/performance.md, "CPU runtime
+  // micro-benchmarks").
   bool caller_runs_tasks = true;
 
   // With caller_runs_tasks, the most ready tasks that a thread outside the tasks submits ahead
@@ -108,10 +108,10 @@ struct Config {
   // until half are left, as OpenMP's task construct runs a task at once when too many are
   // queued. A burst of submissions then costs bounded memory, and the task records it reuses
   // are still in cache: independent 2 us tasks on 2 cores reach 0.90 of the machine instead of
-  // 0.81, most of the difference page faults on fresh task records (docs/benchmarks.md, "A
-  // window on submission"). A task body may so run inside submit(): a program must not submit while
-  // holding a lock that a task takes. -1: 64 per CPU worker; 0: no limit; otherwise at least
-  // 64. Tasks that wait for data do not count, nor tasks with a priority.
+  // 0.81, most of the difference page faults on fresh task records (docs/performance.md, "CPU
+  // runtime micro-benchmarks"). A task body may so run inside submit(): a program must not
+  // submit while holding a lock that a task takes. -1: 64 per CPU worker; 0: no limit;
+  // otherwise at least 64. Tasks that wait for data do not count, nor tasks with a priority.
   int submission_window = -1;
 
   // A task made ready goes to the worker that last wrote its largest input (ties: one it also
@@ -130,7 +130,7 @@ struct Config {
   // kept; a task with a positive priority is registered at once, after the queued ones. Off by
   // default: on 2 cores it pays only where workers are idle while the main thread submits (a
   // writer, then 100 to 10,000 readers of one handle: 102 ns per task instead of 162) and ties
-  // elsewhere (docs/benchmarks.md, "Registration handed to idle workers"). Ignored with devices
+  // elsewhere (docs/performance.md, "CPU runtime micro-benchmarks"). Ignored with devices
   // or task tracking (the DOT graph, the stall report), whose bookkeeping at submission stays on
   // the submitting thread.
   bool defer_registration = false;
