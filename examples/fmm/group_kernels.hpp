@@ -47,6 +47,7 @@ void m2l(const KernelContext& context, WorkList work, ConstArray source_compress
 void p2l(const KernelContext& context, WorkList work, ConstArray points, Array locals);
 void m2p(const KernelContext& context, WorkList work, ConstArray multipoles, ConstArray points,
          Array results);
+// P2P runs the kernels of p2p.hpp on each entry.
 void p2p_inner(WorkList work, ConstArray points, Array results);
 void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array results_a,
               Array results_b);
