@@ -204,6 +204,18 @@ void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array res
   for (std::size_t e = 0; e < entries.size(); ++e) add_mutual(entries[e], a, ra, b, rb);
 }
 
+double p2p_pairs(WorkList work, Kernel kernel) {
+  const Entries entries(work, stride(kernel));
+  double pairs = 0;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const std::int32_t* entry = entries[e];
+    const double na = entry[1], nb = entry[3];
+    const bool self = kernel == Kernel::p2p_inner && entry[0] == entry[2];
+    pairs += self ? na * (na - 1) / 2 : na * nb;
+  }
+  return pairs;
+}
+
 void expand(const KernelContext& context, ConstArray compressed, Array locals) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
   chebyshev.expand(compressed.data(), locals.data(), locals.size() / chebyshev.nodes());
