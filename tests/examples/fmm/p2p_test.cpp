@@ -167,37 +167,43 @@ TEST(FmmP2P, InverseDistanceIsDoublePrecision) {
   });
 }
 
-// The measurement behind docs/fmm.md's near-field figures: pairs per second of one thread on two
-// leaves of 64 points (the default leaf size) for each instruction set, and of the scalar
-// reference (one-sided, so each pair costs it two evaluations). Run on demand:
+// The measurement behind docs/fmm.md's near-field figures: pairs per second of one thread, for
+// each instruction set, on two leaves of 64 and of 256 points (the default leaf size) and on
+// one leaf with itself, and of the scalar reference (one-sided, so each pair costs it two
+// evaluations). Run on demand:
 //   versa_tests --gtest_also_run_disabled_tests --gtest_filter='FmmP2PMeasure*'
 TEST(FmmP2PMeasure, DISABLED_PairsPerSecond) {
-  constexpr std::size_t n = 64;
-  constexpr int calls = 20000;
-  Leaf a(n, 9), b(n, 10);
-  auto pairs_per_second = [&](auto kernel) {
+  auto pairs_per_second = [](double pairs, auto kernel) {
+    const int calls = static_cast<int>(2e7 / pairs) + 1;
     double best = 0;
     for (int round = 0; round < 5; ++round) {
       const auto start = std::chrono::steady_clock::now();
       for (int call = 0; call < calls; ++call) kernel();
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      best = std::max(best, double(n) * double(n) * calls / seconds);
+      best = std::max(best, pairs * calls / seconds);
     }
     return best;
   };
-  for (std::int64_t target : fmm::p2p_supported_targets()) {
-    fmm::p2p_restrict_to_target(target);
-    const double rate = pairs_per_second(
-        [&] { fmm::p2p_mutual(a.points(), a.results(), b.points(), b.results()); });
-    std::printf("%-8s %.3g pairs/s\n", fmm::p2p_target_name(target), rate);
+  for (std::size_t n : {32, 64, 256}) {
+    Leaf a(n, 9), b(n, 10);
+    const double pairs = double(n) * double(n), self_pairs = double(n) * double(n - 1) / 2;
+    for (std::int64_t target : fmm::p2p_supported_targets()) {
+      fmm::p2p_restrict_to_target(target);
+      const double mutual = pairs_per_second(
+          pairs, [&] { fmm::p2p_mutual(a.points(), a.results(), b.points(), b.results()); });
+      const double self =
+          pairs_per_second(self_pairs, [&] { fmm::p2p_self(a.points(), a.results()); });
+      std::printf("leaf %3zu  %-8s mutual %.3g  self %.3g pairs/s\n", n,
+                  fmm::p2p_target_name(target), mutual, self);
+    }
+    fmm::p2p_restrict_to_target(0);
+    const double reference = pairs_per_second(pairs, [&] {
+      fmm::p2p_reference(a.points(), a.results(), b.points());
+      fmm::p2p_reference(b.points(), b.results(), a.points());
+    });
+    std::printf("leaf %3zu  %-8s mutual %.3g pairs/s\n", n, "scalar", reference);
   }
-  fmm::p2p_restrict_to_target(0);
-  const double rate = pairs_per_second([&] {
-    fmm::p2p_reference(a.points(), a.results(), b.points());
-    fmm::p2p_reference(b.points(), b.results(), a.points());
-  });
-  std::printf("%-8s %.3g pairs/s\n", "scalar", rate);
 }
 
 }  // namespace
