@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "direct_sum.hpp"
-#include "vector_clones.hpp"
+#include "p2p.hpp"
 
 namespace fmm {
 
@@ -71,45 +71,23 @@ class Entries {
 
 std::size_t index(std::int32_t value) { return static_cast<std::size_t>(value); }
 
-// Both groups' points receive the other's potential and field: one square root per pair. With
-// `triangle`, the two ranges are one leaf and each pair inside it is taken once.
-FMM_VECTOR_CLONES void add_mutual(const PointArrays& a, std::size_t a_first, std::size_t a_count,
-                                  const PointArrays& b, std::size_t b_first, std::size_t b_count,
-                                  const ResultArrays& ra, const ResultArrays& rb, bool triangle) {
-  const double* __restrict bx = b.x + b_first;
-  const double* __restrict by = b.y + b_first;
-  const double* __restrict bz = b.z + b_first;
-  const double* __restrict bq = b.charge + b_first;
-  double* __restrict bp = rb.potential + b_first;
-  double* __restrict bgx = rb.gx + b_first;
-  double* __restrict bgy = rb.gy + b_first;
-  double* __restrict bgz = rb.gz + b_first;
-  for (std::size_t i = 0; i < a_count; ++i) {
-    const std::size_t t = a_first + i;
-    const double x = a.x[t], y = a.y[t], z = a.z[t], q = a.charge[t];
-    double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
-    // A zero distance is masked arithmetically, as in add_potential_and_field, so that the loop
-    // vectorises.
-#pragma omp simd reduction(+ : sum, sum_x, sum_y, sum_z)
-    for (std::size_t s = triangle ? i + 1 : 0; s < b_count; ++s) {
-      const double dx = x - bx[s], dy = y - by[s], dz = z - bz[s];
-      const double r2 = dx * dx + dy * dy + dz * dz;
-      const double mask = r2 > 0 ? 1.0 : 0.0;
-      const double inverse_r = mask / std::sqrt(r2 + (1.0 - mask));
-      const double inverse_r3 = inverse_r * inverse_r * inverse_r;
-      sum += bq[s] * inverse_r;
-      sum_x -= bq[s] * inverse_r3 * dx;
-      sum_y -= bq[s] * inverse_r3 * dy;
-      sum_z -= bq[s] * inverse_r3 * dz;
-      bp[s] += q * inverse_r;
-      bgx[s] += q * inverse_r3 * dx;
-      bgy[s] += q * inverse_r3 * dy;
-      bgz[s] += q * inverse_r3 * dz;
-    }
-    ra.potential[t] += sum;
-    ra.gx[t] += sum_x;
-    ra.gy[t] += sum_y;
-    ra.gz[t] += sum_z;
+// The points of a group from `first` on, `count` of them, as a leaf for the P2P kernels.
+LeafPoints leaf(const PointArrays& p, std::size_t first, std::size_t count) {
+  return {p.x + first, p.y + first, p.z + first, p.charge + first, count};
+}
+LeafResults leaf(const ResultArrays& r, std::size_t first) {
+  return {r.potential + first, r.gx + first, r.gy + first, r.gz + first};
+}
+
+// One entry of a P2P work list: both ranges receive the other's potential and field.
+void add_mutual(const std::int32_t* entry, const PointArrays& a, const ResultArrays& ra,
+                const PointArrays& b, const ResultArrays& rb) {
+  const std::size_t ta = index(entry[0]), tb = index(entry[2]);
+  const LeafPoints target = leaf(a, ta, index(entry[1]));
+  if (&a == &b && ta == tb) {
+    p2p_self(target, leaf(ra, ta));
+  } else {
+    p2p_mutual(target, leaf(ra, ta), leaf(b, tb, index(entry[3])), leaf(rb, tb));
   }
 }
 
@@ -215,11 +193,7 @@ void p2p_inner(WorkList work, ConstArray points, Array results) {
   const Entries entries(work, stride(Kernel::p2p_inner));
   const PointArrays p(points);
   const ResultArrays r(results);
-  for (std::size_t e = 0; e < entries.size(); ++e) {
-    const std::int32_t* entry = entries[e];
-    add_mutual(p, index(entry[0]), index(entry[1]), p, index(entry[2]), index(entry[3]), r, r,
-               entry[0] == entry[2]);
-  }
+  for (std::size_t e = 0; e < entries.size(); ++e) add_mutual(entries[e], p, r, p, r);
 }
 
 void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array results_a,
@@ -227,11 +201,19 @@ void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array res
   const Entries entries(work, stride(Kernel::p2p_pair));
   const PointArrays a(points_a), b(points_b);
   const ResultArrays ra(results_a), rb(results_b);
+  for (std::size_t e = 0; e < entries.size(); ++e) add_mutual(entries[e], a, ra, b, rb);
+}
+
+double p2p_pairs(WorkList work, Kernel kernel) {
+  const Entries entries(work, stride(kernel));
+  double pairs = 0;
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const std::int32_t* entry = entries[e];
-    add_mutual(a, index(entry[0]), index(entry[1]), b, index(entry[2]), index(entry[3]), ra, rb,
-               false);
+    const double na = entry[1], nb = entry[3];
+    const bool self = kernel == Kernel::p2p_inner && entry[0] == entry[2];
+    pairs += self ? na * (na - 1) / 2 : na * nb;
   }
+  return pairs;
 }
 
 void expand(const KernelContext& context, ConstArray compressed, Array locals) {

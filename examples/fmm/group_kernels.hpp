@@ -47,9 +47,14 @@ void m2l(const KernelContext& context, WorkList work, ConstArray source_compress
 void p2l(const KernelContext& context, WorkList work, ConstArray points, Array locals);
 void m2p(const KernelContext& context, WorkList work, ConstArray multipoles, ConstArray points,
          Array results);
+// P2P runs the kernels of p2p.hpp on each entry.
 void p2p_inner(WorkList work, ConstArray points, Array results);
 void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array results_a,
               Array results_b);
+// The point pairs the entries of a P2P work list (of `kernel`, p2p_inner or p2p_pair) make
+// interact, each pair once: n (n - 1) / 2 for a leaf with itself, the product of the two counts
+// otherwise.
+double p2p_pairs(WorkList work, Kernel kernel);
 void expand(const KernelContext& context, ConstArray compressed, Array locals);
 void l2l(const KernelContext& context, WorkList work, ConstArray parent_locals, Array child_locals);
 void l2p(const KernelContext& context, WorkList work, ConstArray locals, ConstArray points,

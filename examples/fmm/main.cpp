@@ -20,6 +20,7 @@
 #include "fmm.hpp"
 #include "leaf_tuner.hpp"
 #include "options.hpp"
+#include "p2p.hpp"
 #include "point_files.hpp"
 #include "result_line.hpp"
 #include "task_program.hpp"
@@ -148,6 +149,21 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
+// Near-field point pairs per second of one worker of each device kind that ran P2P in the last
+// evaluation: its pairs over its P2P tasks' kernel time, summed over its workers.
+std::vector<std::pair<std::string, double>> p2p_pairs_per_second(
+    const fmm::TaskProgram& program, const std::vector<versa::TaskStatistics>& tasks) {
+  std::vector<std::pair<std::string, double>> rates;
+  for (const auto& [kind, pairs] : program.p2p_pairs()) {
+    double seconds = 0;
+    for (const versa::TaskStatistics& s : tasks)
+      if (s.device_kind == kind && (s.task_type == "p2p_inner" || s.task_type == "p2p_pair"))
+        seconds += s.kernel_seconds;
+    if (seconds > 0) rates.emplace_back(kind, pairs / seconds);
+  }
+  return rates;
+}
+
 // The kernels as the report names them, with their task types' names.
 std::vector<example::Kernel> report_kernels() {
   std::vector<example::Kernel> kernels;
@@ -260,6 +276,14 @@ int run(const Options& o) {
             work[static_cast<int>(fmm::Kernel::p2p_pair)],
         work[static_cast<int>(fmm::Kernel::m2l)]);
   }
+  std::vector<std::pair<std::string, double>> p2p_rates;
+  if (rt) {
+    p2p_rates = p2p_pairs_per_second(*program, tasks);
+    std::printf("near field ");
+    for (const auto& [kind, rate] : p2p_rates) std::printf(" %s %.3g", kind.c_str(), rate);
+    std::printf(" point pairs/s per worker (each pair once; CPU kernels: %s)\n",
+                fmm::p2p_target_name());
+  }
   std::printf("performance %.3g points/s\n", static_cast<double>(n) / time);
   int status = 0;
   fmm::Errors errors;
@@ -300,6 +324,8 @@ int run(const Options& o) {
                                                    {"p2p", median(p2p)}};
   for (const auto& [phase, value] : phases)
     example::print_result("fmm", "versa", param, std::string("phase_seconds_") + phase, value, "s");
+  for (const auto& [kind, rate] : p2p_rates)
+    example::print_result("fmm", "versa", param + ",kind=" + kind, "p2p_pairs_per_s", rate, "1/s");
   if (o.check) {
     example::print_result("fmm", "versa", param, "rel_error_potential", errors.potential, "1");
     example::print_result("fmm", "versa", param, "rel_error_field", errors.field, "1");

@@ -3,6 +3,7 @@
 // submission of the group tree's tasks, written once for either runtime. Internal to the example.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -67,18 +68,44 @@ inline auto m2p_type(const KernelContext* c) {
     m2p(*c, in(w), in(m), in(points), out(results));
   });
 }
-inline auto p2p_inner_type() {
+// The point pairs the P2P tasks have made interact on the CPU and on emulated devices
+// (p2p_pairs in group_kernels.hpp), for the pairs per second of each kind; those of a GPU are the
+// rest, since a CUDA body's work list lies in device memory. Each task adds its own; relaxed,
+// because they are read after Runtime::wait_all, which orders every task before.
+struct NearFieldPairs {
+  std::atomic<double> cpu{0}, emulated{0};
+};
+
+inline auto p2p_inner_type(NearFieldPairs* pairs) {
+  auto count = [](Work w, std::atomic<double>& total) {
+    total.fetch_add(p2p_pairs(in(w), Kernel::p2p_inner), std::memory_order_relaxed);
+  };
   return versa::task_type("p2p_inner")
-      .cpu([](Work w, In points, Out results) { p2p_inner(in(w), in(points), out(results)); })
+      .cpu([pairs, count](Work w, In points, Out results) {
+        p2p_inner(in(w), in(points), out(results));
+        count(w, pairs->cpu);
+      })
+      .emulated([pairs, count](Work w, In points, Out results) {
+        p2p_inner(in(w), in(points), out(results));
+        count(w, pairs->emulated);
+      })
       .cuda([](versa::CudaContext& gpu, Work w, In points, Out results) {
         cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
                   points.size() / 4, results.data(), results.data(), true);
       });
 }
-inline auto p2p_pair_type() {
+inline auto p2p_pair_type(NearFieldPairs* pairs) {
+  auto count = [](Work w, std::atomic<double>& total) {
+    total.fetch_add(p2p_pairs(in(w), Kernel::p2p_pair), std::memory_order_relaxed);
+  };
   return versa::task_type("p2p_pair")
-      .cpu([](Work w, In a, In b, Out ra, Out rb) {
+      .cpu([pairs, count](Work w, In a, In b, Out ra, Out rb) {
         p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
+        count(w, pairs->cpu);
+      })
+      .emulated([pairs, count](Work w, In a, In b, Out ra, Out rb) {
+        p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
+        count(w, pairs->emulated);
       })
       .cuda([](versa::CudaContext& gpu, Work w, In a, In b, Out ra, Out rb) {
         cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4,
@@ -108,13 +135,14 @@ struct TaskTypes {
         m2l_with_operators(m2l_with_operators_type(&context).placement(rules[int(Kernel::m2l)])),
         p2l(p2l_type(&context).placement(rules[int(Kernel::p2l)])),
         m2p(m2p_type(&context).placement(rules[int(Kernel::m2p)])),
-        p2p_inner(p2p_inner_type().placement(rules[int(Kernel::p2p_inner)])),
-        p2p_pair(p2p_pair_type().placement(rules[int(Kernel::p2p_pair)])),
+        p2p_inner(p2p_inner_type(&pairs).placement(rules[int(Kernel::p2p_inner)])),
+        p2p_pair(p2p_pair_type(&pairs).placement(rules[int(Kernel::p2p_pair)])),
         expand(expand_type(&context).placement(rules[int(Kernel::expand)])),
         l2l(l2l_type(&context).placement(rules[int(Kernel::l2l)])),
         l2p(l2p_type(&context).placement(rules[int(Kernel::l2p)])) {}
 
-  KernelContext context;  // first: the types point to it
+  KernelContext context;  // first: the types point to it and to `pairs`
+  NearFieldPairs pairs;
   decltype(p2m_type(nullptr)) p2m;
   decltype(m2m_type(nullptr)) m2m;
   decltype(compress_type(nullptr)) compress;
@@ -122,8 +150,8 @@ struct TaskTypes {
   decltype(m2l_with_operators_type(nullptr)) m2l_with_operators;
   decltype(p2l_type(nullptr)) p2l;
   decltype(m2p_type(nullptr)) m2p;
-  decltype(p2p_inner_type()) p2p_inner;
-  decltype(p2p_pair_type()) p2p_pair;
+  decltype(p2p_inner_type(nullptr)) p2p_inner;
+  decltype(p2p_pair_type(nullptr)) p2p_pair;
   decltype(expand_type(nullptr)) expand;
   decltype(l2l_type(nullptr)) l2l;
   decltype(l2p_type(nullptr)) l2p;

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -97,13 +98,20 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   const GroupTree& groups = plan.groups;
   GroupData data(tree, groups, operators);
   work_ = {};
-  for (const GroupTask& task : groups.tasks())
+  double near_field_pairs = 0;
+  for (const GroupTask& task : groups.tasks()) {
     work_[static_cast<std::size_t>(task.kernel)] += task.interactions;
+    if (task.kernel == Kernel::p2p_inner || task.kernel == Kernel::p2p_pair)
+      near_field_pairs += fmm::p2p_pairs(task.work, task.kernel);
+  }
   std::vector<std::vector<std::int32_t>> work_lists = plan.groups.take_work_lists();
   types_->context = KernelContext::of(tree, operators);
   const double tree_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const PhaseTimes before = kernel_seconds(runtime_);
+  flow::NearFieldPairs& pairs = types_->pairs;
+  pairs.cpu.store(0, std::memory_order_relaxed);
+  pairs.emulated.store(0, std::memory_order_relaxed);
   {
     flow::Handles h(groups, data, work_lists, {},
                     [this]<class T>(std::span<T> array, int, const char* name) {
@@ -113,6 +121,14 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
                        m2l_operators_.empty() ? nullptr : &m2l_operators_handle_);
     runtime_.wait_all();
   }
+  // Whole numbers below 2^53: the sums are exact, and the GPUs' share is the rest.
+  const double cpu = pairs.cpu.load(std::memory_order_relaxed);
+  const double emulated = pairs.emulated.load(std::memory_order_relaxed);
+  p2p_pairs_.clear();
+  const std::pair<const char*, double> kinds[] = {
+      {"cpu", cpu}, {"emulated", emulated}, {"cuda", near_field_pairs - cpu - emulated}};
+  for (const auto& [kind, count] : kinds)
+    if (count > 0) p2p_pairs_.emplace_back(kind, count);
   const PhaseTimes after = kernel_seconds(runtime_);
   times = {};
   times.tree = tree_seconds;

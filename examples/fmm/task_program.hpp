@@ -16,6 +16,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fmm.hpp"
@@ -66,12 +67,17 @@ class TaskProgram {
   // The last evaluation's work per kernel (indexed by Kernel; GroupTask::interactions summed):
   // point pairs for P2P, cell pairs for M2L, points or cells for the others.
   const std::array<double, kernel_count>& work() const { return work_; }
+  // The last evaluation's P2P point pairs, each pair once (p2p_pairs in group_kernels.hpp), by
+  // the kind of device that ran them ("cpu", "emulated", "cuda"); kinds that ran none are left
+  // out.
+  const std::vector<std::pair<std::string, double>>& p2p_pairs() const { return p2p_pairs_; }
 
  private:
   versa::Runtime& runtime_;
   Solver solver_;
   std::unique_ptr<flow::TaskTypes> types_;  // task_flow.hpp
   std::array<double, kernel_count> work_{};
+  std::vector<std::pair<std::string, double>> p2p_pairs_;
   // With GPUs: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
   // once so that they are copied to a GPU once; empty without GPUs or when they are not stored.
   std::vector<double> m2l_operators_;

@@ -1,7 +1,7 @@
 // FMM_VECTOR_CLONES before a function compiles it twice on x86-64: for AVX2 + FMA (x86-64-v3),
 // which the loader picks on CPUs that have them, and for the baseline, so that the binary still
-// runs on any x86-64. For the near-field loops (P2P, and M2P and P2L, which have its shape),
-// most of an evaluation's time: about 1.6x the interactions per second of the SSE2 loop. The
+// runs on any x86-64. For the loops of M2P and P2L, which have the near field's shape (P2P has
+// its own kernels, p2p.hpp): about 1.6x the interactions per second of the SSE2 loop. The
 // loops vectorise with `omp simd`, and sqrt with -fno-math-errno (examples/fmm/CMakeLists.txt).
 //
 // Not under the sanitizers: the clones are chosen by an ifunc resolver, which runs before the

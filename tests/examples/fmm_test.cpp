@@ -655,6 +655,22 @@ TEST(FmmTaskProgram, PlacedKernelsRunWhereTheyArePlaced) {
   EXPECT_EQ(m2l_on_device, 0u);
 }
 
+// The near field's point pairs are counted by the kind of device that ran them: with every
+// point in one leaf, each pair of points once, on the CPU or on the emulated device.
+TEST(FmmTaskProgram, NearFieldPairsAreCountedWhereTheyRun) {
+  const Points points = uniform_points(50);
+  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 64});
+  for (const std::string kind : {"cpu", "emulated"}) {
+    versa::Runtime rt(versa::testing::with_emulated(versa::testing::workers(2), 1));
+    fmm::TaskProgram program(rt, solver,
+                             fmm::parse_placements(kind == "cpu" ? "p2p=cpu" : "p2p=gpu"));
+    program.evaluate(points);
+    ASSERT_EQ(program.p2p_pairs().size(), 1u) << kind;
+    EXPECT_EQ(program.p2p_pairs()[0].first, kind);
+    EXPECT_EQ(program.p2p_pairs()[0].second, 50.0 * 49 / 2) << kind;
+  }
+}
+
 TEST(FmmTaskProgram, BadPointsAreRefusedAndTheRuntimeGoesOn) {
   const fmm::Solver solver({.eps = 1e-4});
   versa::Runtime rt(versa::testing::workers(2));
