@@ -18,9 +18,9 @@
 #include "command_line.hpp"
 #include "common/harness.hpp"
 #include "distributions.hpp"
-#include "eps_option.hpp"
 #include "fmm.hpp"
 #include "fmm/starpu_fmm.hpp"
+#include "options.hpp"
 #include "task_program.hpp"
 
 namespace {
@@ -59,25 +59,8 @@ bench::ModelKind parse_model(const std::string& text) {
 
 void add_options(CLI::App& app, Options& o) {
   example::use_tool_rules(app);
-  app.add_option("--n", o.n, "number of points")
-      ->type_name("N")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  example::add_parsed_option(app, "--dist", o.distribution, fmm::parse_distribution,
-                             "point distribution: uniform (default), blobs or sphere")
-      ->type_name("D");
-  app.add_option("--eps", o.eps, "relative L2 error of the potential asked for")
-      ->type_name("EPS")
-      ->check(fmm::eps_range())
-      ->capture_default_str();
-  app.add_option("--leaf", o.leaf, "most points in a leaf cell")
-      ->type_name("L")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
-  app.add_option("--group", o.group, "most cells per cell group and leaves per particle group")
-      ->type_name("G")
-      ->transform(example::positive<long>())
-      ->capture_default_str();
+  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
+  fmm::add_tree_options(app, o.leaf, o.group);
   app.add_option("--workers", o.starpu.workers, "CPU workers (default: one per core)")
       ->type_name("W")
       ->transform(example::positive<int>());
@@ -97,10 +80,7 @@ void add_options(CLI::App& app, Options& o) {
       ->type_name("K")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--repeat", o.repeat, "timed evaluations; the median is reported")
-      ->type_name("R")
-      ->transform(example::positive<int>())
-      ->capture_default_str();
+  example::add_repeat_option(app, o.repeat, "evaluate R times after the warm-up");
   app.add_flag("--gpu", o.starpu.gpu,
                "also one CUDA worker per GPU, P2P and M2L with the example's CUDA kernels\n"
                "(a StarPU built with CUDA; the scheduler is then dmda unless given)");

@@ -75,9 +75,7 @@ void add_options(CLI::App& app, Options& o) {
                  "instead of at the sources")
       ->type_name("M")
       ->transform(example::positive<long>());
-  example::add_positive_option(app, "--leaf", o.leaf, "L", "most points in a leaf cell");
-  example::add_positive_option(app, "--group", o.group, "G",
-                               "most cells per cell group and leaves per particle group");
+  fmm::add_tree_options(app, o.leaf, o.group);
   example::add_devices_option(app, o.devices);
   app.add_option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
       ->type_name("M")

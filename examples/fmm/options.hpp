@@ -1,5 +1,5 @@
-// The options that the fmm and fmm_mpi tools share: the point set and the accuracy, so that both
-// take the same names, values and words.
+// The options that the fmm and fmm_mpi tools and the FMM's StarPU twin share: the point set, the
+// accuracy and the tree's sizes, so that all take the same names, values and words.
 #pragma once
 
 #include "command_line.hpp"
@@ -19,6 +19,13 @@ inline void add_point_set_options(CLI::App& app, long& n, Distribution& distribu
       ->type_name("EPS")
       ->check(eps_range())
       ->capture_default_str();
+}
+
+// Declares --leaf and --group, bound to the arguments (their values are the defaults).
+inline void add_tree_options(CLI::App& app, long& leaf, long& group) {
+  example::add_positive_option(app, "--leaf", leaf, "L", "most points in a leaf cell");
+  example::add_positive_option(app, "--group", group, "G",
+                               "most cells per cell group and leaves per particle group");
 }
 
 }  // namespace fmm
