@@ -20,6 +20,7 @@
 #include "distributions.hpp"
 #include "fmm.hpp"
 #include "fmm/starpu_fmm.hpp"
+#include "interpolation.hpp"
 #include "options.hpp"
 #include "task_program.hpp"
 
@@ -29,7 +30,7 @@ struct Options {
   long n = 100000;
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
-  long leaf = static_cast<long>(fmm::default_leaf_size);
+  long leaf = 0;  // by the order
   long group = static_cast<long>(fmm::default_group_size);
   bench::StarpuFmmConfig starpu;
   int warmup = 1;
@@ -120,9 +121,10 @@ int run(const Options& o) {
   const auto n = static_cast<std::size_t>(o.n);
   fmm::use_one_blas_thread();
   auto start = bench::Clock::now();
-  const fmm::Solver solver({.eps = o.eps,
-                            .leaf_size = static_cast<std::size_t>(o.leaf),
-                            .group_size = static_cast<std::size_t>(o.group)});
+  const fmm::Solver solver(
+      {.eps = o.eps,
+       .leaf_size = o.leaf > 0 ? std::optional<std::size_t>(o.leaf) : std::nullopt,
+       .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = bench::seconds_since(start);
   bench::StarpuFmm starpu(solver, o.starpu);
   const fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
@@ -142,14 +144,17 @@ int run(const Options& o) {
   }
   const double time = bench::median(seconds);
   const char* dist = fmm::to_string(o.distribution);
-  std::printf("points      %zu %s (seed %llu), leaf size %ld, group size %ld\n", n, dist,
-              static_cast<unsigned long long>(o.seed), o.leaf, o.group);
+  std::printf("points      %zu %s (seed %llu), leaf size %zu, group size %ld\n", n, dist,
+              static_cast<unsigned long long>(o.seed), solver.leaf_size(), o.group);
   std::printf("runtime     StarPU %s, %d CPU workers, %d CUDA workers, results %s, %s models\n",
               o.starpu.scheduler.c_str(), starpu.workers(), starpu.gpus(),
               to_string(o.starpu.results),
               o.starpu.model == bench::ModelKind::history ? "history" : "regression");
-  std::printf("order       %d for eps %g (solver set up in %.3f s)\n", solver.order(), o.eps,
-              setup_seconds);
+  std::printf(
+      "order       %d for eps %g (M2L rank %zu, %.1f per offset on average; solver set "
+      "up in %.3f s)\n",
+      solver.order(), o.eps, solver.operators().rank(), solver.operators().mean_m2l_operator_rank(),
+      setup_seconds);
   std::printf("time        %.4f s per evaluation (median of %zu, after %d warm-up)\n", time,
               seconds.size(), o.warmup);
   std::printf(

@@ -8,7 +8,7 @@
 
 namespace fmm {
 
-// A number in [1e-10, 1e-3], the range of order_for_accuracy. CLI::Range would print its bounds
+// A number in [3e-11, 1e-3], the range of order_for_accuracy. CLI::Range would print its bounds
 // as 0.000000 and 0.001000.
 inline CLI::Validator eps_range() {
   return CLI::Validator(
@@ -17,7 +17,7 @@ inline CLI::Validator eps_range() {
         const double value = std::strtod(text.c_str(), &end);
         if (end == text.c_str() || *end != '\0') return "expects a number, not '" + text + "'";
         // Written so that a NaN is refused.
-        if (!(value >= 1e-10 && value <= 1e-3)) return "must be in [1e-10, 1e-3], not " + text;
+        if (!(value >= 3e-11 && value <= 1e-3)) return "must be in [3e-11, 1e-3], not " + text;
         return {};
       },
       "");

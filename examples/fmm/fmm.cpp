@@ -67,8 +67,8 @@ void PhaseTimes::add(Pass pass, double seconds) {
 }
 
 int order_for_accuracy(double eps) {
-  if (!(eps >= 1e-10 && eps <= 1e-3))
-    throw std::invalid_argument("fmm: eps " + std::to_string(eps) + " is outside [1e-10, 1e-3]");
+  if (!(eps >= 3e-11 && eps <= 1e-3))
+    throw std::invalid_argument("fmm: eps " + std::to_string(eps) + " is outside [3e-11, 1e-3]");
   // For each decade of eps (and 3e-8, where the order between two decades' is worth having: it
   // matches FMM3D's achieved error at its eps 1e-6), the smallest order whose measured relative
   // L2 error of the potential on 3000 uniform points (docs/fmm.md, test
@@ -79,11 +79,29 @@ int order_for_accuracy(double eps) {
     double eps;
     int order;
   };
-  static constexpr Entry table[] = {{1e-3, 4},  {1e-4, 6},  {1e-5, 7},  {1e-6, 8},  {1e-7, 9},
-                                    {3e-8, 10}, {1e-8, 11}, {1e-9, 12}, {1e-10, 13}};
+  static constexpr Entry table[] = {{1e-3, 4},  {1e-4, 6},  {1e-5, 7},  {1e-6, 8},   {1e-7, 9},
+                                    {3e-8, 10}, {1e-8, 11}, {1e-9, 12}, {1e-10, 13}, {3e-11, 14}};
   for (const Entry& entry : table)
     if (entry.eps <= eps * (1 + 1e-9)) return entry.order;
   return table[std::size(table) - 1].order;
+}
+
+std::size_t leaf_size_for_order(int order) {
+  if (order < 2 || order > 16)
+    throw std::invalid_argument("fmm: order " + std::to_string(order) + " is outside [2, 16]");
+  // Measured with `bench/run fmm-leaf` (docs/fmm.md, "Leaf size per order"): of 128, 256, 512
+  // and 1024, the one least slower than the fastest over uniform and blob points, 10^5 and
+  // 10^6 of them, at orders 4, 6, 8, 9, 10, 11 and 12; the orders between and beyond take
+  // their neighbours' sizes.
+  struct Entry {
+    int first_order;
+    std::size_t leaf_size;
+  };
+  static constexpr Entry table[] = {{2, 128}, {5, 256}, {9, 512}, {12, 1024}};
+  std::size_t leaf_size = table[0].leaf_size;
+  for (const Entry& entry : table)
+    if (order >= entry.first_order) leaf_size = entry.leaf_size;
+  return leaf_size;
 }
 
 namespace {
@@ -110,7 +128,9 @@ Solver Solver::with_leaf_size(std::size_t leaf_size) const {
 }
 
 Solver::Solver(const Options& options)
-    : Solver(order_for_accuracy(options.eps), options.leaf_size, options.group_size) {}
+    : Solver(order_for_accuracy(options.eps),
+             options.leaf_size.value_or(leaf_size_for_order(order_for_accuracy(options.eps))),
+             options.group_size) {}
 
 Solver Solver::with_order(int order, std::size_t leaf_size) {
   return Solver(order, leaf_size, default_group_size);

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "group_tree.hpp"
 #include "octree.hpp"
@@ -22,19 +23,26 @@
 namespace fmm {
 
 struct Options {
-  // The relative L2 error of the potential asked for, in [1e-10, 1e-3]; it chooses the
+  // The relative L2 error of the potential asked for, in [3e-11, 1e-3]; it chooses the
   // interpolation order (order_for_accuracy). The field's error is about 10 times larger.
   double eps = 1e-6;
-  // A cell with more points than this is split (down to the 21st level).
-  std::size_t leaf_size = default_leaf_size;
+  // A cell with more points than this is split (down to the 21st level). Unset: the size
+  // measured fastest at eps's order (leaf_size_for_order).
+  std::optional<std::size_t> leaf_size = std::nullopt;
   // Cells per cell group and leaves per particle group of the task program (group_tree.hpp).
   std::size_t group_size = default_group_size;
 };
 
 // The Chebyshev order p whose measured relative L2 error of the potential is at most eps (eps
 // rounded down to a decade; see docs/fmm.md). Throws std::invalid_argument when eps is not in
-// [1e-10, 1e-3].
+// [3e-11, 1e-3].
 int order_for_accuracy(double eps);
+
+// The leaf size with which an evaluation at interpolation order p was measured fastest (on
+// uniform and clustered points, 10^5 and 10^6 of them; docs/fmm.md): higher orders make the far
+// field dearer per cell, so they take bigger leaves. Throws std::invalid_argument for an order
+// outside [2, 16].
+std::size_t leaf_size_for_order(int order);
 
 // The seconds that one evaluation spent in each of its passes. Run as tasks, the passes
 // overlap: each figure is then the kernel time of the pass's tasks summed over the workers.

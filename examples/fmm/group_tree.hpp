@@ -22,9 +22,8 @@
 
 namespace fmm {
 
-// The default leaf size (most points in a leaf) and group size (cells per cell group, leaves per
-// particle group), the fastest measured at 10^5 and 10^6 points on 2 cores (docs/fmm.md).
-inline constexpr std::size_t default_leaf_size = 256;
+// The default group size (cells per cell group, leaves per particle group), the fastest measured
+// at 10^5 and 10^6 points on 2 cores (docs/fmm.md).
 inline constexpr std::size_t default_group_size = 256;
 
 struct CellGroup {

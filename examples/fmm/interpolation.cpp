@@ -45,8 +45,8 @@ ChebyshevInterpolation::ChebyshevInterpolation(int order)
 }
 
 double ChebyshevInterpolation::compression_threshold(int order) {
-  if (order > 13) return 0;
-  return std::pow(10.0, -order);
+  if (order > 14) return 0;
+  return std::pow(10.0, -std::min(order, 13));
 }
 
 void ChebyshevInterpolation::basis(double xi, double* s) const {

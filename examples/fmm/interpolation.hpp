@@ -54,8 +54,9 @@ class ChebyshevInterpolation {
   void compress(const double* multipoles, double* compressed, std::size_t count) const;
   void expand(const double* compressed, double* locals, std::size_t count) const;
   // The relative singular value threshold of the M2L compression at order p: 10^-p, which adds
-  // at most about 1% to the interpolation error up to p = 13 (docs/fmm.md); 0 (no compression)
-  // beyond p = 13, where it would lie near the ~1e-14 the basis is resolved to.
+  // at most about 1% to the interpolation error up to p = 13 (docs/fmm.md); 1e-13 at p = 14,
+  // since 1e-14 lies at the ~1e-14 the basis is resolved to (and 1e-13 is still a small part of
+  // that order's ~1e-11 error); 0 (no compression) beyond.
   static double compression_threshold(int order);
   // The M2L of `count` pairs of same-level cells of width `width` at one integer offset
   // (dx, dy, dz) = source - target, max |d| in {2, 3}: targets[j] += M2L(sources[j]), compressed
@@ -65,8 +66,10 @@ class ChebyshevInterpolation {
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
   // The compressed M2L operators for a device (CompressedM2L::operators_by_offset): empty when
-  // they are not stored one per offset (orders above 10 or so, where they take over 256 MiB).
+  // they are not stored one per offset.
   std::vector<double> m2l_operators() const { return m2l_->operators_by_offset(); }
+  // The mean rank of the truncated M2L operators over the 316 offsets (CompressedM2L).
+  double mean_m2l_operator_rank() const { return m2l_->mean_operator_rank(); }
   // L2L: adds a parent's local expansion to its child's.
   void l2l(unsigned octant, const double* parent, double* child) const;
   // L2P: adds the interpolated potential and its gradient at n points.

@@ -93,33 +93,57 @@ CompressedM2L::CompressedM2L(const std::vector<double>& nodes_1d, double thresho
   for (std::size_t m = 0; m < n; ++m)
     for (std::size_t k = 0; k < r; ++k) expansion_[m * r + k] = basis[m * r + k] / weights_[m];
 
-  build_operators(basis);
+  build_operators(basis, threshold);
 }
 
 // Procedure: build_operators
-void CompressedM2L::build_operators(const std::vector<double>& basis) {
+void CompressedM2L::build_operators(const std::vector<double>& basis, double threshold) {
   const std::size_t n = nodes_, r = rank_;
-  // C_canonical = U^T (W K W) U for the 16 canonical offsets.
-  std::vector<double> product(n * r);
+  const int ri = static_cast<int>(r);
+  // C_canonical = U^T (W K W) U for the 16 canonical offsets, truncated by its SVD.
+  std::vector<double> product(n * r), whole(r * r), singular(r), u(r * r), vt(r * r);
   for (const auto& [a, b, c] : canonical_offsets()) {
     const std::vector<double> k = weighted_operator(a, b, c);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(r),
-                static_cast<int>(n), 1.0, k.data(), static_cast<int>(n), basis.data(),
-                static_cast<int>(r), 0.0, product.data(), static_cast<int>(r));
-    std::vector<double> compressed(r * r);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
-                static_cast<int>(n), 1.0, basis.data(), static_cast<int>(r), product.data(),
-                static_cast<int>(r), 0.0, compressed.data(), static_cast<int>(r));
-    canonical_operators_.push_back(std::move(compressed));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), ri,
+                static_cast<int>(n), 1.0, k.data(), static_cast<int>(n), basis.data(), ri, 0.0,
+                product.data(), ri);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ri, ri, static_cast<int>(n), 1.0,
+                basis.data(), ri, product.data(), ri, 0.0, whole.data(), ri);
+    Operator op;
+    std::vector<double> factored = whole;
+    const int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', ri, ri, factored.data(), ri,
+                                    singular.data(), u.data(), ri, vt.data(), ri);
+    if (info != 0)
+      throw std::runtime_error("CompressedM2L: LAPACKE_dgesdd failed (" + std::to_string(info) +
+                               ")");
+    std::size_t rank = 0;
+    while (rank < r && singular[rank] > threshold * singular[0]) ++rank;
+    if (2 * rank < r) {
+      // left = U_k S_k, right = V_k (r x k each).
+      op.rank = rank;
+      op.left.resize(r * rank);
+      op.right.resize(r * rank);
+      for (std::size_t i = 0; i < r; ++i)
+        for (std::size_t j = 0; j < rank; ++j) {
+          op.left[i * rank + j] = u[i * r + j] * singular[j];
+          op.right[i * rank + j] = vt[j * r + i];
+        }
+    } else {
+      op.rank = r;
+      op.whole = whole;
+    }
+    canonical_operators_.push_back(std::move(op));
   }
   // Q = U^T P^T U once per symmetry other than the identity (the canonical offsets themselves).
   std::map<std::vector<std::size_t>, int> rotation_of;
   std::vector<double> permuted(n * r);
   placements_.assign(343, Placement{});
+  std::size_t stored_doubles = 0;
   for (const auto& [dx, dy, dz] : far_offsets()) {
     const Symmetry s = symmetry(dx, dy, dz);
     Placement& placement = placements_[static_cast<std::size_t>(offset_index(dx, dy, dz))];
     placement.canonical = s.canonical;
+    stored_doubles += canonical_operators_[static_cast<std::size_t>(s.canonical)].doubles();
     bool identity = true;
     for (std::size_t m = 0; m < n && identity; ++m) identity = s.permutation[m] == m;
     if (identity) continue;
@@ -131,36 +155,78 @@ void CompressedM2L::build_operators(const std::vector<double>& basis) {
     for (std::size_t m = 0; m < n; ++m)
       std::copy(&basis[m * r], &basis[m * r] + r, &permuted[s.permutation[m] * r]);
     std::vector<double> q(r * r);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
-                static_cast<int>(n), 1.0, basis.data(), static_cast<int>(r), permuted.data(),
-                static_cast<int>(r), 0.0, q.data(), static_cast<int>(r));
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ri, ri, static_cast<int>(n), 1.0,
+                basis.data(), ri, permuted.data(), ri, 0.0, q.data(), ri);
     rotations_.push_back(std::move(q));
   }
-  if (316 * r * r * sizeof(double) > stored_operators_budget) return;
-  // Small enough: C_d = Q^T C_canonical Q for each offset, so that an M2L is one product.
-  std::vector<double> half(r * r);
+  if (stored_doubles * sizeof(double) > stored_operators_budget) return;
+  // Small enough: C_d = Q^T C_canonical Q for each offset, whole or as the factors Q^T left and
+  // Q^T right, so that an M2L is one product or two thin ones.
+  const auto rotate = [&](const std::vector<double>& q, const std::vector<double>& from,
+                          std::size_t columns) {
+    std::vector<double> to(r * columns);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ri, static_cast<int>(columns), ri, 1.0,
+                q.data(), ri, from.data(), static_cast<int>(columns), 0.0, to.data(),
+                static_cast<int>(columns));
+    return to;
+  };
   operators_.resize(343);
   for (const auto& [dx, dy, dz] : far_offsets()) {
     const std::size_t index = static_cast<std::size_t>(offset_index(dx, dy, dz));
     const Placement& placement = placements_[index];
-    const std::vector<double>& c =
-        canonical_operators_[static_cast<std::size_t>(placement.canonical)];
+    const Operator& c = canonical_operators_[static_cast<std::size_t>(placement.canonical)];
+    Operator& op = operators_[index];
     if (placement.rotation < 0) {
-      operators_[index] = c;
+      op = c;
       continue;
     }
     const std::vector<double>& q = rotations_[static_cast<std::size_t>(placement.rotation)];
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
-                static_cast<int>(r), 1.0, c.data(), static_cast<int>(r), q.data(),
-                static_cast<int>(r), 0.0, half.data(), static_cast<int>(r));
-    std::vector<double>& op = operators_[index];
-    op.resize(r * r);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(r),
-                static_cast<int>(r), 1.0, q.data(), static_cast<int>(r), half.data(),
-                static_cast<int>(r), 0.0, op.data(), static_cast<int>(r));
+    op.rank = c.rank;
+    if (c.whole.empty()) {
+      op.left = rotate(q, c.left, c.rank);
+      op.right = rotate(q, c.right, c.rank);
+      continue;
+    }
+    std::vector<double> half(r * r);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ri, ri, ri, 1.0, c.whole.data(), ri,
+                q.data(), ri, 0.0, half.data(), ri);
+    op.whole = rotate(q, half, r);
   }
   canonical_operators_.clear();
   rotations_.clear();
+}
+
+void CompressedM2L::Operator::apply(std::size_t rows, std::size_t r, double width, const double* in,
+                                    double* out, double* scratch) const {
+  const int m = static_cast<int>(rows), ri = static_cast<int>(r), k = static_cast<int>(rank);
+  if (!whole.empty()) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, ri, ri, 1.0 / width, in, ri,
+                whole.data(), ri, 0.0, out, ri);
+    return;
+  }
+  // in C^T = (in right) left^T
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, k, ri, 1.0 / width, in, ri,
+              right.data(), k, 0.0, scratch, k);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, ri, k, 1.0, scratch, k, left.data(), k,
+              0.0, out, ri);
+}
+
+std::size_t CompressedM2L::largest_operator_rank() const {
+  std::size_t largest = 0;
+  for (const Operator& op : operators_.empty() ? canonical_operators_ : operators_)
+    largest = std::max(largest, op.rank);
+  return largest;
+}
+
+double CompressedM2L::mean_operator_rank() const {
+  double sum = 0;
+  for (std::size_t d = 0; d < placements_.size(); ++d) {
+    if (placements_[d].canonical < 0) continue;
+    const std::size_t canonical = static_cast<std::size_t>(placements_[d].canonical);
+    sum += static_cast<double>(operators_.empty() ? canonical_operators_[canonical].rank
+                                                  : operators_[d].rank);
+  }
+  return sum / 316;
 }
 
 // Procedure: symmetric_gram
@@ -419,15 +485,6 @@ void CompressedM2L::uncompressed_m2l(int dx, int dy, int dz, double width,
   }
 }
 
-std::vector<double> CompressedM2L::operators_by_offset() const {
-  const std::size_t r = rank_;
-  std::vector<double> columns(operators_.empty() ? 0 : 343 * r * r, 0.0);
-  for (std::size_t d = 0; d < operators_.size(); ++d)
-    for (std::size_t i = 0; i < operators_[d].size() / r; ++i)
-      for (std::size_t k = 0; k < r; ++k) columns[(d * r + k) * r + i] = operators_[d][i * r + k];
-  return columns;
-}
-
 void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* const* sources,
                         double* const* targets, std::size_t count) const {
   if (std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) < 2 ||
@@ -437,35 +494,34 @@ void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* cons
                                 ") is not in the V list");
   if (!canonical_.empty()) return uncompressed_m2l(dx, dy, dz, width, sources, targets, count);
   const std::size_t r = rank_, index = static_cast<std::size_t>(offset_index(dx, dy, dz));
-  // The pairs go through C_d in blocks of rows, (block x r) (r x r)^T: the block and its
-  // product stay in cache and C_d is read once per block. Without the stored C_d, a row s^T
-  // goes through s^T Q^T C^T Q = (Q^T C Q s)^T, three products.
   const Placement& placement = placements_[index];
   const bool stored = !operators_.empty();
-  const double* op =
-      stored ? operators_[index].data()
-             : canonical_operators_[static_cast<std::size_t>(placement.canonical)].data();
+  const Operator& op = stored ? operators_[index]
+                              : canonical_operators_[static_cast<std::size_t>(placement.canonical)];
   const double* q = !stored && placement.rotation >= 0
                         ? rotations_[static_cast<std::size_t>(placement.rotation)].data()
                         : nullptr;
+  // The pairs go through C_d in blocks of rows, (block x r) C_d^T: the block and its product
+  // stay in cache and C_d is read once per block. Without the stored C_d, a row s^T goes
+  // through s^T Q^T C^T Q = (Q^T C Q s)^T: C between two rotations.
   const std::size_t block = 256;
-  std::vector<double> in(r * std::min(block, count)), out(in.size());
-  const auto product = [&](std::size_t rows, const double* matrix, CBLAS_TRANSPOSE transpose,
-                           double alpha, const double* from, double* to) {
+  std::vector<double> in(r * std::min(block, count)), out(in.size()), scratch(in.size());
+  const auto rotation = [&](std::size_t rows, CBLAS_TRANSPOSE transpose, const double* from,
+                            double* to) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose, static_cast<int>(rows), static_cast<int>(r),
-                static_cast<int>(r), alpha, from, static_cast<int>(r), matrix, static_cast<int>(r),
-                0.0, to, static_cast<int>(r));
+                static_cast<int>(r), 1.0, from, static_cast<int>(r), q, static_cast<int>(r), 0.0,
+                to, static_cast<int>(r));
   };
   for (std::size_t first = 0; first < count; first += block) {
     const std::size_t rows = std::min(block, count - first);
     for (std::size_t j = 0; j < rows; ++j)
       std::copy(sources[first + j], sources[first + j] + r, &in[j * r]);
     if (q == nullptr) {
-      product(rows, op, CblasTrans, 1.0 / width, in.data(), out.data());
+      op.apply(rows, r, width, in.data(), out.data(), scratch.data());
     } else {
-      product(rows, q, CblasTrans, 1.0, in.data(), out.data());
-      product(rows, op, CblasTrans, 1.0 / width, out.data(), in.data());
-      product(rows, q, CblasNoTrans, 1.0, in.data(), out.data());
+      rotation(rows, CblasTrans, in.data(), out.data());
+      op.apply(rows, r, width, out.data(), in.data(), scratch.data());
+      rotation(rows, CblasNoTrans, in.data(), out.data());
     }
     for (std::size_t j = 0; j < rows; ++j) {
       double* target = targets[first + j];
@@ -473,6 +529,25 @@ void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* cons
       for (std::size_t k = 0; k < r; ++k) target[k] += result[k];
     }
   }
+}
+
+std::vector<double> CompressedM2L::operators_by_offset() const {
+  const std::size_t r = rank_;
+  if (operators_.empty() || 343 * r * r * sizeof(double) > stored_operators_budget) return {};
+  std::vector<double> columns(343 * r * r, 0.0), whole(r * r);
+  for (std::size_t d = 0; d < operators_.size(); ++d) {
+    const Operator& op = operators_[d];
+    if (op.rank == 0) continue;
+    if (op.whole.empty())
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r), static_cast<int>(r),
+                  static_cast<int>(op.rank), 1.0, op.left.data(), static_cast<int>(op.rank),
+                  op.right.data(), static_cast<int>(op.rank), 0.0, whole.data(),
+                  static_cast<int>(r));
+    const std::vector<double>& c = op.whole.empty() ? whole : op.whole;
+    for (std::size_t i = 0; i < r; ++i)
+      for (std::size_t k = 0; k < r; ++k) columns[(d * r + k) * r + i] = c[i * r + k];
+  }
+  return columns;
 }
 
 }  // namespace fmm

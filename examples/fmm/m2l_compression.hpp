@@ -15,6 +15,14 @@
 // others are the same matrices with the nodes permuted by a symmetry of the cube), and so is
 // each C_d: the symmetry's node permutation P maps U onto U Q up to the truncation error, with
 // Q = U^T P^T U, so C_d = Q^T C_canonical Q.
+//
+// The C_d have a much lower numerical rank than the common basis: each one couples two cells
+// only, the basis all 316 offsets at once (at order 7, about 21 of 127 at 1e-7 of their own
+// largest singular value). So each C_canonical is truncated by its own SVD to C ~= L R^T
+// (r x k each) where that saves work (2k < r), and C_d = (Q^T L)(Q^T R)^T: an M2L costs 4 r k
+// operations instead of 2 r^2: the "ArCmp" variant of Messner, Bramas, Coulaud & Darve,
+// "Optimized M2L kernels for the Chebyshev interpolation based fast multipole method" (research
+// report hal-00746089, 2012), which ScalFMM's Chebyshev kernel also offers.
 #pragma once
 
 #include <cstddef>
@@ -44,10 +52,16 @@ class CompressedM2L {
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
 
+  // The largest rank of the truncated C_d (rank() where some C_d is kept whole), and their mean
+  // over the 316 offsets; 0 without compression.
+  std::size_t largest_operator_rank() const;
+  double mean_operator_rank() const;
+
   // The C_d for a device kernel: 343 blocks of r x r at offset_index(d), each column-major
   // (element (i, k) at k r + i, so that threads taking consecutive rows read consecutive
-  // values), zero for the 27 near offsets. Empty when the C_d are not stored (over
-  // stored_operators_budget, or without compression).
+  // values), zero for the 27 near offsets; the truncated ones multiplied out. Empty when the
+  // C_d are not stored (over stored_operators_budget, or without compression), or when 343 r x r
+  // blocks would not fit in it.
   std::vector<double> operators_by_offset() const;
   // The index of offset d in operators_by_offset() and in the M2L work lists.
   static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
@@ -78,14 +92,15 @@ class CompressedM2L {
   // The node permutations of the 48 symmetries of the cube.
   std::vector<std::vector<std::size_t>> cube_symmetries() const;
 
-  // The C_canonical, the rotations Q and, if they fit in stored_operators_budget, the C_d.
-  void build_operators(const std::vector<double>& basis);
+  // The C_canonical (truncated at `threshold` of their largest singular value), the rotations Q
+  // and, if they fit in stored_operators_budget, the C_d.
+  void build_operators(const std::vector<double>& basis, double threshold);
 
   // Below this relative singular value, the basis is computed in two stages (compute_basis).
   static constexpr double deflation_threshold = 1e-6;
   // The largest memory (bytes) the 316 C_d may take; beyond it they are applied as
-  // Q^T C_canonical Q, three r x r products instead of one.
-  static constexpr std::size_t stored_operators_budget = std::size_t{256} << 20;
+  // Q^T C_canonical Q, three products instead of one.
+  static constexpr std::size_t stored_operators_budget = std::size_t{1} << 30;
 
   std::size_t p_, nodes_, rank_ = 0;
   std::vector<double> nodes_1d_;
@@ -99,11 +114,24 @@ class CompressedM2L {
     int rotation = -1;
   };
   std::vector<Placement> placements_;
-  // C_d for each offset, row-major rank x rank, at offset_index(d) (empty for the near offsets),
-  // when the 316 of them fit in stored_operators_budget; otherwise empty, and each M2L goes
-  // through the 16 canonical C and the rotations Q (row-major rank x rank).
-  std::vector<std::vector<double>> operators_;
-  std::vector<std::vector<double>> canonical_operators_;
+  // An r x r operator C, either whole (row-major) or, where its numerical rank k is below r / 2,
+  // as C ~= left right^T with two row-major r x k factors.
+  struct Operator {
+    std::size_t rank = 0;  // k, or r when whole
+    std::vector<double> whole;
+    std::vector<double> left, right;
+
+    std::size_t doubles() const { return whole.size() + left.size() + right.size(); }
+    // rows x r `out` = `in` C^T / width for the rows x r `in` (each row one vector C acts on);
+    // `scratch` holds rows x rank.
+    void apply(std::size_t rows, std::size_t r, double width, const double* in, double* out,
+               double* scratch) const;
+  };
+  // C_d for each offset at offset_index(d) (empty for the near offsets), when the 316 of them fit
+  // in stored_operators_budget; otherwise empty, and each M2L goes through the 16 canonical C and
+  // the rotations Q (row-major rank x rank).
+  std::vector<Operator> operators_;
+  std::vector<Operator> canonical_operators_;
   std::vector<std::vector<double>> rotations_;
   // Without compression: the unweighted K of the 16 canonical offsets, row-major p^3 x p^3.
   std::vector<std::vector<double>> canonical_;

@@ -18,6 +18,7 @@
 #include "command_line.hpp"
 #include "distributions.hpp"
 #include "fmm.hpp"
+#include "interpolation.hpp"
 #include "leaf_tuner.hpp"
 #include "options.hpp"
 #include "p2p.hpp"
@@ -32,7 +33,7 @@ struct Options {
   long targets = 0;  // separate targets; 0: the field at the sources
   fmm::Distribution distribution = fmm::Distribution::uniform;
   double eps = 1e-6;
-  long leaf = static_cast<long>(fmm::default_leaf_size);
+  long leaf = 0;  // by the order
   long group = static_cast<long>(fmm::default_group_size);
   example::Devices devices;
   long device_memory_mib = 0;
@@ -177,7 +178,7 @@ int run(const Options& o) {
   fmm::use_one_blas_thread();
   auto start = std::chrono::steady_clock::now();
   fmm::Solver solver({.eps = o.eps,
-                      .leaf_size = static_cast<std::size_t>(o.leaf),
+                      .leaf_size = o.leaf > 0 ? std::optional<std::size_t>(o.leaf) : std::nullopt,
                       .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = seconds_since(start);
   std::optional<versa::Runtime> rt;
@@ -201,7 +202,7 @@ int run(const Options& o) {
                      : solver.evaluate(points, *targets, times);
     return program ? program->evaluate(points, times) : solver.evaluate(points, times);
   };
-  fmm::LeafTuner tuner(static_cast<std::size_t>(o.leaf));
+  fmm::LeafTuner tuner(solver.leaf_size());
   std::vector<std::size_t> leaf_sizes;  // per step, when tuned
   fmm::Potentials result;
   std::vector<double> seconds, tree, upward, m2l, p2p, downward;
@@ -237,8 +238,8 @@ int run(const Options& o) {
   }
   const double time = median(seconds);
   const char* dist = fmm::to_string(o.distribution);
-  std::printf("points      %zu %s (seed %llu), leaf size %ld, group size %ld\n", n, dist,
-              static_cast<unsigned long long>(o.seed), o.leaf, o.group);
+  std::printf("points      %zu %s (seed %llu), leaf size %zu, group size %ld\n", n, dist,
+              static_cast<unsigned long long>(o.seed), solver.leaf_size(), o.group);
   if (targets)
     std::printf("targets     %zu %s (seed %llu)\n", targets->size(), dist,
                 static_cast<unsigned long long>(o.seed + 1));
@@ -254,8 +255,11 @@ int run(const Options& o) {
   } else {
     std::printf("devices     one thread, tasks in order (--sequential)\n");
   }
-  std::printf("order       %d for eps %g (solver set up in %.3f s)\n", solver.order(), o.eps,
-              setup_seconds);
+  std::printf(
+      "order       %d for eps %g (M2L rank %zu, %.1f per offset on average; solver set "
+      "up in %.3f s)\n",
+      solver.order(), o.eps, solver.operators().rank(), solver.operators().mean_m2l_operator_rank(),
+      setup_seconds);
   std::printf("time        %.4f s per evaluation (median of %zu)\n", time, seconds.size());
   std::printf(
       "phases      tree %.4f, upward %.4f, m2l %.4f, p2p %.4f, downward %.4f s (medians%s)\n",

@@ -21,9 +21,14 @@ inline void add_point_set_options(CLI::App& app, long& n, Distribution& distribu
       ->capture_default_str();
 }
 
-// Declares --leaf and --group, bound to the arguments (their values are the defaults).
+// Declares --leaf and --group, bound to the arguments (their values are the defaults; a leaf
+// of 0 stands for the size measured fastest at the order, leaf_size_for_order).
 inline void add_tree_options(CLI::App& app, long& leaf, long& group) {
-  example::add_positive_option(app, "--leaf", leaf, "L", "most points in a leaf cell");
+  app.add_option("--leaf", leaf,
+                 "most points in a leaf cell (default: the size measured fastest at the\n"
+                 "order that --eps chooses)")
+      ->type_name("L")
+      ->transform(example::positive<long>());
   example::add_positive_option(app, "--group", group, "G",
                                "most cells per cell group and leaves per particle group");
 }
