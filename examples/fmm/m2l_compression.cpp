@@ -211,13 +211,6 @@ void CompressedM2L::Operator::apply(std::size_t rows, std::size_t r, double widt
               0.0, out, ri);
 }
 
-std::size_t CompressedM2L::largest_operator_rank() const {
-  std::size_t largest = 0;
-  for (const Operator& op : operators_.empty() ? canonical_operators_ : operators_)
-    largest = std::max(largest, op.rank);
-  return largest;
-}
-
 double CompressedM2L::mean_operator_rank() const {
   double sum = 0;
   for (std::size_t d = 0; d < placements_.size(); ++d) {

@@ -52,9 +52,8 @@ class CompressedM2L {
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
 
-  // The largest rank of the truncated C_d (rank() where some C_d is kept whole), and their mean
-  // over the 316 offsets; 0 without compression.
-  std::size_t largest_operator_rank() const;
+  // The mean rank of the truncated C_d over the 316 offsets (rank() for one kept whole); 0
+  // without compression.
   double mean_operator_rank() const;
 
   // The C_d for a device kernel: 343 blocks of r x r at offset_index(d), each column-major
