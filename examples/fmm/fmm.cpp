@@ -90,9 +90,9 @@ std::size_t leaf_size_for_order(int order) {
   if (order < 2 || order > 16)
     throw std::invalid_argument("fmm: order " + std::to_string(order) + " is outside [2, 16]");
   // Measured with `bench/run fmm-leaf` (docs/fmm.md, "Leaf size per order"): of 128, 256, 512
-  // and 1024, the one least slower than the fastest over uniform and blob points, 10^5 and
-  // 10^6 of them, at orders 4, 6, 8, 9, 10, 11 and 12; the orders between and beyond take
-  // their neighbours' sizes.
+  // and 1024, the one whose times were closest to the fastest's over uniform and blob points,
+  // 10^5 and 10^6 of them, at orders 4, 6, 8, 9, 10, 11 and 12; the orders between and beyond
+  // take their neighbours' sizes.
   struct Entry {
     int first_order;
     std::size_t leaf_size;

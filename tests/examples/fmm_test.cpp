@@ -308,9 +308,10 @@ TEST(FmmOptions, LeafSizeFollowsTheOrderUnlessGiven) {
     EXPECT_GE(fmm::leaf_size_for_order(order), previous) << "order " << order;
     previous = fmm::leaf_size_for_order(order);
   }
-  EXPECT_EQ(fmm::Solver({.eps = 1e-6}).leaf_size(), fmm::leaf_size_for_order(8));
+  // Low orders: their operators take milliseconds to build.
+  EXPECT_EQ(fmm::Solver({.eps = 1e-4}).leaf_size(), fmm::leaf_size_for_order(6));
   EXPECT_EQ(fmm::Solver({.eps = 1e-3}).leaf_size(), fmm::leaf_size_for_order(4));
-  EXPECT_EQ(fmm::Solver({.eps = 1e-6, .leaf_size = 40}).leaf_size(), 40u);
+  EXPECT_EQ(fmm::Solver({.eps = 1e-3, .leaf_size = 40}).leaf_size(), 40u);
   expect_invalid_argument_naming([] { fmm::leaf_size_for_order(1); }, "order");
   expect_invalid_argument_naming([] { fmm::leaf_size_for_order(17); }, "order");
 }
