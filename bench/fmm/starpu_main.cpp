@@ -121,10 +121,9 @@ int run(const Options& o) {
   const auto n = static_cast<std::size_t>(o.n);
   fmm::use_one_blas_thread();
   auto start = bench::Clock::now();
-  const fmm::Solver solver(
-      {.eps = o.eps,
-       .leaf_size = o.leaf > 0 ? std::optional<std::size_t>(o.leaf) : std::nullopt,
-       .group_size = static_cast<std::size_t>(o.group)});
+  const fmm::Solver solver({.eps = o.eps,
+                            .leaf_size = fmm::leaf_size_option(o.leaf),
+                            .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = bench::seconds_since(start);
   bench::StarpuFmm starpu(solver, o.starpu);
   const fmm::Points points = fmm::make_points(o.distribution, n, o.seed);

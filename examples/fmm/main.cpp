@@ -178,7 +178,7 @@ int run(const Options& o) {
   fmm::use_one_blas_thread();
   auto start = std::chrono::steady_clock::now();
   fmm::Solver solver({.eps = o.eps,
-                      .leaf_size = o.leaf > 0 ? std::optional<std::size_t>(o.leaf) : std::nullopt,
+                      .leaf_size = fmm::leaf_size_option(o.leaf),
                       .group_size = static_cast<std::size_t>(o.group)});
   const double setup_seconds = seconds_since(start);
   std::optional<versa::Runtime> rt;

@@ -2,6 +2,9 @@
 // accuracy and the tree's sizes, so that all take the same names, values and words.
 #pragma once
 
+#include <cstddef>
+#include <optional>
+
 #include "command_line.hpp"
 #include "distributions.hpp"
 #include "eps_option.hpp"
@@ -31,6 +34,11 @@ inline void add_tree_options(CLI::App& app, long& leaf, long& group) {
       ->transform(example::positive<long>());
   example::add_positive_option(app, "--group", group, "G",
                                "most cells per cell group and leaves per particle group");
+}
+
+// The Options::leaf_size of a --leaf value: unset for 0 (by the order).
+inline std::optional<std::size_t> leaf_size_option(long leaf) {
+  return leaf > 0 ? std::optional<std::size_t>(static_cast<std::size_t>(leaf)) : std::nullopt;
 }
 
 }  // namespace fmm
