@@ -1,6 +1,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cell_kernels.hpp"
 #include "group_kernels_cuda.hpp"
 #include "versa/cuda.hpp"
 
@@ -113,6 +114,140 @@ __global__ void m2l_kernel(const int* work, int entry_count, const double* opera
   }
 }
 
+// P2M: one block per entry (cell, x, y, z, first point, count); the block stages a tile's
+// bases, then its threads take the multipole's nodes. A cell has one entry per task.
+__global__ void p2m_kernel(const int* work, const double* tables_data, int order,
+                           cell::RootCube cube, const double* points, size_t point_count,
+                           double* multipoles) {
+  extern __shared__ double staged[];  // 3 p values per tile point
+  __shared__ double charges[cell::p2m_tile_points];
+  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const int level = work[0];
+  const int* entry = work + 1 + 6 * blockIdx.x;
+  double center[3];
+  cube.center(level, entry + 1, center);
+  const double half_width = cube.cell_width(level) / 2;
+  const int nodes = order * order * order;
+  double* multipole = multipoles + static_cast<size_t>(entry[0]) * nodes;
+  const int count = entry[5];
+  for (int start = 0; start < count; start += cell::p2m_tile_points) {
+    const int tile = min(cell::p2m_tile_points, count - start);
+    const size_t first = static_cast<size_t>(entry[4]) + start;
+    for (int v = threadIdx.x; v < 3 * tile; v += blockDim.x)
+      cell::stage_basis(t, points, point_count, first, v, center, half_width, staged);
+    for (int j = threadIdx.x; j < tile; j += blockDim.x)
+      charges[j] = points[3 * point_count + first + j];
+    __syncthreads();
+    for (int node = threadIdx.x; node < nodes; node += blockDim.x)
+      multipole[node] += cell::p2m_node(t, charges, tile, staged, node);
+    __syncthreads();
+  }
+}
+
+// M2M (toward_parent) and L2L: one block per entry, the three phases of the tensor product
+// through two scratch vectors in shared memory. Several children share a parent in one M2M
+// task, so the products go in with atomic adds.
+__global__ void tensor_kernel(const int* work, const double* tables_data, int order,
+                              bool toward_parent, const double* from_cells, double* to_cells) {
+  extern __shared__ double scratch[];  // t1 then t2, p^3 each
+  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const int* entry = work + 1 + 3 * blockIdx.x;  // m2m: child, parent; l2l: parent, child
+  const int nodes = order * order * order;
+  const cell::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
+  const double* in = from_cells + static_cast<size_t>(entry[0]) * nodes;
+  double* out = to_cells + static_cast<size_t>(entry[1]) * nodes;
+  double *t1 = scratch, *t2 = scratch + nodes;
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t1[i] = cell::tensor_z(order, a.z, in, i);
+  __syncthreads();
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t2[i] = cell::tensor_y(order, a.y, t1, i);
+  __syncthreads();
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
+    atomicAdd(&out[i], cell::tensor_x(order, a.x, t2, i));
+}
+
+// P2L: one block per entry (target cell, x, y, z, first source point, count), the sources
+// staged in shared memory a tile at a time, a thread per node of the local. Several source
+// leaves of a group may reach one cell: the sums go in with atomic adds.
+__global__ void p2l_kernel(const int* work, const double* tables_data, int order,
+                           cell::RootCube cube, const double* points, size_t point_count,
+                           double* locals) {
+  __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
+      sq[threads_per_block];
+  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const int level = work[0];
+  const int* entry = work + 1 + 6 * blockIdx.x;
+  double center[3];
+  cube.center(level, entry + 1, center);
+  const double half_width = cube.cell_width(level) / 2;
+  const int nodes = order * order * order;
+  double* local = locals + static_cast<size_t>(entry[0]) * nodes;
+  for (int start = 0; start < entry[5]; start += threads_per_block) {
+    const int tile = min(threads_per_block, entry[5] - start);
+    const size_t first = static_cast<size_t>(entry[4]) + start;
+    if (static_cast<int>(threadIdx.x) < tile) {
+      sx[threadIdx.x] = points[first + threadIdx.x];
+      sy[threadIdx.x] = points[point_count + first + threadIdx.x];
+      sz[threadIdx.x] = points[2 * point_count + first + threadIdx.x];
+      sq[threadIdx.x] = points[3 * point_count + first + threadIdx.x];
+    }
+    __syncthreads();
+    for (int node = threadIdx.x; node < nodes; node += blockDim.x)
+      atomicAdd(&local[node], cell::p2l_node(t, node, center, half_width, sx, sy, sz, sq, tile));
+    __syncthreads();
+  }
+}
+
+// M2P: one block per entry (source cell, x, y, z, first target point, count), the multipole
+// staged in shared memory, a thread per point. Several source cells may reach one leaf: the
+// sums go in with atomic adds.
+__global__ void m2p_kernel(const int* work, const double* tables_data, int order,
+                           cell::RootCube cube, const double* multipoles, const double* points,
+                           size_t point_count, double* results) {
+  extern __shared__ double multipole[];
+  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const int level = work[0];
+  const int* entry = work + 1 + 6 * blockIdx.x;
+  const int nodes = order * order * order;
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
+    multipole[i] = multipoles[static_cast<size_t>(entry[0]) * nodes + i];
+  __syncthreads();
+  double center[3];
+  cube.center(level, entry + 1, center);
+  const double half_width = cube.cell_width(level) / 2;
+  for (int j = threadIdx.x; j < entry[5]; j += blockDim.x) {
+    const size_t k = static_cast<size_t>(entry[4]) + j;
+    const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
+    double out[4];
+    cell::m2p_point(t, multipole, position, center, half_width, out);
+    for (int r = 0; r < 4; ++r) atomicAdd(&results[r * point_count + k], out[r]);
+  }
+}
+
+// L2P: one block per entry (cell, x, y, z, first point, count), the local staged in shared
+// memory, one thread per point.
+__global__ void l2p_kernel(const int* work, const double* tables_data, int order,
+                           cell::RootCube cube, const double* locals, const double* points,
+                           size_t point_count, double* results) {
+  extern __shared__ double local[];
+  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const int level = work[0];
+  const int* entry = work + 1 + 6 * blockIdx.x;
+  const int nodes = order * order * order;
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
+    local[i] = locals[static_cast<size_t>(entry[0]) * nodes + i];
+  __syncthreads();
+  double center[3];
+  cube.center(level, entry + 1, center);
+  const double half_width = cube.cell_width(level) / 2;
+  for (int j = threadIdx.x; j < entry[5]; j += blockDim.x) {
+    const size_t k = static_cast<size_t>(entry[4]) + j;
+    const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
+    double out[4];
+    cell::l2p_point(t, local, position, center, half_width, out);
+    for (int r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
+  }
+}
+
 void check_launch(const char* kernel) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
@@ -150,6 +285,134 @@ void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
                                                                   operators, static_cast<int>(rank),
                                                                   sources, targets, root_width);
   check_launch("fmm m2l");
+}
+
+namespace {
+
+std::size_t entries_of(std::size_t work_size, int stride) {
+  return work_size > 0 ? (work_size - 1) / static_cast<std::size_t>(stride) : 0;
+}
+
+// Dynamic shared memory beyond the default 48 KiB must be asked for per kernel.
+template <class Kernel>
+void allow_shared(Kernel kernel, std::size_t bytes) {
+  if (bytes > 48 * 1024)
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(bytes));
+}
+
+void check_cublas(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + " failed: " + cublasGetStatusString(status));
+}
+
+void tensor(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+            const double* tables, int order, bool toward_parent, const double* from, double* to) {
+  const std::size_t entries = entries_of(work_size, 3);
+  if (entries == 0) return;
+  const std::size_t shared = 2 * static_cast<std::size_t>(order * order * order) * sizeof(double);
+  allow_shared(tensor_kernel, shared);
+  tensor_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
+      work, tables, order, toward_parent, from, to);
+  check_launch(toward_parent ? "fmm m2m" : "fmm l2l");
+}
+
+}  // namespace
+
+void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         std::size_t point_count, double* multipoles) {
+  const std::size_t entries = entries_of(work_size, 6);
+  if (entries == 0) return;
+  const std::size_t shared =
+      3 * cell::p2m_tile_points * static_cast<std::size_t>(order) * sizeof(double);
+  p2m_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
+      work, tables, order, cube, points, point_count, multipoles);
+  check_launch("fmm p2m");
+}
+
+void m2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const double* child_multipoles,
+         double* parent_multipoles) {
+  tensor(gpu, work, work_size, tables, order, true, child_multipoles, parent_multipoles);
+}
+
+void l2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const double* parent_locals, double* child_locals) {
+  tensor(gpu, work, work_size, tables, order, false, parent_locals, child_locals);
+}
+
+void compress(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
+              const double* multipoles, double* compressed, std::size_t cells) {
+  const int nodes = order * order * order;
+  if (cells == 0) return;
+  if (rank == static_cast<std::size_t>(nodes)) {  // not compressed: a copy
+    const cudaError_t status =
+        cudaMemcpyAsync(compressed, multipoles, cells * rank * sizeof(double),
+                        cudaMemcpyDeviceToDevice, gpu.stream());
+    if (status != cudaSuccess)
+      throw std::runtime_error(std::string("fmm compress copy failed: ") +
+                               cudaGetErrorString(status));
+    return;
+  }
+  const cell::GemmShape g =
+      cell::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
+  const double one = 1;
+  check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                           g.m, g.n, g.k, &one, tables + cell::tables_head(order), g.lda,
+                           multipoles, g.ldb, &g.beta, compressed, g.ldc),
+               "fmm compress (cublasDgemm)");
+}
+
+void expand(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
+            const double* compressed, double* locals, std::size_t cells) {
+  const int nodes = order * order * order;
+  if (cells == 0) return;
+  const double one = 1;
+  if (rank == static_cast<std::size_t>(nodes)) {  // not compressed: an addition
+    check_cublas(
+        cublasDaxpy(gpu.cublas(), static_cast<int>(cells * rank), &one, compressed, 1, locals, 1),
+        "fmm expand (cublasDaxpy)");
+    return;
+  }
+  const cell::GemmShape g =
+      cell::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
+  check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                           g.m, g.n, g.k, &one, tables + cell::tables_head(order), g.lda,
+                           compressed, g.ldb, &g.beta, locals, g.ldc),
+               "fmm expand (cublasDgemm)");
+}
+
+void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         std::size_t point_count, double* locals) {
+  const std::size_t entries = entries_of(work_size, 6);
+  if (entries == 0) return;
+  p2l_kernel<<<static_cast<unsigned>(entries), threads_per_block, 0, gpu.stream()>>>(
+      work, tables, order, cube, points, point_count, locals);
+  check_launch("fmm p2l");
+}
+
+void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* multipoles,
+         const double* points, std::size_t point_count, double* results) {
+  const std::size_t entries = entries_of(work_size, 6);
+  if (entries == 0) return;
+  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
+  m2p_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
+      work, tables, order, cube, multipoles, points, point_count, results);
+  check_launch("fmm m2p");
+}
+
+void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* locals,
+         const double* points, std::size_t point_count, double* results) {
+  const std::size_t entries = entries_of(work_size, 6);
+  if (entries == 0) return;
+  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
+  l2p_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
+      work, tables, order, cube, locals, points, point_count, results);
+  check_launch("fmm l2p");
 }
 
 }  // namespace fmm::cuda

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cell_kernels.hpp"
 #include "versa/cuda_fwd.hpp"
 
 namespace fmm::cuda {
@@ -28,5 +29,35 @@ void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* operators, std::size_t rank, const double* sources, double* targets,
          double root_width);
+
+// The upward and downward passes, P2L and M2P, as fmm::p2m, m2m, compress, expand, l2l, l2p,
+// p2l and m2p do
+// (group_kernels.hpp), on device arrays in the same layouts: `tables` is the device copy of
+// ChebyshevInterpolation::device_tables() of `order`, `rank` the values per compressed
+// expansion, `cube` the root cube; a point group's arrays hold `points` points. The work lists'
+// headers (the cell level) are read on the device. Each kernel does the steps of
+// cell_kernels.hpp, as its emulated twin (group_kernels_emulated.hpp) does. Throw
+// std::runtime_error when a launch fails.
+void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         std::size_t point_count, double* multipoles);
+void m2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const double* child_multipoles,
+         double* parent_multipoles);
+void compress(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
+              const double* multipoles, double* compressed, std::size_t cells);
+void expand(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
+            const double* compressed, double* locals, std::size_t cells);
+void l2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const double* parent_locals, double* child_locals);
+void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         std::size_t point_count, double* locals);
+void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* multipoles,
+         const double* points, std::size_t point_count, double* results);
+void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* tables, int order, const cell::RootCube& cube, const double* locals,
+         const double* points, std::size_t point_count, double* results);
 
 }  // namespace fmm::cuda

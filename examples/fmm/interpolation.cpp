@@ -155,6 +155,15 @@ void ChebyshevInterpolation::l2l(unsigned octant, const double* parent, double* 
                parent_to_child_[octant & 1].data(), parent, child);
 }
 
+std::vector<double> ChebyshevInterpolation::device_tables() const {
+  std::vector<double> tables = chebyshev_at_nodes_;
+  for (const auto* side : {child_to_parent_, parent_to_child_})
+    for (int s = 0; s < 2; ++s) tables.insert(tables.end(), side[s].begin(), side[s].end());
+  const std::vector<double>& expansion = m2l_->expansion();
+  tables.insert(tables.end(), expansion.begin(), expansion.end());
+  return tables;
+}
+
 void ChebyshevInterpolation::compress(const double* multipole, double* compressed) const {
   m2l_->compress(multipole, compressed, 1);
 }

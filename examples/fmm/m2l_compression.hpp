@@ -52,6 +52,9 @@ class CompressedM2L {
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
 
+  // V = W^-1 U (row-major p^3 x rank()) of compress and expand; empty without compression.
+  const std::vector<double>& expansion() const { return expansion_; }
+
   // The mean rank of the truncated C_d over the 316 offsets (rank() for one kept whole); 0
   // without compression.
   double mean_operator_rank() const;

@@ -99,7 +99,7 @@ int run(const Options& o) {
                            return rt.data(array.data(), array.size(), owner, name);
                          });
     fmm::flow::submit_tasks(rt, types, plan.groups, h,
-                            m2l_operators.empty() ? nullptr : &m2l_operators_handle);
+                            {.m2l = m2l_operators.empty() ? nullptr : &m2l_operators_handle});
     for (const versa::Handle<double>& results : h.results) rt.fetch(results, 0);
     rt.wait_all();
   }

@@ -11,6 +11,7 @@
 #include "group_data.hpp"
 #include "group_kernels.hpp"
 #include "group_kernels_cuda.hpp"
+#include "group_kernels_emulated.hpp"
 #include "group_tree.hpp"
 #include "task_program.hpp"
 #include "versa/versa.hpp"
@@ -57,6 +58,115 @@ inline auto m2l_with_operators_type(const KernelContext* c) {
       .cuda([c](versa::CudaContext& gpu, Work w, In operators, In source, Out target) {
         cuda::m2l(gpu, w.data(), w.size(), operators.data(), c->interpolation->rank(),
                   source.data(), target.data(), c->width);
+      });
+}
+// The upward and downward passes, P2L and M2P, with the device tables
+// (ChebyshevInterpolation::device_tables) as a handle (their first access), so that they travel to
+// a device once and stay there, and every pass may run there: the emulated bodies are the twins of
+// the CUDA kernels; the CPU bodies take the operators from the interpolation. Used when the runtime
+// has devices.
+inline auto p2m_on_devices_type(const KernelContext* c) {
+  return versa::task_type("p2m")
+      .cpu([c](In, Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); })
+      .emulated([c](In tables, Work w, In points, Out m) {
+        emulated::p2m(w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                      points.data(), points.size() / 4, m.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In points, Out m) {
+        cuda::p2m(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                  points.data(), points.size() / 4, m.data());
+      });
+}
+inline auto m2m_on_devices_type(const KernelContext* c) {
+  return versa::task_type("m2m")
+      .cpu([c](In, Work w, In child, Out parent) { m2m(*c, in(w), in(child), out(parent)); })
+      .emulated([c](In tables, Work w, In child, Out parent) {
+        emulated::m2m(w.data(), w.size(), tables.data(), c->interpolation->order(), child.data(),
+                      parent.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In child, Out parent) {
+        cuda::m2m(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), child.data(),
+                  parent.data());
+      });
+}
+inline auto compress_on_devices_type(const KernelContext* c) {
+  return versa::task_type("compress")
+      .cpu([c](In, In m, Out compressed) { compress(*c, in(m), out(compressed)); })
+      .emulated([c](In tables, In m, Out compressed) {
+        const ChebyshevInterpolation& i = *c->interpolation;
+        emulated::compress(tables.data(), i.order(), i.rank(), m.data(), compressed.data(),
+                           m.size() / i.nodes());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, In m, Out compressed) {
+        const ChebyshevInterpolation& i = *c->interpolation;
+        cuda::compress(gpu, tables.data(), i.order(), i.rank(), m.data(), compressed.data(),
+                       m.size() / i.nodes());
+      });
+}
+inline auto expand_on_devices_type(const KernelContext* c) {
+  return versa::task_type("expand")
+      .cpu([c](In, In compressed, Out locals) { expand(*c, in(compressed), out(locals)); })
+      .emulated([c](In tables, In compressed, Out locals) {
+        const ChebyshevInterpolation& i = *c->interpolation;
+        emulated::expand(tables.data(), i.order(), i.rank(), compressed.data(), locals.data(),
+                         locals.size() / i.nodes());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, In compressed, Out locals) {
+        const ChebyshevInterpolation& i = *c->interpolation;
+        cuda::expand(gpu, tables.data(), i.order(), i.rank(), compressed.data(), locals.data(),
+                     locals.size() / i.nodes());
+      });
+}
+inline auto l2l_on_devices_type(const KernelContext* c) {
+  return versa::task_type("l2l")
+      .cpu([c](In, Work w, In parent, Out child) { l2l(*c, in(w), in(parent), out(child)); })
+      .emulated([c](In tables, Work w, In parent, Out child) {
+        emulated::l2l(w.data(), w.size(), tables.data(), c->interpolation->order(), parent.data(),
+                      child.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In parent, Out child) {
+        cuda::l2l(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), parent.data(),
+                  child.data());
+      });
+}
+inline auto l2p_on_devices_type(const KernelContext* c) {
+  return versa::task_type("l2p")
+      .cpu([c](In, Work w, In locals, In points, Out results) {
+        l2p(*c, in(w), in(locals), in(points), out(results));
+      })
+      .emulated([c](In tables, Work w, In locals, In points, Out results) {
+        emulated::l2p(w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                      locals.data(), points.data(), points.size() / 4, results.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In locals, In points, Out results) {
+        cuda::l2p(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                  locals.data(), points.data(), points.size() / 4, results.data());
+      });
+}
+inline auto p2l_on_devices_type(const KernelContext* c) {
+  return versa::task_type("p2l")
+      .cpu([c](In, Work w, In points, Out locals) { p2l(*c, in(w), in(points), out(locals)); })
+      .emulated([c](In tables, Work w, In points, Out locals) {
+        emulated::p2l(w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                      points.data(), points.size() / 4, locals.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In points, Out locals) {
+        cuda::p2l(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                  points.data(), points.size() / 4, locals.data());
+      });
+}
+inline auto m2p_on_devices_type(const KernelContext* c) {
+  return versa::task_type("m2p")
+      .cpu([c](In, Work w, In m, In points, Out results) {
+        m2p(*c, in(w), in(m), in(points), out(results));
+      })
+      .emulated([c](In tables, Work w, In m, In points, Out results) {
+        emulated::m2p(w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                      m.data(), points.data(), points.size() / 4, results.data());
+      })
+      .cuda([c](versa::CudaContext& gpu, In tables, Work w, In m, In points, Out results) {
+        cuda::m2p(gpu, w.data(), w.size(), tables.data(), c->interpolation->order(), c->cube(),
+                  m.data(), points.data(), points.size() / 4, results.data());
       });
 }
 inline auto p2l_type(const KernelContext* c) {
@@ -139,7 +249,16 @@ struct TaskTypes {
         p2p_pair(p2p_pair_type(&pairs).placement(rules[int(Kernel::p2p_pair)])),
         expand(expand_type(&context).placement(rules[int(Kernel::expand)])),
         l2l(l2l_type(&context).placement(rules[int(Kernel::l2l)])),
-        l2p(l2p_type(&context).placement(rules[int(Kernel::l2p)])) {}
+        l2p(l2p_type(&context).placement(rules[int(Kernel::l2p)])),
+        p2m_on_devices(p2m_on_devices_type(&context).placement(rules[int(Kernel::p2m)])),
+        m2m_on_devices(m2m_on_devices_type(&context).placement(rules[int(Kernel::m2m)])),
+        compress_on_devices(
+            compress_on_devices_type(&context).placement(rules[int(Kernel::compress)])),
+        expand_on_devices(expand_on_devices_type(&context).placement(rules[int(Kernel::expand)])),
+        l2l_on_devices(l2l_on_devices_type(&context).placement(rules[int(Kernel::l2l)])),
+        l2p_on_devices(l2p_on_devices_type(&context).placement(rules[int(Kernel::l2p)])),
+        p2l_on_devices(p2l_on_devices_type(&context).placement(rules[int(Kernel::p2l)])),
+        m2p_on_devices(m2p_on_devices_type(&context).placement(rules[int(Kernel::m2p)])) {}
 
   KernelContext context;  // first: the types point to it and to `pairs`
   NearFieldPairs pairs;
@@ -155,6 +274,14 @@ struct TaskTypes {
   decltype(expand_type(nullptr)) expand;
   decltype(l2l_type(nullptr)) l2l;
   decltype(l2p_type(nullptr)) l2p;
+  decltype(p2m_on_devices_type(nullptr)) p2m_on_devices;
+  decltype(m2m_on_devices_type(nullptr)) m2m_on_devices;
+  decltype(compress_on_devices_type(nullptr)) compress_on_devices;
+  decltype(expand_on_devices_type(nullptr)) expand_on_devices;
+  decltype(l2l_on_devices_type(nullptr)) l2l_on_devices;
+  decltype(l2p_on_devices_type(nullptr)) l2p_on_devices;
+  decltype(p2l_on_devices_type(nullptr)) p2l_on_devices;
+  decltype(m2p_on_devices_type(nullptr)) m2p_on_devices;
 };
 
 // The rank that owns each group's arrays (versa::mpi), and so runs the tasks that write them;
@@ -220,11 +347,25 @@ struct Handles {
   }
 };
 
-// Submits the group tree's tasks in its order. `m2l_operators`: the M2L operators' handle when
-// the GPUs take them from one (TaskProgram's constructor says when), else null.
+// The operators' handles of an evaluation whose tasks may run on devices (TaskProgram's
+// constructor makes them): the tables of the upward and downward passes, and the M2L operators
+// when the GPUs take them from one. Null where they are not registered (CPUs only).
+struct DeviceOperators {
+  const versa::Handle<double>* tables = nullptr;
+  const versa::Handle<double>* m2l = nullptr;
+};
+
+// Submits the group tree's tasks in its order.
 template <class Runtime>
 void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, Handles& h,
-                  const versa::Handle<double>* m2l_operators) {
+                  const DeviceOperators& operators = {}) {
+  // A task of the `plain` type, or with the tables of the `on_devices` type when they are.
+  auto submit = [&rt, &operators](const auto& plain, const auto& on_devices, auto&&... accesses) {
+    if (operators.tables)
+      rt.submit(on_devices, versa::read(*operators.tables), accesses...);
+    else
+      rt.submit(plain, accesses...);
+  };
   for (std::size_t t = 0; t < groups.tasks().size(); ++t) {
     const GroupTask& task = groups.tasks()[t];
     const std::size_t s = task.source, d = task.target;
@@ -233,33 +374,33 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
     auto list = [&h, t] { return versa::read(h.work[t]); };
     switch (task.kernel) {
       case Kernel::p2m:
-        rt.submit(types.p2m, list(), versa::read(h.points[s]), versa::commute(h.multipoles[d]),
-                  priority, work);
+        submit(types.p2m, types.p2m_on_devices, list(), versa::read(h.points[s]),
+               versa::commute(h.multipoles[d]), priority, work);
         break;
       case Kernel::m2m:
-        rt.submit(types.m2m, list(), versa::read(h.multipoles[s]), versa::commute(h.multipoles[d]),
-                  priority, work);
+        submit(types.m2m, types.m2m_on_devices, list(), versa::read(h.multipoles[s]),
+               versa::commute(h.multipoles[d]), priority, work);
         break;
       case Kernel::compress:
-        rt.submit(types.compress, versa::read(h.multipoles[s]),
-                  versa::write_only(h.compressed_multipoles[s]), priority, work);
+        submit(types.compress, types.compress_on_devices, versa::read(h.multipoles[s]),
+               versa::write_only(h.compressed_multipoles[s]), priority, work);
         break;
       case Kernel::m2l:
-        if (!m2l_operators)
+        if (!operators.m2l)
           rt.submit(types.m2l, list(), versa::read(h.compressed_multipoles[s]),
                     versa::commute(h.compressed_locals[d]), priority, work);
         else
-          rt.submit(types.m2l_with_operators, list(), versa::read(*m2l_operators),
+          rt.submit(types.m2l_with_operators, list(), versa::read(*operators.m2l),
                     versa::read(h.compressed_multipoles[s]), versa::commute(h.compressed_locals[d]),
                     priority, work);
         break;
       case Kernel::p2l:
-        rt.submit(types.p2l, list(), versa::read(h.points[s]), versa::commute(h.locals[d]),
-                  priority, work);
+        submit(types.p2l, types.p2l_on_devices, list(), versa::read(h.points[s]),
+               versa::commute(h.locals[d]), priority, work);
         break;
       case Kernel::m2p:
-        rt.submit(types.m2p, list(), versa::read(h.multipoles[s]), versa::read(h.points[d]),
-                  versa::add(h.results[d]), priority, work);
+        submit(types.m2p, types.m2p_on_devices, list(), versa::read(h.multipoles[s]),
+               versa::read(h.points[d]), versa::add(h.results[d]), priority, work);
         break;
       case Kernel::p2p_inner:
         rt.submit(types.p2p_inner, list(), versa::read(h.points[s]), versa::add(h.results[s]),
@@ -270,16 +411,16 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
                   versa::add(h.results[s]), versa::add(h.results[d]), priority, work);
         break;
       case Kernel::expand:
-        rt.submit(types.expand, versa::read(h.compressed_locals[s]), versa::commute(h.locals[s]),
-                  priority, work);
+        submit(types.expand, types.expand_on_devices, versa::read(h.compressed_locals[s]),
+               versa::commute(h.locals[s]), priority, work);
         break;
       case Kernel::l2l:
-        rt.submit(types.l2l, list(), versa::read(h.locals[s]), versa::commute(h.locals[d]),
-                  priority, work);
+        submit(types.l2l, types.l2l_on_devices, list(), versa::read(h.locals[s]),
+               versa::commute(h.locals[d]), priority, work);
         break;
       case Kernel::l2p:
-        rt.submit(types.l2p, list(), versa::read(h.locals[s]), versa::read(h.points[d]),
-                  versa::add(h.results[d]), priority, work);
+        submit(types.l2p, types.l2p_on_devices, list(), versa::read(h.locals[s]),
+               versa::read(h.points[d]), versa::add(h.results[d]), priority, work);
         break;
     }
   }

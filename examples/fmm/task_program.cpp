@@ -59,6 +59,9 @@ Placements parse_placements(const std::string& text, Placements placements) {
 TaskProgram::TaskProgram(versa::Runtime& runtime, const Solver& solver,
                          const Placements& placements)
     : runtime_(runtime), solver_(solver), types_(std::make_unique<flow::TaskTypes>(placements)) {
+  if (runtime_.device_count() == 0) return;
+  device_tables_ = solver_.operators().device_tables();
+  device_tables_handle_ = runtime_.data(device_tables_, "fmm operator tables");
   if (runtime_.gpu_count() == 0) return;
   m2l_operators_ = solver_.operators().m2l_operators();
   if (!m2l_operators_.empty())
@@ -118,7 +121,8 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
                       return runtime_.data(array.data(), array.size(), name);
                     });
     flow::submit_tasks(runtime_, *types_, groups, h,
-                       m2l_operators_.empty() ? nullptr : &m2l_operators_handle_);
+                       {.tables = device_tables_.empty() ? nullptr : &device_tables_handle_,
+                        .m2l = m2l_operators_.empty() ? nullptr : &m2l_operators_handle_});
     runtime_.wait_all();
   }
   // Whole numbers below 2^53: the sums are exact, and the GPUs' share is the rest.

@@ -78,6 +78,11 @@ class TaskProgram {
   std::unique_ptr<flow::TaskTypes> types_;  // task_flow.hpp
   std::array<double, kernel_count> work_{};
   std::vector<std::pair<std::string, double>> p2p_pairs_;
+  // With devices: the operator tables of the upward and downward passes
+  // (ChebyshevInterpolation::device_tables), registered once so that each device receives them
+  // once.
+  std::vector<double> device_tables_;
+  versa::Handle<double> device_tables_handle_;
   // With GPUs: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
   // once so that they are copied to a GPU once; empty without GPUs or when they are not stored.
   std::vector<double> m2l_operators_;

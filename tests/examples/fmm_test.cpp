@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -661,6 +662,10 @@ const Machine machines[] = {
     {"2cpu_1emulated", versa::testing::with_emulated(versa::testing::workers(2), 1, 256 << 10), ""},
     {"2cpu_2emulated_p2p_on_devices",
      versa::testing::with_emulated(versa::testing::workers(2), 2, 256 << 10), "p2p=gpu"},
+    // Every pass on the devices: the upward and downward passes through the emulated twins of
+    // their CUDA kernels (group_kernels_emulated.hpp).
+    {"1cpu_2emulated_all_on_devices",
+     versa::testing::with_emulated(versa::testing::workers(1), 2, 1 << 20), "all=gpu"},
 };
 
 class FmmTaskProgram : public ::testing::TestWithParam<std::tuple<Case, Machine>> {};
@@ -722,6 +727,27 @@ TEST(FmmTaskProgram, PlacedKernelsRunWhereTheyArePlaced) {
   EXPECT_EQ(m2l_on_device, 0u);
 }
 
+// With every pass placed on the devices, every task runs there: the upward and downward passes
+// through the emulated twins of their CUDA kernels, each pass's data staying on the devices.
+TEST(FmmTaskProgram, EveryPassRunsOnTheDevicesWhenPlacedThere) {
+  const Points points = blob_points(3000, 7);  // adaptive: P2L and M2P have work
+  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
+  versa::Config config = versa::testing::with_emulated(versa::testing::workers(2), 1);
+  config.task_statistics = true;
+  versa::Runtime rt(config);
+  fmm::TaskProgram program(rt, solver, fmm::parse_placements("all=gpu"));
+  const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
+  EXPECT_LE(d.potential, 1e-12);
+  EXPECT_LE(d.field, 1e-12);
+  std::map<std::string, std::uint64_t> on_device;
+  for (const versa::TaskStatistics& s : rt.task_statistics()) {
+    EXPECT_EQ(s.device_kind, "emulated") << s.task_type;
+    on_device[s.task_type] += s.tasks;
+  }
+  for (const char* pass : {"p2m", "m2m", "compress", "m2l", "p2l", "m2p", "expand", "l2l", "l2p"})
+    EXPECT_GT(on_device[pass], 0u) << pass;
+}
+
 // The near field's point pairs are counted by the kind of device that ran them: with every
 // point in one leaf, each pair of points once, on the CPU or on the emulated device.
 TEST(FmmTaskProgram, NearFieldPairsAreCountedWhereTheyRun) {
@@ -780,16 +806,17 @@ TEST(FmmPlacements, ParseKernelsAndRules) {
   }
 }
 
-// The CUDA P2P and M2L kernels, on CPU + a real GPU: skips without a GPU.
-TEST(FmmOnGpu, P2PAndM2LOnTheGpuEqualTheSequentialRun) {
+// The CUDA kernels, P2P and M2L alone and every pass on the GPU, on CPU + a real GPU: skips
+// without a GPU.
+TEST(FmmOnGpu, KernelsOnTheGpuEqualTheSequentialRun) {
   versa::Config config = versa::testing::workers(2);
   config.gpus = 1;
   {
     versa::Runtime probe{config};
     if (probe.gpu_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
   }
-  const fmm::Solver solver({.eps = 1e-6, .leaf_size = 40, .group_size = 4});
-  for (const char* place : {"p2p=gpu", "m2l=gpu", "p2p=gpu,m2l=gpu"}) {
+  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
+  for (const char* place : {"p2p=gpu", "m2l=gpu", "p2p=gpu,m2l=gpu", "all=gpu"}) {
     for (const Points& points : {blob_points(3000), uniform_points(20000, 3), equal_points(300)}) {
       versa::Runtime rt(config);
       fmm::TaskProgram program(rt, solver, fmm::parse_placements(place));

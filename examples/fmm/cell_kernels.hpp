@@ -1,0 +1,249 @@
+// The FMM's cell operators as the steps one GPU thread takes: the CUDA kernels
+// (group_kernels_cuda.cu) and their emulated twins (group_kernels_emulated.hpp) both call these,
+// so the emulated device, which CI runs, computes with the very code the GPU runs. Each step
+// computes one value of a block's phase (one basis row, one expansion value, one point's
+// potential); a kernel spreads a phase's values over its block's threads with a barrier between
+// phases, the twin runs them in a loop. Internal to the example.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define FMM_HOST_DEVICE __host__ __device__
+#else
+#define FMM_HOST_DEVICE
+#endif
+
+namespace fmm::cell {
+
+constexpr int max_order = 16;
+
+// The operators the device kernels read, in one array (ChebyshevInterpolation::device_tables):
+// T_k(x_m) at [k p + m], the child-to-parent matrices of either side, then the parent-to-child
+// ones (p x p each, as ChebyshevInterpolation keeps them), then the expansion V (row-major
+// p^3 x rank) when the M2L is compressed.
+struct Tables {
+  int order;
+  const double* chebyshev_at_nodes;
+  const double* child_to_parent[2];
+  const double* parent_to_child[2];
+  const double* expansion;
+
+  FMM_HOST_DEVICE static Tables at(const double* data, int order) {
+    const int pp = order * order;
+    return {order, data, {data + pp, data + 2 * pp}, {data + 3 * pp, data + 4 * pp}, data + 5 * pp};
+  }
+};
+
+// The values before the expansion in the tables of order p.
+constexpr std::size_t tables_head(int order) { return 5 * static_cast<std::size_t>(order * order); }
+
+// The root cube [origin, origin + width]^3 and the centers of the cells in it.
+struct RootCube {
+  double origin[3];
+  double width;
+
+  FMM_HOST_DEVICE double cell_width(int level) const { return ldexp(width, -level); }
+  // The center of the cell of `level` at integer coordinates xyz[0..2].
+  FMM_HOST_DEVICE void center(int level, const std::int32_t* xyz, double out[3]) const {
+    const double w = cell_width(level);
+    for (int axis = 0; axis < 3; ++axis) out[axis] = origin[axis] + (xyz[axis] + 0.5) * w;
+  }
+};
+
+// S_p(xi, x_m) = 1/p + 2/p sum_{k>=1} T_k(xi) T_k(x_m) for m = 0..p-1 into s.
+FMM_HOST_DEVICE inline void basis(const Tables& t, double xi, double* s) {
+  const int p = t.order;
+  const double inverse_p = 1.0 / p;
+  for (int m = 0; m < p; ++m) s[m] = inverse_p;
+  double previous = 1, current = xi;  // T_{k-1}(xi), T_k(xi)
+  for (int k = 1; k < p; ++k) {
+    const double* tk = t.chebyshev_at_nodes + k * p;
+    for (int m = 0; m < p; ++m) s[m] += 2 * inverse_p * current * tk[m];
+    const double next = 2 * xi * current - previous;
+    previous = current;
+    current = next;
+  }
+}
+
+// The same and its derivative d/dxi into ds, by T_k' = k U_{k-1}.
+FMM_HOST_DEVICE inline void basis_and_derivative(const Tables& t, double xi, double* s,
+                                                 double* ds) {
+  basis(t, xi, s);
+  const int p = t.order;
+  const double inverse_p = 1.0 / p;
+  for (int m = 0; m < p; ++m) ds[m] = 0;
+  double previous = 0, current = 1;  // U_{k-2}, U_{k-1}
+  for (int k = 1; k < p; ++k) {
+    const double* tk = t.chebyshev_at_nodes + k * p;
+    const double derivative = k * current;
+    for (int m = 0; m < p; ++m) ds[m] += 2 * inverse_p * derivative * tk[m];
+    const double next = 2 * xi * current - previous;
+    previous = current;
+    current = next;
+  }
+}
+
+// P2M, a tile of a cell's points at a time: first the block stages the basis of each point
+// along each axis (value v: point v / 3, axis v % 3, p values at staged[v p]), then each node
+// of the multipole takes the tile's charges.
+constexpr int p2m_tile_points = 32;
+
+// `points`: a particle group's array of n points (x[n], y[n], z[n], charge[n]); `first`: the
+// tile's first point in it.
+FMM_HOST_DEVICE inline void stage_basis(const Tables& t, const double* points, std::size_t n,
+                                        std::size_t first, int v, const double center[3],
+                                        double half_width, double* staged) {
+  const int axis = v % 3;
+  const double coordinate = points[static_cast<std::size_t>(axis) * n + first + v / 3];
+  basis(t, (coordinate - center[axis]) / half_width, staged + v * t.order);
+}
+
+// What multipole value `node` ((a p + b) p + c) receives from the `count` staged points whose
+// charges are charges[0..count).
+FMM_HOST_DEVICE inline double p2m_node(const Tables& t, const double* charges, int count,
+                                       const double* staged, int node) {
+  const int p = t.order;
+  const int a = node / (p * p), b = node / p % p, c = node % p;
+  double sum = 0;
+  for (int j = 0; j < count; ++j) {
+    const double* s = staged + 3 * j * p;
+    sum += charges[j] * s[a] * s[p + b] * s[2 * p + c];
+  }
+  return sum;
+}
+
+// M2M and L2L, out += (A_x (x) A_y (x) A_z) in, as three phases of p^3 values each, through two
+// scratch vectors (ChebyshevInterpolation::apply_tensor's order of sums).
+// Phase 1, value i = j12 p + i3: t1[i] = sum_j3 A_z[i3 p + j3] in[j12 p + j3].
+FMM_HOST_DEVICE inline double tensor_z(int p, const double* az, const double* in, int i) {
+  const int j12 = i / p, i3 = i % p;
+  double sum = 0;
+  for (int j3 = 0; j3 < p; ++j3) sum += az[i3 * p + j3] * in[j12 * p + j3];
+  return sum;
+}
+// Phase 2, value i = (j1 p + i2) p + i3: t2[i] = sum_j2 A_y[i2 p + j2] t1[(j1 p + j2) p + i3].
+FMM_HOST_DEVICE inline double tensor_y(int p, const double* ay, const double* t1, int i) {
+  const int j1 = i / (p * p), i2 = i / p % p, i3 = i % p;
+  double sum = 0;
+  for (int j2 = 0; j2 < p; ++j2) sum += ay[i2 * p + j2] * t1[(j1 * p + j2) * p + i3];
+  return sum;
+}
+// Phase 3, value i = i1 p^2 + i23: what out[i] receives, sum_j1 A_x[i1 p + j1] t2[j1 p^2 + i23].
+FMM_HOST_DEVICE inline double tensor_x(int p, const double* ax, const double* t2, int i) {
+  const int i1 = i / (p * p), i23 = i % (p * p);
+  double sum = 0;
+  for (int j1 = 0; j1 < p; ++j1) sum += ax[i1 * p + j1] * t2[j1 * p * p + i23];
+  return sum;
+}
+
+// The matrices of a child's octant (x << 2 | y << 1 | z) for M2M (toward the parent) or L2L.
+struct OctantMatrices {
+  const double *x, *y, *z;
+  FMM_HOST_DEVICE OctantMatrices(const double* const* side, int octant)
+      : x(side[octant >> 2 & 1]), y(side[octant >> 1 & 1]), z(side[octant & 1]) {}
+};
+
+// L2P of one point at (x, y, z) from the local expansion of the cell: its potential and field
+// into out[0..3] (ChebyshevInterpolation::l2p's sums).
+FMM_HOST_DEVICE inline void l2p_point(const Tables& t, const double* local,
+                                      const double position[3], const double center[3],
+                                      double half_width, double out[4]) {
+  const int p = t.order;
+  double s[3][max_order], ds[3][max_order];
+  const double inverse_h = 1.0 / half_width;
+  for (int axis = 0; axis < 3; ++axis)
+    basis_and_derivative(t, (position[axis] - center[axis]) * inverse_h, s[axis], ds[axis]);
+  double value = 0, vx = 0, vy = 0, vz = 0;
+  for (int a = 0; a < p; ++a)
+    for (int b = 0; b < p; ++b) {
+      const double* row = local + (a * p + b) * p;
+      double row_s = 0, row_ds = 0;
+      for (int c = 0; c < p; ++c) {
+        row_s += row[c] * s[2][c];
+        row_ds += row[c] * ds[2][c];
+      }
+      value += s[0][a] * s[1][b] * row_s;
+      vx += ds[0][a] * s[1][b] * row_s;
+      vy += s[0][a] * ds[1][b] * row_s;
+      vz += s[0][a] * s[1][b] * row_ds;
+    }
+  out[0] = value;
+  out[1] = vx * inverse_h;
+  out[2] = vy * inverse_h;
+  out[3] = vz * inverse_h;
+}
+
+// The position of node (a p + b) p + c of the cell with this center and half-width, from the
+// nodes x_m = T_1(x_m) (ChebyshevInterpolation::node_positions).
+FMM_HOST_DEVICE inline void node_position(const Tables& t, int node, const double center[3],
+                                          double half_width, double out[3]) {
+  const int p = t.order;
+  const double* x = t.chebyshev_at_nodes + p;
+  const int index[3] = {node / (p * p), node / p % p, node % p};
+  for (int axis = 0; axis < 3; ++axis) out[axis] = center[axis] + half_width * x[index[axis]];
+}
+
+// 1/r of a separation whose square is r2, 0 at zero distance (as the direct sums mask it).
+FMM_HOST_DEVICE inline double inverse_distance(double r2) { return r2 > 0 ? 1 / sqrt(r2) : 0.0; }
+
+// P2L: what local value `node` receives from `count` points (x, y, z, q each `count` values): the
+// potential at the node.
+FMM_HOST_DEVICE inline double p2l_node(const Tables& t, int node, const double center[3],
+                                       double half_width, const double* x, const double* y,
+                                       const double* z, const double* q, int count) {
+  double position[3];
+  node_position(t, node, center, half_width, position);
+  double sum = 0;
+  for (int j = 0; j < count; ++j) {
+    const double dx = position[0] - x[j], dy = position[1] - y[j], dz = position[2] - z[j];
+    sum += q[j] * inverse_distance(dx * dx + dy * dy + dz * dz);
+  }
+  return sum;
+}
+
+// M2P: the potential and field at one point from the multipole's nodes as charges, into
+// out[0..3].
+FMM_HOST_DEVICE inline void m2p_point(const Tables& t, const double* multipole,
+                                      const double position[3], const double center[3],
+                                      double half_width, double out[4]) {
+  const int nodes = t.order * t.order * t.order;
+  double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
+  for (int n = 0; n < nodes; ++n) {
+    double node[3];
+    node_position(t, n, center, half_width, node);
+    const double dx = position[0] - node[0], dy = position[1] - node[1], dz = position[2] - node[2];
+    const double inverse_r = inverse_distance(dx * dx + dy * dy + dz * dz);
+    const double q_over_r = multipole[n] * inverse_r;
+    const double q_over_r3 = q_over_r * inverse_r * inverse_r;
+    sum += q_over_r;
+    sum_x -= q_over_r3 * dx;
+    sum_y -= q_over_r3 * dy;
+    sum_z -= q_over_r3 * dz;
+  }
+  out[0] = sum;
+  out[1] = sum_x;
+  out[2] = sum_y;
+  out[3] = sum_z;
+}
+
+// Compression and expansion as one column-major matrix product over a cell group's `count`
+// expansions (cuBLAS on a GPU, cblas in the twin, the same arguments):
+//   compress: C (rank x count) = V^T (rank x p^3) M (p^3 x count), V^T being V's row-major
+//             storage read column-major (lda = rank)
+//   expand:   L (p^3 x count) += V (p^3 x rank) C (rank x count), V = op_T of that storage
+struct GemmShape {
+  bool transpose_a;
+  int m, n, k, lda, ldb, ldc;
+  double beta;
+};
+inline GemmShape compress_shape(int nodes, int rank, int count) {
+  return {false, rank, count, nodes, rank, nodes, rank, 0.0};
+}
+inline GemmShape expand_shape(int nodes, int rank, int count) {
+  return {true, nodes, count, rank, rank, rank, nodes, 1.0};
+}
+
+}  // namespace fmm::cell

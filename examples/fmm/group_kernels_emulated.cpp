@@ -1,0 +1,162 @@
+#include "group_kernels_emulated.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace fmm::emulated {
+
+namespace {
+
+std::size_t entries_of(std::size_t work_size, int stride) {
+  return work_size > 0 ? (work_size - 1) / static_cast<std::size_t>(stride) : 0;
+}
+
+// M2M (toward_parent) and L2L as tensor_kernel runs them, entry by entry (a block each).
+void tensor(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+            bool toward_parent, const double* from_cells, double* to_cells) {
+  const cell::Tables t = cell::Tables::at(tables, order);
+  const int nodes = order * order * order;
+  std::vector<double> t1(static_cast<std::size_t>(nodes)), t2(t1.size());
+  for (std::size_t e = 0; e < entries_of(work_size, 3); ++e) {
+    const std::int32_t* entry = work + 1 + 3 * e;
+    const cell::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
+    const double* in = from_cells + static_cast<std::size_t>(entry[0]) * nodes;
+    double* out = to_cells + static_cast<std::size_t>(entry[1]) * nodes;
+    for (int i = 0; i < nodes; ++i) t1[i] = cell::tensor_z(order, a.z, in, i);
+    for (int i = 0; i < nodes; ++i) t2[i] = cell::tensor_y(order, a.y, t1.data(), i);
+    for (int i = 0; i < nodes; ++i) out[i] += cell::tensor_x(order, a.x, t2.data(), i);
+  }
+}
+
+void gemm(const cell::GemmShape& g, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, CblasNoTrans, g.m, g.n, g.k,
+              1.0, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+}
+
+}  // namespace
+
+void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         double* multipoles) {
+  const cell::Tables t = cell::Tables::at(tables, order);
+  const int level = work_size > 0 ? work[0] : 0;
+  const int nodes = order * order * order;
+  std::vector<double> staged(3 * cell::p2m_tile_points * static_cast<std::size_t>(order));
+  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
+    const std::int32_t* entry = work + 1 + 6 * e;
+    double center[3];
+    cube.center(level, entry + 1, center);
+    const double half_width = cube.cell_width(level) / 2;
+    double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
+    for (int start = 0; start < entry[5]; start += cell::p2m_tile_points) {
+      const int tile = std::min(cell::p2m_tile_points, entry[5] - start);
+      const std::size_t first = static_cast<std::size_t>(entry[4] + start);
+      for (int v = 0; v < 3 * tile; ++v)
+        cell::stage_basis(t, points, point_count, first, v, center, half_width, staged.data());
+      const double* charges = points + 3 * point_count + first;
+      for (int node = 0; node < nodes; ++node)
+        multipole[node] += cell::p2m_node(t, charges, tile, staged.data(), node);
+    }
+  }
+}
+
+void m2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const double* child_multipoles, double* parent_multipoles) {
+  tensor(work, work_size, tables, order, true, child_multipoles, parent_multipoles);
+}
+
+void l2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const double* parent_locals, double* child_locals) {
+  tensor(work, work_size, tables, order, false, parent_locals, child_locals);
+}
+
+void compress(const double* tables, int order, std::size_t rank, const double* multipoles,
+              double* compressed, std::size_t cells) {
+  const int nodes = order * order * order;
+  if (cells == 0) return;
+  if (rank == static_cast<std::size_t>(nodes)) {
+    std::copy(multipoles, multipoles + cells * rank, compressed);
+    return;
+  }
+  gemm(cell::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
+       tables + cell::tables_head(order), multipoles, compressed);
+}
+
+void expand(const double* tables, int order, std::size_t rank, const double* compressed,
+            double* locals, std::size_t cells) {
+  const int nodes = order * order * order;
+  if (cells == 0) return;
+  if (rank == static_cast<std::size_t>(nodes)) {
+    cblas_daxpy(static_cast<int>(cells * rank), 1.0, compressed, 1, locals, 1);
+    return;
+  }
+  gemm(cell::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
+       tables + cell::tables_head(order), compressed, locals);
+}
+
+void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         double* locals) {
+  const cell::Tables t = cell::Tables::at(tables, order);
+  const int level = work_size > 0 ? work[0] : 0;
+  const int nodes = order * order * order;
+  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
+    const std::int32_t* entry = work + 1 + 6 * e;
+    double center[3];
+    cube.center(level, entry + 1, center);
+    const double half_width = cube.cell_width(level) / 2;
+    const double* x = points + entry[4];
+    double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
+    for (int node = 0; node < nodes; ++node)
+      local[node] += cell::p2l_node(t, node, center, half_width, x, x + point_count,
+                                    x + 2 * point_count, x + 3 * point_count, entry[5]);
+  }
+}
+
+void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* multipoles, const double* points,
+         std::size_t point_count, double* results) {
+  const cell::Tables t = cell::Tables::at(tables, order);
+  const int level = work_size > 0 ? work[0] : 0;
+  const int nodes = order * order * order;
+  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
+    const std::int32_t* entry = work + 1 + 6 * e;
+    double center[3];
+    cube.center(level, entry + 1, center);
+    const double half_width = cube.cell_width(level) / 2;
+    const double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
+    for (int j = 0; j < entry[5]; ++j) {
+      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
+      const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
+      double out[4];
+      cell::m2p_point(t, multipole, position, center, half_width, out);
+      for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
+    }
+  }
+}
+
+void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* locals, const double* points,
+         std::size_t point_count, double* results) {
+  const cell::Tables t = cell::Tables::at(tables, order);
+  const int level = work_size > 0 ? work[0] : 0;
+  const int nodes = order * order * order;
+  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
+    const std::int32_t* entry = work + 1 + 6 * e;
+    double center[3];
+    cube.center(level, entry + 1, center);
+    const double half_width = cube.cell_width(level) / 2;
+    const double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
+    for (int j = 0; j < entry[5]; ++j) {
+      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
+      const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
+      double out[4];
+      cell::l2p_point(t, local, position, center, half_width, out);
+      for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
+    }
+  }
+}
+
+}  // namespace fmm::emulated

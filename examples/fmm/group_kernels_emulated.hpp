@@ -1,0 +1,35 @@
+// The emulated twins of the CUDA kernels of the upward and downward passes, P2L and M2P
+// (group_kernels_cuda.hpp): the same arguments, in host memory, and the same steps
+// (cell_kernels.hpp) taken one after the other instead of by a block's threads, so that the
+// emulated device, which CI runs, checks what the GPU computes. The task types' .emulated bodies
+// call them (task_flow.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cell_kernels.hpp"
+
+namespace fmm::emulated {
+
+void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         double* multipoles);
+void m2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const double* child_multipoles, double* parent_multipoles);
+void compress(const double* tables, int order, std::size_t rank, const double* multipoles,
+              double* compressed, std::size_t cells);
+void expand(const double* tables, int order, std::size_t rank, const double* compressed,
+            double* locals, std::size_t cells);
+void l2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const double* parent_locals, double* child_locals);
+void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* points, std::size_t point_count, double* locals);
+void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* multipoles, const double* points,
+         std::size_t point_count, double* results);
+void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
+         const cell::RootCube& cube, const double* locals, const double* points,
+         std::size_t point_count, double* results);
+
+}  // namespace fmm::emulated
