@@ -51,14 +51,14 @@ struct ResultArrays {
   }
 };
 
-// The entries of a work list: entry(e)[k] is value k of entry e.
+// The entries of a work list of `kernel`: entry(e)[k] is value k of entry e.
 class Entries {
  public:
-  Entries(WorkList work, int stride)
+  Entries(WorkList work, Kernel kernel)
       : level_(work.empty() ? 0 : work[0]),
         data_(work.empty() ? nullptr : work.data() + 1),
-        count_(work.empty() ? 0 : (work.size() - 1) / static_cast<std::size_t>(stride)),
-        stride_(static_cast<std::size_t>(stride)) {}
+        count_(entry_count(kernel, work)),
+        stride_(static_cast<std::size_t>(stride(kernel))) {}
   int level() const { return level_; }
   std::size_t size() const { return count_; }
   const std::int32_t* operator[](std::size_t e) const { return data_ + e * stride_; }
@@ -95,7 +95,7 @@ void add_mutual(const std::int32_t* entry, const PointArrays& a, const ResultArr
 
 void p2m(const KernelContext& context, WorkList work, ConstArray points, Array multipoles) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::p2m));
+  const Entries entries(work, Kernel::p2m);
   const PointArrays p(points);
   const double half_width = context.cell_width(entries.level()) / 2;
   for (std::size_t e = 0; e < entries.size(); ++e) {
@@ -111,7 +111,7 @@ void p2m(const KernelContext& context, WorkList work, ConstArray points, Array m
 void m2m(const KernelContext& context, WorkList work, ConstArray child_multipoles,
          Array parent_multipoles) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::m2m));
+  const Entries entries(work, Kernel::m2m);
   const std::size_t nodes = chebyshev.nodes();
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const std::int32_t* entry = entries[e];
@@ -129,7 +129,7 @@ void compress(const KernelContext& context, ConstArray multipoles, Array compres
 void m2l(const KernelContext& context, WorkList work, ConstArray source_compressed,
          Array target_compressed) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::m2l));
+  const Entries entries(work, Kernel::m2l);
   const std::size_t rank = chebyshev.rank();
   const double width = context.cell_width(entries.level());
   std::vector<const double*> sources;
@@ -152,7 +152,7 @@ void m2l(const KernelContext& context, WorkList work, ConstArray source_compress
 
 void p2l(const KernelContext& context, WorkList work, ConstArray points, Array locals) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::p2l));
+  const Entries entries(work, Kernel::p2l);
   const PointArrays p(points);
   const std::size_t nodes = chebyshev.nodes();
   std::vector<double> nx(nodes), ny(nodes), nz(nodes);
@@ -171,7 +171,7 @@ void p2l(const KernelContext& context, WorkList work, ConstArray points, Array l
 void m2p(const KernelContext& context, WorkList work, ConstArray multipoles, ConstArray points,
          Array results) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::m2p));
+  const Entries entries(work, Kernel::m2p);
   const PointArrays p(points);
   const ResultArrays r(results);
   const std::size_t nodes = chebyshev.nodes();
@@ -190,7 +190,7 @@ void m2p(const KernelContext& context, WorkList work, ConstArray multipoles, Con
 }
 
 void p2p_inner(WorkList work, ConstArray points, Array results) {
-  const Entries entries(work, stride(Kernel::p2p_inner));
+  const Entries entries(work, Kernel::p2p_inner);
   const PointArrays p(points);
   const ResultArrays r(results);
   for (std::size_t e = 0; e < entries.size(); ++e) add_mutual(entries[e], p, r, p, r);
@@ -198,14 +198,14 @@ void p2p_inner(WorkList work, ConstArray points, Array results) {
 
 void p2p_pair(WorkList work, ConstArray points_a, ConstArray points_b, Array results_a,
               Array results_b) {
-  const Entries entries(work, stride(Kernel::p2p_pair));
+  const Entries entries(work, Kernel::p2p_pair);
   const PointArrays a(points_a), b(points_b);
   const ResultArrays ra(results_a), rb(results_b);
   for (std::size_t e = 0; e < entries.size(); ++e) add_mutual(entries[e], a, ra, b, rb);
 }
 
 double p2p_pairs(WorkList work, Kernel kernel) {
-  const Entries entries(work, stride(kernel));
+  const Entries entries(work, kernel);
   double pairs = 0;
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const std::int32_t* entry = entries[e];
@@ -224,7 +224,7 @@ void expand(const KernelContext& context, ConstArray compressed, Array locals) {
 void l2l(const KernelContext& context, WorkList work, ConstArray parent_locals,
          Array child_locals) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::l2l));
+  const Entries entries(work, Kernel::l2l);
   const std::size_t nodes = chebyshev.nodes();
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const std::int32_t* entry = entries[e];
@@ -236,7 +236,7 @@ void l2l(const KernelContext& context, WorkList work, ConstArray parent_locals,
 void l2p(const KernelContext& context, WorkList work, ConstArray locals, ConstArray points,
          Array results) {
   const ChebyshevInterpolation& chebyshev = *context.interpolation;
-  const Entries entries(work, stride(Kernel::l2p));
+  const Entries entries(work, Kernel::l2p);
   const PointArrays p(points);
   const ResultArrays r(results);
   const double half_width = context.cell_width(entries.level()) / 2;

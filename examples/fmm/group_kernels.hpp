@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <span>
 
-#include "cell_kernels.hpp"
 #include "group_tree.hpp"
 #include "interpolation.hpp"
+#include "kernel_steps.hpp"
 #include "octree.hpp"
 
 namespace fmm {
@@ -31,8 +31,8 @@ struct KernelContext {
   double width = 1;
 
   double cell_width(int level) const;
-  // The root cube as the device kernels take it (cell_kernels.hpp).
-  cell::RootCube cube() const { return {{origin[0], origin[1], origin[2]}, width}; }
+  // The root cube as the device kernels take it (kernel_steps.hpp).
+  steps::RootCube cube() const { return {{origin[0], origin[1], origin[2]}, width}; }
   // The center of the cell of `level` with integer coordinates (x, y, z).
   void center(int level, std::int32_t x, std::int32_t y, std::int32_t z, double out[3]) const;
 };

@@ -1,8 +1,9 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "cell_kernels.hpp"
 #include "group_kernels_cuda.hpp"
+#include "kernel_steps.hpp"
 #include "versa/cuda.hpp"
 
 namespace fmm::cuda {
@@ -11,60 +12,59 @@ namespace {
 
 constexpr int threads_per_block = 128;
 
-// One thread block per leaf pair and direction (blockIdx.y: 0 fills the first leaf from the
-// second, 1 the second from the first; a leaf with itself only once). The threads take the
-// target leaf's points, the block stages the source leaf's points through shared memory a tile
-// at a time. Several pairs share a target leaf, so the sums go in with atomic adds.
-__global__ void p2p_kernel(const int* entries, const double* points_a, int count_a,
+// P2P by target (steps::NearFieldByTarget): one thread block per row of the view (the blocks
+// go through the rows in turn), each thread taking two of the row's targets, so that each
+// source value read from shared memory serves two pairs; the sources are staged a tile at a
+// time. The rows are disjoint: each point's sums are written by one thread, without atomics.
+constexpr int p2p_targets_per_thread = 2;
+
+__global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
                            const double* points_b, int count_b, double* results_a,
                            double* results_b) {
   __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
       sq[threads_per_block];
-  const int* entry = entries + 4 * blockIdx.x;
-  const bool reverse = blockIdx.y == 1;
-  const bool self = points_a == points_b && entry[0] == entry[2];
-  if (reverse && self) return;
-  const double* target = reverse ? points_b : points_a;
-  const double* source = reverse ? points_a : points_b;
-  const int target_n = reverse ? count_b : count_a, source_n = reverse ? count_a : count_b;
-  double* result = reverse ? results_b : results_a;
-  const int target_first = entry[reverse ? 2 : 0], target_count = entry[reverse ? 3 : 1];
-  const int source_first = entry[reverse ? 0 : 2], source_count = entry[reverse ? 1 : 3];
-  for (int base = 0; base < target_count; base += threads_per_block) {
-    const int t = base + static_cast<int>(threadIdx.x);
-    const bool active = t < target_count;
-    const int k = target_first + (active ? t : 0);
-    const double x = target[k], y = target[target_n + k], z = target[2 * target_n + k];
-    double sum = 0, sum_x = 0, sum_y = 0, sum_z = 0;
-    for (int start = 0; start < source_count; start += threads_per_block) {
-      const int l = start + static_cast<int>(threadIdx.x);
-      if (l < source_count) {
-        const int s = source_first + l;
-        sx[threadIdx.x] = source[s];
-        sy[threadIdx.x] = source[source_n + s];
-        sz[threadIdx.x] = source[2 * source_n + s];
-        sq[threadIdx.x] = source[3 * source_n + s];
+  constexpr int per_thread = p2p_targets_per_thread;
+  const steps::NearFieldByTarget view = steps::NearFieldByTarget::of(work);
+  for (int r = blockIdx.x; r < view.rows; r += gridDim.x) {
+    const int* row = view.row + 5 * r;
+    const double* target = row[0] ? points_b : points_a;
+    const int target_n = row[0] ? count_b : count_a;
+    double* result = row[0] ? results_b : results_a;
+    for (int base = 0; base < row[2]; base += per_thread * threads_per_block) {
+      double position[per_thread][3], sum[per_thread][4] = {};
+      int k[per_thread];
+      bool active[per_thread];
+      for (int i = 0; i < per_thread; ++i) {
+        const int t = base + i * threads_per_block + static_cast<int>(threadIdx.x);
+        active[i] = t < row[2];
+        k[i] = row[1] + (active[i] ? t : 0);
+        for (int axis = 0; axis < 3; ++axis) position[i][axis] = target[axis * target_n + k[i]];
       }
-      __syncthreads();
-      const int tile = min(threads_per_block, source_count - start);
-      for (int m = 0; m < tile; ++m) {
-        const double dx = x - sx[m], dy = y - sy[m], dz = z - sz[m];
-        const double r2 = dx * dx + dy * dy + dz * dz;
-        const double inverse_r = r2 > 0 ? rsqrt(r2) : 0.0;
-        const double q_over_r = sq[m] * inverse_r;
-        const double q_over_r3 = q_over_r * inverse_r * inverse_r;
-        sum += q_over_r;
-        sum_x -= q_over_r3 * dx;
-        sum_y -= q_over_r3 * dy;
-        sum_z -= q_over_r3 * dz;
+      for (int s = row[3]; s < row[4]; ++s) {
+        const int* source = view.sources + 3 * s;
+        const double* from = source[0] ? points_b : points_a;
+        const int from_n = source[0] ? count_b : count_a;
+        for (int start = 0; start < source[2]; start += threads_per_block) {
+          const int l = start + static_cast<int>(threadIdx.x);
+          if (l < source[2]) {
+            const int j = source[1] + l;
+            sx[threadIdx.x] = from[j];
+            sy[threadIdx.x] = from[from_n + j];
+            sz[threadIdx.x] = from[2 * from_n + j];
+            sq[threadIdx.x] = from[3 * from_n + j];
+          }
+          __syncthreads();
+          const int tile = min(threads_per_block, source[2] - start);
+          for (int m = 0; m < tile; ++m)
+#pragma unroll
+            for (int i = 0; i < per_thread; ++i)
+              steps::p2p_add(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
+          __syncthreads();
+        }
       }
-      __syncthreads();
-    }
-    if (active) {
-      atomicAdd(&result[k], sum);
-      atomicAdd(&result[target_n + k], sum_x);
-      atomicAdd(&result[2 * target_n + k], sum_y);
-      atomicAdd(&result[3 * target_n + k], sum_z);
+      for (int i = 0; i < per_thread; ++i)
+        if (active[i])
+          for (int v = 0; v < 4; ++v) result[v * target_n + k[i]] += sum[i][v];
     }
   }
 }
@@ -117,11 +117,11 @@ __global__ void m2l_kernel(const int* work, int entry_count, const double* opera
 // P2M: one block per entry (cell, x, y, z, first point, count); the block stages a tile's
 // bases, then its threads take the multipole's nodes. A cell has one entry per task.
 __global__ void p2m_kernel(const int* work, const double* tables_data, int order,
-                           cell::RootCube cube, const double* points, size_t point_count,
+                           steps::RootCube cube, const double* points, size_t point_count,
                            double* multipoles) {
   extern __shared__ double staged[];  // 3 p values per tile point
-  __shared__ double charges[cell::p2m_tile_points];
-  const cell::Tables t = cell::Tables::at(tables_data, order);
+  __shared__ double charges[steps::p2m_tile_points];
+  const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
   double center[3];
@@ -130,16 +130,16 @@ __global__ void p2m_kernel(const int* work, const double* tables_data, int order
   const int nodes = order * order * order;
   double* multipole = multipoles + static_cast<size_t>(entry[0]) * nodes;
   const int count = entry[5];
-  for (int start = 0; start < count; start += cell::p2m_tile_points) {
-    const int tile = min(cell::p2m_tile_points, count - start);
+  for (int start = 0; start < count; start += steps::p2m_tile_points) {
+    const int tile = min(steps::p2m_tile_points, count - start);
     const size_t first = static_cast<size_t>(entry[4]) + start;
     for (int v = threadIdx.x; v < 3 * tile; v += blockDim.x)
-      cell::stage_basis(t, points, point_count, first, v, center, half_width, staged);
+      steps::stage_basis(t, points, point_count, first, v, center, half_width, staged);
     for (int j = threadIdx.x; j < tile; j += blockDim.x)
       charges[j] = points[3 * point_count + first + j];
     __syncthreads();
     for (int node = threadIdx.x; node < nodes; node += blockDim.x)
-      multipole[node] += cell::p2m_node(t, charges, tile, staged, node);
+      multipole[node] += steps::p2m_node(t, charges, tile, staged, node);
     __syncthreads();
   }
 }
@@ -150,30 +150,30 @@ __global__ void p2m_kernel(const int* work, const double* tables_data, int order
 __global__ void tensor_kernel(const int* work, const double* tables_data, int order,
                               bool toward_parent, const double* from_cells, double* to_cells) {
   extern __shared__ double scratch[];  // t1 then t2, p^3 each
-  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const steps::Tables t = steps::Tables::at(tables_data, order);
   const int* entry = work + 1 + 3 * blockIdx.x;  // m2m: child, parent; l2l: parent, child
   const int nodes = order * order * order;
-  const cell::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
+  const steps::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
   const double* in = from_cells + static_cast<size_t>(entry[0]) * nodes;
   double* out = to_cells + static_cast<size_t>(entry[1]) * nodes;
   double *t1 = scratch, *t2 = scratch + nodes;
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t1[i] = cell::tensor_z(order, a.z, in, i);
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t1[i] = steps::tensor_z(order, a.z, in, i);
   __syncthreads();
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t2[i] = cell::tensor_y(order, a.y, t1, i);
+  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t2[i] = steps::tensor_y(order, a.y, t1, i);
   __syncthreads();
   for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    atomicAdd(&out[i], cell::tensor_x(order, a.x, t2, i));
+    atomicAdd(&out[i], steps::tensor_x(order, a.x, t2, i));
 }
 
 // P2L: one block per entry (target cell, x, y, z, first source point, count), the sources
 // staged in shared memory a tile at a time, a thread per node of the local. Several source
 // leaves of a group may reach one cell: the sums go in with atomic adds.
 __global__ void p2l_kernel(const int* work, const double* tables_data, int order,
-                           cell::RootCube cube, const double* points, size_t point_count,
+                           steps::RootCube cube, const double* points, size_t point_count,
                            double* locals) {
   __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
       sq[threads_per_block];
-  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
   double center[3];
@@ -192,7 +192,7 @@ __global__ void p2l_kernel(const int* work, const double* tables_data, int order
     }
     __syncthreads();
     for (int node = threadIdx.x; node < nodes; node += blockDim.x)
-      atomicAdd(&local[node], cell::p2l_node(t, node, center, half_width, sx, sy, sz, sq, tile));
+      atomicAdd(&local[node], steps::p2l_node(t, node, center, half_width, sx, sy, sz, sq, tile));
     __syncthreads();
   }
 }
@@ -201,10 +201,10 @@ __global__ void p2l_kernel(const int* work, const double* tables_data, int order
 // staged in shared memory, a thread per point. Several source cells may reach one leaf: the
 // sums go in with atomic adds.
 __global__ void m2p_kernel(const int* work, const double* tables_data, int order,
-                           cell::RootCube cube, const double* multipoles, const double* points,
+                           steps::RootCube cube, const double* multipoles, const double* points,
                            size_t point_count, double* results) {
   extern __shared__ double multipole[];
-  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
   const int nodes = order * order * order;
@@ -218,7 +218,7 @@ __global__ void m2p_kernel(const int* work, const double* tables_data, int order
     const size_t k = static_cast<size_t>(entry[4]) + j;
     const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
     double out[4];
-    cell::m2p_point(t, multipole, position, center, half_width, out);
+    steps::m2p_point(t, multipole, position, center, half_width, out);
     for (int r = 0; r < 4; ++r) atomicAdd(&results[r * point_count + k], out[r]);
   }
 }
@@ -226,10 +226,10 @@ __global__ void m2p_kernel(const int* work, const double* tables_data, int order
 // L2P: one block per entry (cell, x, y, z, first point, count), the local staged in shared
 // memory, one thread per point.
 __global__ void l2p_kernel(const int* work, const double* tables_data, int order,
-                           cell::RootCube cube, const double* locals, const double* points,
+                           steps::RootCube cube, const double* locals, const double* points,
                            size_t point_count, double* results) {
   extern __shared__ double local[];
-  const cell::Tables t = cell::Tables::at(tables_data, order);
+  const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
   const int nodes = order * order * order;
@@ -243,7 +243,7 @@ __global__ void l2p_kernel(const int* work, const double* tables_data, int order
     const size_t k = static_cast<size_t>(entry[4]) + j;
     const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
     double out[4];
-    cell::l2p_point(t, local, position, center, half_width, out);
+    steps::l2p_point(t, local, position, center, half_width, out);
     for (int r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
   }
 }
@@ -259,16 +259,17 @@ void check_launch(const char* kernel) {
 void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
          double* results_a, double* results_b, bool inner) {
-  const std::size_t entries = work_size > 0 ? (work_size - 1) / 4 : 0;
-  if (entries == 0) return;
+  if (work_size < 2) return;
   if (inner) {
     points_b = points_a;
     count_b = count_a;
     results_b = results_a;
   }
-  const dim3 grid(static_cast<unsigned>(entries), 2);
-  p2p_kernel<<<grid, threads_per_block, 0, gpu.stream()>>>(
-      work + 1, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
+  // The row count lies in device memory: enough blocks for every row there could be (each
+  // takes at least 8 values of the list), at most 1024; the extra ones return at once.
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(work_size / 8 + 1, 1024));
+  p2p_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(
+      work, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
       results_b);
   check_launch("fmm p2p");
 }
@@ -320,12 +321,12 @@ void tensor(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_
 }  // namespace
 
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* multipoles) {
   const std::size_t entries = entries_of(work_size, 6);
   if (entries == 0) return;
   const std::size_t shared =
-      3 * cell::p2m_tile_points * static_cast<std::size_t>(order) * sizeof(double);
+      3 * steps::p2m_tile_points * static_cast<std::size_t>(order) * sizeof(double);
   p2m_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
       work, tables, order, cube, points, point_count, multipoles);
   check_launch("fmm p2m");
@@ -355,11 +356,11 @@ void compress(versa::CudaContext& gpu, const double* tables, int order, std::siz
                                cudaGetErrorString(status));
     return;
   }
-  const cell::GemmShape g =
-      cell::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
+  const steps::GemmShape g =
+      steps::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
   const double one = 1;
   check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
-                           g.m, g.n, g.k, &one, tables + cell::tables_head(order), g.lda,
+                           g.m, g.n, g.k, &one, tables + steps::tables_head(order), g.lda,
                            multipoles, g.ldb, &g.beta, compressed, g.ldc),
                "fmm compress (cublasDgemm)");
 }
@@ -375,16 +376,16 @@ void expand(versa::CudaContext& gpu, const double* tables, int order, std::size_
         "fmm expand (cublasDaxpy)");
     return;
   }
-  const cell::GemmShape g =
-      cell::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
+  const steps::GemmShape g =
+      steps::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
   check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
-                           g.m, g.n, g.k, &one, tables + cell::tables_head(order), g.lda,
+                           g.m, g.n, g.k, &one, tables + steps::tables_head(order), g.lda,
                            compressed, g.ldb, &g.beta, locals, g.ldc),
                "fmm expand (cublasDgemm)");
 }
 
 void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* locals) {
   const std::size_t entries = entries_of(work_size, 6);
   if (entries == 0) return;
@@ -394,7 +395,7 @@ void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 }
 
 void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* multipoles,
+         const double* tables, int order, const steps::RootCube& cube, const double* multipoles,
          const double* points, std::size_t point_count, double* results) {
   const std::size_t entries = entries_of(work_size, 6);
   if (entries == 0) return;
@@ -405,7 +406,7 @@ void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 }
 
 void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* locals,
+         const double* tables, int order, const steps::RootCube& cube, const double* locals,
          const double* points, std::size_t point_count, double* results) {
   const std::size_t entries = entries_of(work_size, 6);
   if (entries == 0) return;

@@ -8,15 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cell_kernels.hpp"
+#include "kernel_steps.hpp"
 #include "versa/cuda_fwd.hpp"
 
 namespace fmm::cuda {
 
-// P2P on the entries of a p2p_inner (inner: a and b are one group) or p2p_pair work list of
-// `work_size` values: each leaf pair's points receive the other leaf's potential and field
-// (pairs at zero distance left out), as fmm::p2p_inner and fmm::p2p_pair do. Throws
-// std::runtime_error when the launch fails.
+// P2P on a p2p_inner (inner: a and b are one group) or p2p_pair work list of `work_size`
+// values, through its by-target view (group_tree.hpp): each leaf pair's points receive the
+// other leaf's potential and field (pairs at zero distance left out), as fmm::p2p_inner and
+// fmm::p2p_pair do. Throws std::runtime_error when the launch fails.
 void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
          double* results_a, double* results_b, bool inner);
@@ -36,10 +36,10 @@ void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 // ChebyshevInterpolation::device_tables() of `order`, `rank` the values per compressed
 // expansion, `cube` the root cube; a point group's arrays hold `points` points. The work lists'
 // headers (the cell level) are read on the device. Each kernel does the steps of
-// cell_kernels.hpp, as its emulated twin (group_kernels_emulated.hpp) does. Throw
+// kernel_steps.hpp, as its emulated twin (group_kernels_emulated.hpp) does. Throw
 // std::runtime_error when a launch fails.
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* multipoles);
 void m2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const double* child_multipoles,
@@ -51,13 +51,13 @@ void expand(versa::CudaContext& gpu, const double* tables, int order, std::size_
 void l2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const double* parent_locals, double* child_locals);
 void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* points,
+         const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* locals);
 void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* multipoles,
+         const double* tables, int order, const steps::RootCube& cube, const double* multipoles,
          const double* points, std::size_t point_count, double* results);
 void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* tables, int order, const cell::RootCube& cube, const double* locals,
+         const double* tables, int order, const steps::RootCube& cube, const double* locals,
          const double* points, std::size_t point_count, double* results);
 
 }  // namespace fmm::cuda

@@ -16,48 +16,82 @@ std::size_t entries_of(std::size_t work_size, int stride) {
 // M2M (toward_parent) and L2L as tensor_kernel runs them, entry by entry (a block each).
 void tensor(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
             bool toward_parent, const double* from_cells, double* to_cells) {
-  const cell::Tables t = cell::Tables::at(tables, order);
+  const steps::Tables t = steps::Tables::at(tables, order);
   const int nodes = order * order * order;
   std::vector<double> t1(static_cast<std::size_t>(nodes)), t2(t1.size());
   for (std::size_t e = 0; e < entries_of(work_size, 3); ++e) {
     const std::int32_t* entry = work + 1 + 3 * e;
-    const cell::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
+    const steps::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
     const double* in = from_cells + static_cast<std::size_t>(entry[0]) * nodes;
     double* out = to_cells + static_cast<std::size_t>(entry[1]) * nodes;
-    for (int i = 0; i < nodes; ++i) t1[i] = cell::tensor_z(order, a.z, in, i);
-    for (int i = 0; i < nodes; ++i) t2[i] = cell::tensor_y(order, a.y, t1.data(), i);
-    for (int i = 0; i < nodes; ++i) out[i] += cell::tensor_x(order, a.x, t2.data(), i);
+    for (int i = 0; i < nodes; ++i) t1[i] = steps::tensor_z(order, a.z, in, i);
+    for (int i = 0; i < nodes; ++i) t2[i] = steps::tensor_y(order, a.y, t1.data(), i);
+    for (int i = 0; i < nodes; ++i) out[i] += steps::tensor_x(order, a.x, t2.data(), i);
   }
 }
 
-void gemm(const cell::GemmShape& g, const double* a, const double* b, double* c) {
+void gemm(const steps::GemmShape& g, const double* a, const double* b, double* c) {
   cblas_dgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, CblasNoTrans, g.m, g.n, g.k,
               1.0, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
 }
 
 }  // namespace
 
+void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a,
+         std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
+         double* results_b, bool inner) {
+  if (work_size < 2) return;
+  if (inner) {
+    points_b = points_a;
+    count_b = count_a;
+    results_b = results_a;
+  }
+  const steps::NearFieldByTarget view = steps::NearFieldByTarget::of(work);
+  for (int r = 0; r < view.rows; ++r) {
+    const std::int32_t* row = view.row + 5 * r;
+    const double* target = row[0] ? points_b : points_a;
+    const std::size_t target_n = row[0] ? count_b : count_a;
+    double* result = row[0] ? results_b : results_a;
+    for (int t = 0; t < row[2]; ++t) {
+      const std::size_t k = static_cast<std::size_t>(row[1] + t);
+      const double position[3] = {target[k], target[target_n + k], target[2 * target_n + k]};
+      double sum[4] = {0, 0, 0, 0};
+      for (int s = row[3]; s < row[4]; ++s) {
+        const std::int32_t* source = view.sources + 3 * s;
+        const double* from = source[0] ? points_b : points_a;
+        const std::size_t from_n = source[0] ? count_b : count_a;
+        for (int l = 0; l < source[2]; ++l) {
+          const std::size_t j = static_cast<std::size_t>(source[1] + l);
+          steps::p2p_add(position, from[j], from[from_n + j], from[2 * from_n + j],
+                         from[3 * from_n + j], sum);
+        }
+      }
+      for (std::size_t v = 0; v < 4; ++v) result[v * target_n + k] += sum[v];
+    }
+  }
+}
+
 void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* multipoles) {
-  const cell::Tables t = cell::Tables::at(tables, order);
+  const steps::Tables t = steps::Tables::at(tables, order);
   const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
-  std::vector<double> staged(3 * cell::p2m_tile_points * static_cast<std::size_t>(order));
+  std::vector<double> staged(3 * steps::p2m_tile_points * static_cast<std::size_t>(order));
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
     const std::int32_t* entry = work + 1 + 6 * e;
     double center[3];
     cube.center(level, entry + 1, center);
     const double half_width = cube.cell_width(level) / 2;
     double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
-    for (int start = 0; start < entry[5]; start += cell::p2m_tile_points) {
-      const int tile = std::min(cell::p2m_tile_points, entry[5] - start);
+    for (int start = 0; start < entry[5]; start += steps::p2m_tile_points) {
+      const int tile = std::min(steps::p2m_tile_points, entry[5] - start);
       const std::size_t first = static_cast<std::size_t>(entry[4] + start);
       for (int v = 0; v < 3 * tile; ++v)
-        cell::stage_basis(t, points, point_count, first, v, center, half_width, staged.data());
+        steps::stage_basis(t, points, point_count, first, v, center, half_width, staged.data());
       const double* charges = points + 3 * point_count + first;
       for (int node = 0; node < nodes; ++node)
-        multipole[node] += cell::p2m_node(t, charges, tile, staged.data(), node);
+        multipole[node] += steps::p2m_node(t, charges, tile, staged.data(), node);
     }
   }
 }
@@ -80,8 +114,8 @@ void compress(const double* tables, int order, std::size_t rank, const double* m
     std::copy(multipoles, multipoles + cells * rank, compressed);
     return;
   }
-  gemm(cell::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
-       tables + cell::tables_head(order), multipoles, compressed);
+  gemm(steps::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
+       tables + steps::tables_head(order), multipoles, compressed);
 }
 
 void expand(const double* tables, int order, std::size_t rank, const double* compressed,
@@ -92,14 +126,14 @@ void expand(const double* tables, int order, std::size_t rank, const double* com
     cblas_daxpy(static_cast<int>(cells * rank), 1.0, compressed, 1, locals, 1);
     return;
   }
-  gemm(cell::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
-       tables + cell::tables_head(order), compressed, locals);
+  gemm(steps::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells)),
+       tables + steps::tables_head(order), compressed, locals);
 }
 
 void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* locals) {
-  const cell::Tables t = cell::Tables::at(tables, order);
+  const steps::Tables t = steps::Tables::at(tables, order);
   const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
@@ -110,15 +144,15 @@ void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, 
     const double* x = points + entry[4];
     double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
     for (int node = 0; node < nodes; ++node)
-      local[node] += cell::p2l_node(t, node, center, half_width, x, x + point_count,
-                                    x + 2 * point_count, x + 3 * point_count, entry[5]);
+      local[node] += steps::p2l_node(t, node, center, half_width, x, x + point_count,
+                                     x + 2 * point_count, x + 3 * point_count, entry[5]);
   }
 }
 
 void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* multipoles, const double* points,
+         const steps::RootCube& cube, const double* multipoles, const double* points,
          std::size_t point_count, double* results) {
-  const cell::Tables t = cell::Tables::at(tables, order);
+  const steps::Tables t = steps::Tables::at(tables, order);
   const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
@@ -131,16 +165,16 @@ void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, 
       const std::size_t k = static_cast<std::size_t>(entry[4] + j);
       const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
       double out[4];
-      cell::m2p_point(t, multipole, position, center, half_width, out);
+      steps::m2p_point(t, multipole, position, center, half_width, out);
       for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
     }
   }
 }
 
 void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* locals, const double* points,
+         const steps::RootCube& cube, const double* locals, const double* points,
          std::size_t point_count, double* results) {
-  const cell::Tables t = cell::Tables::at(tables, order);
+  const steps::Tables t = steps::Tables::at(tables, order);
   const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
@@ -153,7 +187,7 @@ void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, 
       const std::size_t k = static_cast<std::size_t>(entry[4] + j);
       const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
       double out[4];
-      cell::l2p_point(t, local, position, center, half_width, out);
+      steps::l2p_point(t, local, position, center, half_width, out);
       for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
     }
   }

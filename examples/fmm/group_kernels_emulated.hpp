@@ -1,6 +1,7 @@
-// The emulated twins of the CUDA kernels of the upward and downward passes, P2L and M2P
+// The emulated twins of the CUDA kernels of P2P and of the upward and downward passes, P2L and
+// M2P
 // (group_kernels_cuda.hpp): the same arguments, in host memory, and the same steps
-// (cell_kernels.hpp) taken one after the other instead of by a block's threads, so that the
+// (kernel_steps.hpp) taken one after the other instead of by a block's threads, so that the
 // emulated device, which CI runs, checks what the GPU computes. The task types' .emulated bodies
 // call them (task_flow.hpp).
 #pragma once
@@ -8,12 +9,15 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cell_kernels.hpp"
+#include "kernel_steps.hpp"
 
 namespace fmm::emulated {
 
+void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a,
+         std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
+         double* results_b, bool inner);
 void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* points, std::size_t point_count,
+         const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* multipoles);
 void m2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const double* child_multipoles, double* parent_multipoles);
@@ -24,12 +28,13 @@ void expand(const double* tables, int order, std::size_t rank, const double* com
 void l2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const double* parent_locals, double* child_locals);
 void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* points, std::size_t point_count, double* locals);
+         const steps::RootCube& cube, const double* points, std::size_t point_count,
+         double* locals);
 void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* multipoles, const double* points,
+         const steps::RootCube& cube, const double* multipoles, const double* points,
          std::size_t point_count, double* results);
 void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
-         const cell::RootCube& cube, const double* locals, const double* points,
+         const steps::RootCube& cube, const double* locals, const double* points,
          std::size_t point_count, double* results);
 
 }  // namespace fmm::emulated

@@ -75,9 +75,70 @@ int stride(Kernel kernel) {
   return 0;
 }
 
+std::size_t entry_count(Kernel kernel, std::span<const std::int32_t> work) {
+  if (work.empty()) return 0;
+  if (kernel == Kernel::p2p_inner || kernel == Kernel::p2p_pair)
+    return static_cast<std::size_t>(work[0]);
+  const int values = stride(kernel);
+  return values == 0 ? 0 : (work.size() - 1) / static_cast<std::size_t>(values);
+}
+
 namespace {
 
 std::int32_t to_int(std::size_t value) { return static_cast<std::int32_t>(value); }
+
+// Appends the by-target view of a P2P task's entries (group_tree.hpp) and writes their count
+// in the header. A target range is cut at every boundary of another range of its side, so that
+// the rows are disjoint: a W cell's points span whole leaves, which may be targets too.
+void append_by_target(GroupTask& task) {
+  struct Range {
+    std::int32_t side, first, count;
+  };
+  const bool inner = task.kernel == Kernel::p2p_inner;
+  const std::size_t entries = (task.work.size() - 1) / 4;
+  std::vector<std::pair<Range, Range>> interactions;  // (target, source)
+  for (std::size_t e = 0; e < entries; ++e) {
+    const std::int32_t* entry = task.work.data() + 1 + 4 * e;
+    const Range a{0, entry[0], entry[1]}, b{inner ? 0 : 1, entry[2], entry[3]};
+    interactions.emplace_back(a, b);
+    if (!(inner && a.first == b.first)) interactions.emplace_back(b, a);
+  }
+  std::vector<std::int32_t> boundaries[2];
+  for (const auto& [target, source] : interactions) {
+    boundaries[target.side].push_back(target.first);
+    boundaries[target.side].push_back(target.first + target.count);
+  }
+  // Row r of a side covers [boundaries[r], boundaries[r + 1]); its sources in entry order.
+  std::vector<std::vector<Range>> sources[2];
+  for (int side = 0; side < 2; ++side) {
+    std::vector<std::int32_t>& b = boundaries[side];
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    sources[side].resize(b.empty() ? 0 : b.size() - 1);
+  }
+  for (const auto& [target, source] : interactions) {
+    const std::vector<std::int32_t>& b = boundaries[target.side];
+    auto row =
+        static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), target.first) - b.begin());
+    for (; b[row] < target.first + target.count; ++row) sources[target.side][row].push_back(source);
+  }
+  std::vector<std::int32_t> rows, flat;
+  std::int32_t row_count = 0;
+  for (std::int32_t side = 0; side < 2; ++side)
+    for (std::size_t r = 0; r < sources[side].size(); ++r) {
+      if (sources[side][r].empty()) continue;  // a gap between two ranges
+      const std::int32_t first_source = to_int(flat.size() / 3);
+      for (const Range& source : sources[side][r])
+        flat.insert(flat.end(), {source.side, source.first, source.count});
+      const std::int32_t first = boundaries[side][r], end = boundaries[side][r + 1];
+      rows.insert(rows.end(), {side, first, end - first, first_source, to_int(flat.size() / 3)});
+      ++row_count;
+    }
+  task.work[0] = to_int(entries);
+  task.work.push_back(row_count);
+  task.work.insert(task.work.end(), rows.begin(), rows.end());
+  task.work.insert(task.work.end(), flat.begin(), flat.end());
+}
 
 // Builds the tasks of one kernel: entries are appended per (source group, target group), and
 // the tasks come out in the order of those keys, each with its entries in the order they were
@@ -376,9 +437,14 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
     add_cell_entry(l2p, group_of_cell[leaf], group_of_leaf[leaf], leaf, leaf);
   l2p.move_to(tasks_);
 
-  // Each work list's header is the level of the cell group whose cells it positions.
+  // Each work list's header is the level of the cell group whose cells it positions; a P2P
+  // list's, its entry count, before its by-target view.
   for (GroupTask& task : tasks_) {
     if (stride(task.kernel) == 0) continue;
+    if (task.kernel == Kernel::p2p_inner || task.kernel == Kernel::p2p_pair) {
+      append_by_target(task);
+      continue;
+    }
     int level = 0;
     if (task.kernel == Kernel::p2m || task.kernel == Kernel::p2l)
       level = cell_groups_[task.target].level;

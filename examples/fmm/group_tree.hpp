@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "interaction_lists.hpp"
@@ -66,8 +67,8 @@ Pass pass_of(Kernel kernel);
 int priority_of(Kernel kernel);
 
 // A task's work list is a header, the level of the cell group whose cells it positions (p2m,
-// p2l: the target's; m2l, m2p, l2p: the source's; else 0), then entries of `stride(kernel)`
-// int32 each. Cell indices are local to
+// p2l: the target's; m2l, m2p, l2p: the source's; P2P: the entry count instead; else 0), then
+// entries of `stride(kernel)` int32 each. Cell indices are local to
 // their group, point offsets relative to their group's first point; (x, y, z) are a cell's
 // integer coordinates at its level; `offset` codes (dx + 3) * 49 + (dy + 3) * 7 + (dz + 3) of
 // source minus target.
@@ -77,9 +78,16 @@ int priority_of(Kernel kernel);
 //   p2p_inner, p2p_pair: target first point, target count, source first point, source count;
 //     each pair once: a leaf with itself (inner only: target == source), two distinct leaves, or
 //     a leaf and the part in this group of a W cell with few points (w_direct); both ranges
-//     receive the other's field
+//     receive the other's field. After the entries, the same interactions by target, for the
+//     GPU (one thread block per target range, so that no two write one point): the row count R,
+//     R rows of (side, first point, count, first source, source end), then the sources, (side,
+//     first point, count) each; side 0 is the group of the entries' first ranges, 1 that of
+//     their second ranges (p2p_pair only). The target ranges do not overlap (a W cell's points
+//     and a leaf's are split where they part), and each takes its sources in entry order.
 //   compress, expand: none (the whole group)
 int stride(Kernel kernel);
+// The number of entries in a work list of `kernel`.
+std::size_t entry_count(Kernel kernel, std::span<const std::int32_t> work);
 
 struct GroupTask {
   Kernel kernel;

@@ -71,7 +71,7 @@ class ChebyshevInterpolation {
   // The mean rank of the truncated M2L operators over the 316 offsets (CompressedM2L).
   double mean_m2l_operator_rank() const { return m2l_->mean_operator_rank(); }
   // The operators of P2M, M2M, L2L, L2P, compression and expansion for the device kernels, in
-  // the layout of cell::Tables (cell_kernels.hpp).
+  // the layout of steps::Tables (kernel_steps.hpp).
   std::vector<double> device_tables() const;
   // L2L: adds a parent's local expansion to its child's.
   void l2l(unsigned octant, const double* parent, double* child) const;

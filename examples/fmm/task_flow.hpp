@@ -29,8 +29,9 @@ using In = Span<const double>;
 using Out = Span<double>;
 
 // The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
-// addresses, so the call is inlined into the task's invoker; the emulated device runs the same
-// bodies. P2P and M2L also run on GPUs (group_kernels_cuda.hpp); Versa drops CUDA bodies in a build
+// addresses, so the call is inlined into the task's invoker. The kernels with CUDA bodies
+// (group_kernels_cuda.hpp) have their emulated twins (group_kernels_emulated.hpp) as emulated
+// bodies, except M2L, whose emulated body is the CPU one; Versa drops CUDA bodies in a build
 // without the CUDA backend. The context is the current evaluation's (TaskProgram::evaluate sets it
 // before it submits and waits for the tasks before it changes).
 inline auto p2m_type(const KernelContext* c) {
@@ -196,7 +197,8 @@ inline auto p2p_inner_type(NearFieldPairs* pairs) {
         count(w, pairs->cpu);
       })
       .emulated([pairs, count](Work w, In points, Out results) {
-        p2p_inner(in(w), in(points), out(results));
+        emulated::p2p(w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+                      points.size() / 4, results.data(), results.data(), true);
         count(w, pairs->emulated);
       })
       .cuda([](versa::CudaContext& gpu, Work w, In points, Out results) {
@@ -214,7 +216,8 @@ inline auto p2p_pair_type(NearFieldPairs* pairs) {
         count(w, pairs->cpu);
       })
       .emulated([pairs, count](Work w, In a, In b, Out ra, Out rb) {
-        p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
+        emulated::p2p(w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4, ra.data(),
+                      rb.data(), false);
         count(w, pairs->emulated);
       })
       .cuda([](versa::CudaContext& gpu, Work w, In a, In b, Out ra, Out rb) {

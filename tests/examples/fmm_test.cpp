@@ -464,7 +464,7 @@ namespace {
 std::size_t entries_of(const fmm::GroupTree& groups, fmm::Kernel kernel) {
   std::size_t count = 0;
   for (const fmm::GroupTask& task : groups.tasks())
-    if (task.kernel == kernel) count += (task.work.size() - 1) / fmm::stride(kernel);
+    if (task.kernel == kernel) count += fmm::entry_count(kernel, task.work);
   return count;
 }
 
@@ -882,6 +882,60 @@ TEST(FmmLeafTuner, AnotherLeafSizeKeepsTheOperatorsAndTheResult) {
   const fmm::Errors e = fmm::errors(other.evaluate(points), fmm::direct_sum(points));
   EXPECT_LE(e.potential, 1e-6);
   EXPECT_THROW(solver.with_leaf_size(0), std::invalid_argument);
+}
+
+// The by-target view of each P2P work list (group_tree.hpp) makes the same point pairs as its
+// entries, in both directions, with disjoint target rows: what lets the GPU's P2P write without
+// atomics. W cells with few points (whose ranges span leaves that are targets too) included.
+TEST(FmmGroupTree, NearFieldByTargetTakesEveryPairOfTheEntries) {
+  using Pair = std::pair<std::int64_t, std::int64_t>;  // (target, source) as side << 32 | point
+  auto point = [](std::int32_t side, std::int64_t p) { return std::int64_t{side} << 32 | p; };
+  for (const Points& points : {blob_points(3000), uniform_points(2000), equal_points(100)})
+    for (std::size_t group_size : {std::size_t{1}, std::size_t{5}}) {
+      const fmm::Octree tree(points, 20);
+      const fmm::GroupTree groups(tree, fmm::build_interaction_lists(tree, 40), group_size);
+      std::size_t tasks = 0;
+      for (const fmm::GroupTask& task : groups.tasks()) {
+        if (task.kernel != fmm::Kernel::p2p_inner && task.kernel != fmm::Kernel::p2p_pair) continue;
+        ++tasks;
+        const bool inner = task.kernel == fmm::Kernel::p2p_inner;
+        std::vector<Pair> expected, made;
+        const std::size_t entries = fmm::entry_count(task.kernel, task.work);
+        for (std::size_t e = 0; e < entries; ++e) {
+          const std::int32_t* entry = task.work.data() + 1 + 4 * e;
+          const std::int32_t side_b = inner ? 0 : 1;
+          for (std::int64_t i = entry[0]; i < entry[0] + entry[1]; ++i)
+            for (std::int64_t j = entry[2]; j < entry[2] + entry[3]; ++j) {
+              expected.emplace_back(point(0, i), point(side_b, j));
+              if (!(inner && entry[0] == entry[2]))
+                expected.emplace_back(point(side_b, j), point(0, i));
+            }
+        }
+        const std::int32_t* view = task.work.data() + 1 + 4 * entries;
+        const std::int32_t rows = view[0];
+        const std::int32_t* sources = view + 1 + 5 * rows;
+        std::vector<std::int64_t> targets;
+        for (std::int32_t r = 0; r < rows; ++r) {
+          const std::int32_t* row = view + 1 + 5 * r;
+          for (std::int64_t i = row[1]; i < row[1] + row[2]; ++i) {
+            targets.push_back(point(row[0], i));
+            for (std::int32_t s = row[3]; s < row[4]; ++s)
+              for (std::int64_t j = sources[3 * s + 1]; j < sources[3 * s + 1] + sources[3 * s + 2];
+                   ++j)
+                made.emplace_back(point(row[0], i), point(sources[3 * s], j));
+          }
+        }
+        EXPECT_EQ(task.work.size(), static_cast<std::size_t>(sources - task.work.data()) +
+                                        3 * static_cast<std::size_t>(view[5 * rows]));
+        std::sort(targets.begin(), targets.end());
+        EXPECT_EQ(std::adjacent_find(targets.begin(), targets.end()), targets.end())
+            << "a point in two rows";
+        std::sort(expected.begin(), expected.end());
+        std::sort(made.begin(), made.end());
+        ASSERT_EQ(made, expected) << "group size " << group_size;
+      }
+      EXPECT_GT(tasks, 0u);
+    }
 }
 
 // The W cells with few points go to P2P: every pair of points is still taken exactly once.

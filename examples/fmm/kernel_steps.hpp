@@ -1,4 +1,4 @@
-// The FMM's cell operators as the steps one GPU thread takes: the CUDA kernels
+// The FMM's operators as the steps one GPU thread takes: the CUDA kernels
 // (group_kernels_cuda.cu) and their emulated twins (group_kernels_emulated.hpp) both call these,
 // so the emulated device, which CI runs, computes with the very code the GPU runs. Each step
 // computes one value of a block's phase (one basis row, one expansion value, one point's
@@ -16,7 +16,7 @@
 #define FMM_HOST_DEVICE
 #endif
 
-namespace fmm::cell {
+namespace fmm::steps {
 
 constexpr int max_order = 16;
 
@@ -229,6 +229,39 @@ FMM_HOST_DEVICE inline void m2p_point(const Tables& t, const double* multipole,
   out[3] = sum_z;
 }
 
+// P2P by target (the view after a P2P work list's entries, group_tree.hpp): one thread block
+// per row, a thread per target point, the sources staged in shared memory a tile at a time.
+struct NearFieldByTarget {
+  int rows;
+  const std::int32_t* row;      // 5 values each: side, first point, count, first source, end
+  const std::int32_t* sources;  // 3 values each: side, first point, count
+
+  FMM_HOST_DEVICE static NearFieldByTarget of(const std::int32_t* work) {
+    const std::int32_t* view = work + 1 + 4 * work[0];
+    return {view[0], view + 1, view + 1 + 5 * view[0]};
+  }
+};
+
+// What a target at `target` receives from a source at (sx, sy, sz) of charge q: potential and
+// field added to sum[0..3]; nothing at zero distance. The GPU takes CUDA's double-precision
+// reciprocal square root, the twin 1 / sqrt.
+FMM_HOST_DEVICE inline void p2p_add(const double target[3], double sx, double sy, double sz,
+                                    double q, double sum[4]) {
+  const double dx = target[0] - sx, dy = target[1] - sy, dz = target[2] - sz;
+  const double r2 = dx * dx + dy * dy + dz * dz;
+#if defined(__CUDA_ARCH__)
+  const double inverse_r = r2 > 0 ? rsqrt(r2) : 0.0;
+#else
+  const double inverse_r = inverse_distance(r2);
+#endif
+  const double q_over_r = q * inverse_r;
+  const double q_over_r3 = q_over_r * inverse_r * inverse_r;
+  sum[0] += q_over_r;
+  sum[1] -= q_over_r3 * dx;
+  sum[2] -= q_over_r3 * dy;
+  sum[3] -= q_over_r3 * dz;
+}
+
 // Compression and expansion as one column-major matrix product over a cell group's `count`
 // expansions (cuBLAS on a GPU, cblas in the twin, the same arguments):
 //   compress: C (rank x count) = V^T (rank x p^3) M (p^3 x count), V^T being V's row-major
@@ -246,4 +279,4 @@ inline GemmShape expand_shape(int nodes, int rank, int count) {
   return {true, nodes, count, rank, rank, rank, nodes, 1.0};
 }
 
-}  // namespace fmm::cell
+}  // namespace fmm::steps
