@@ -417,6 +417,12 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   inner.move_to(tasks_);
   pair.move_to(tasks_);
   split_near_field(first_p2p);
+  parallel_for(
+      tasks_.size() - first_p2p,
+      [this, first_p2p](std::size_t begin, std::size_t end) {
+        for (std::size_t t = begin; t < end; ++t) append_by_target(tasks_[first_p2p + t]);
+      },
+      1);
 
   // Downward: expansion and L2L from the top down, then L2P at every leaf.
   for (int level = 0; level < tree.levels(); ++level) {
@@ -437,14 +443,12 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
     add_cell_entry(l2p, group_of_cell[leaf], group_of_leaf[leaf], leaf, leaf);
   l2p.move_to(tasks_);
 
-  // Each work list's header is the level of the cell group whose cells it positions; a P2P
-  // list's, its entry count, before its by-target view.
+  // Each work list's header is the level of the cell group whose cells it positions (a P2P
+  // list's is its entry count, written with its by-target view).
   for (GroupTask& task : tasks_) {
-    if (stride(task.kernel) == 0) continue;
-    if (task.kernel == Kernel::p2p_inner || task.kernel == Kernel::p2p_pair) {
-      append_by_target(task);
+    if (stride(task.kernel) == 0 || task.kernel == Kernel::p2p_inner ||
+        task.kernel == Kernel::p2p_pair)
       continue;
-    }
     int level = 0;
     if (task.kernel == Kernel::p2m || task.kernel == Kernel::p2l)
       level = cell_groups_[task.target].level;
