@@ -89,49 +89,70 @@ std::int32_t to_int(std::size_t value) { return static_cast<std::int32_t>(value)
 
 // Appends the by-target view of a P2P task's entries (group_tree.hpp) and writes their count
 // in the header. A target range is cut at every boundary of another range of its side, so that
-// the rows are disjoint: a W cell's points span whole leaves, which may be targets too.
+// the rows are disjoint: a W cell's points span whole leaves, which may be targets too. Two
+// passes over the interactions, counting each row's sources and then placing them, so that each
+// row keeps them in entry order.
 void append_by_target(GroupTask& task) {
-  struct Range {
-    std::int32_t side, first, count;
-  };
   const bool inner = task.kernel == Kernel::p2p_inner;
   const std::size_t entries = (task.work.size() - 1) / 4;
-  std::vector<std::pair<Range, Range>> interactions;  // (target, source)
-  for (std::size_t e = 0; e < entries; ++e) {
-    const std::int32_t* entry = task.work.data() + 1 + 4 * e;
-    const Range a{0, entry[0], entry[1]}, b{inner ? 0 : 1, entry[2], entry[3]};
-    interactions.emplace_back(a, b);
-    if (!(inner && a.first == b.first)) interactions.emplace_back(b, a);
-  }
+  const std::int32_t* entry_data = task.work.data() + 1;
+  // Calls f(target side, first, count, source side, first, count) for each direction of each
+  // entry: a leaf with itself once.
+  auto each_interaction = [&](auto&& f) {
+    for (std::size_t e = 0; e < entries; ++e) {
+      const std::int32_t* entry = entry_data + 4 * e;
+      const std::int32_t side_b = inner ? 0 : 1;
+      f(0, entry[0], entry[1], side_b, entry[2], entry[3]);
+      if (!(inner && entry[0] == entry[2])) f(side_b, entry[2], entry[3], 0, entry[0], entry[1]);
+    }
+  };
   std::vector<std::int32_t> boundaries[2];
-  for (const auto& [target, source] : interactions) {
-    boundaries[target.side].push_back(target.first);
-    boundaries[target.side].push_back(target.first + target.count);
-  }
-  // Row r of a side covers [boundaries[r], boundaries[r + 1]); its sources in entry order.
-  std::vector<std::vector<Range>> sources[2];
-  for (int side = 0; side < 2; ++side) {
-    std::vector<std::int32_t>& b = boundaries[side];
+  std::int32_t last_first[2] = {-1, -1}, last_count[2] = {-1, -1};
+  each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count, std::int32_t,
+                       std::int32_t, std::int32_t) {
+    if (first == last_first[side] && count == last_count[side]) return;  // a run of one target
+    last_first[side] = first, last_count[side] = count;
+    boundaries[side].push_back(first);
+    boundaries[side].push_back(first + count);
+  });
+  // Row r of a side covers [boundaries[r], boundaries[r + 1]).
+  for (std::vector<std::int32_t>& b : boundaries) {
     std::sort(b.begin(), b.end());
     b.erase(std::unique(b.begin(), b.end()), b.end());
-    sources[side].resize(b.empty() ? 0 : b.size() - 1);
   }
-  for (const auto& [target, source] : interactions) {
-    const std::vector<std::int32_t>& b = boundaries[target.side];
-    auto row =
-        static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), target.first) - b.begin());
-    for (; b[row] < target.first + target.count; ++row) sources[target.side][row].push_back(source);
-  }
-  std::vector<std::int32_t> rows, flat;
+  // Calls g(row) for each row of `side` that the target range covers.
+  auto each_row = [&](std::int32_t side, std::int32_t first, std::int32_t count, auto&& g) {
+    const std::vector<std::int32_t>& b = boundaries[side];
+    auto row = static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), first) - b.begin());
+    for (; b[row] < first + count; ++row) g(row);
+  };
+  // Each row's first source: the rows of side 0, then those of side 1.
+  std::vector<std::int32_t> first_source[2];
+  for (int side = 0; side < 2; ++side) first_source[side].assign(boundaries[side].size(), 0);
+  each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count, std::int32_t,
+                       std::int32_t, std::int32_t) {
+    each_row(side, first, count, [&](std::size_t row) { ++first_source[side][row]; });
+  });
+  std::int32_t total = 0;
+  for (std::vector<std::int32_t>& rows : first_source)
+    for (std::int32_t& slot : rows) total += std::exchange(slot, total);
+  std::vector<std::int32_t> next[2] = {first_source[0], first_source[1]};
+  std::vector<std::int32_t> flat(3 * static_cast<std::size_t>(total));
+  each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count,
+                       std::int32_t source_side, std::int32_t source_first,
+                       std::int32_t source_count) {
+    each_row(side, first, count, [&](std::size_t row) {
+      std::int32_t* slot = flat.data() + 3 * static_cast<std::size_t>(next[side][row]++);
+      slot[0] = source_side, slot[1] = source_first, slot[2] = source_count;
+    });
+  });
+  std::vector<std::int32_t> rows;
   std::int32_t row_count = 0;
   for (std::int32_t side = 0; side < 2; ++side)
-    for (std::size_t r = 0; r < sources[side].size(); ++r) {
-      if (sources[side][r].empty()) continue;  // a gap between two ranges
-      const std::int32_t first_source = to_int(flat.size() / 3);
-      for (const Range& source : sources[side][r])
-        flat.insert(flat.end(), {source.side, source.first, source.count});
+    for (std::size_t r = 0; r + 1 < boundaries[side].size(); ++r) {
+      if (next[side][r] == first_source[side][r]) continue;  // a gap between two ranges
       const std::int32_t first = boundaries[side][r], end = boundaries[side][r + 1];
-      rows.insert(rows.end(), {side, first, end - first, first_source, to_int(flat.size() / 3)});
+      rows.insert(rows.end(), {side, first, end - first, first_source[side][r], next[side][r]});
       ++row_count;
     }
   task.work[0] = to_int(entries);
