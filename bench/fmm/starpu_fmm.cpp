@@ -81,29 +81,35 @@ void timed(void* cl_arg, Body body) {
 }
 
 // ---- Codelet bodies: the kernels of group_kernels.hpp on the task's buffers, in the order
-// StarpuFmm::evaluate passes them (the work list first where there is one).
+// StarpuFmm::evaluate passes them (the work list first where there is one). With GPUs, the
+// kernels that have CUDA bodies read one buffer more, after the work list or first (the operator
+// tables, or M2L's operators), which only the CUDA bodies need: `extra` is 1 there, else 0.
 
+template <int extra>
 void p2m_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::p2m(c, work(b[0]), in(b[1]), out(b[2])); });
+  timed(arg, [&](const auto& c) { fmm::p2m(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
 }
+template <int extra>
 void m2m_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2m(c, work(b[0]), in(b[1]), out(b[2])); });
+  timed(arg, [&](const auto& c) { fmm::m2m(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
 }
+template <int extra>
 void compress_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::compress(c, in(b[0]), out(b[1])); });
+  timed(arg, [&](const auto& c) { fmm::compress(c, in(b[extra]), out(b[1 + extra])); });
 }
+template <int extra>
 void m2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[1]), out(b[2])); });
+  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
 }
-// With GPUs M2L also reads the operators (b[1]), which only its CUDA body needs.
-void m2l_with_operators_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[2]), out(b[3])); });
-}
+template <int extra>
 void p2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::p2l(c, work(b[0]), in(b[1]), out(b[2])); });
+  timed(arg, [&](const auto& c) { fmm::p2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
 }
+template <int extra>
 void m2p_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2p(c, work(b[0]), in(b[1]), in(b[2]), out(b[3])); });
+  timed(arg, [&](const auto& c) {
+    fmm::m2p(c, work(b[0]), in(b[1 + extra]), in(b[2 + extra]), out(b[3 + extra]));
+  });
 }
 void p2p_inner_body(void* b[], void* arg) {
   timed(arg, [&](const auto&) { fmm::p2p_inner(work(b[0]), in(b[1]), out(b[2])); });
@@ -112,26 +118,32 @@ void p2p_pair_body(void* b[], void* arg) {
   timed(arg,
         [&](const auto&) { fmm::p2p_pair(work(b[0]), in(b[1]), in(b[2]), out(b[3]), out(b[4])); });
 }
+template <int extra>
 void expand_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::expand(c, in(b[0]), out(b[1])); });
+  timed(arg, [&](const auto& c) { fmm::expand(c, in(b[extra]), out(b[1 + extra])); });
 }
+template <int extra>
 void l2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::l2l(c, work(b[0]), in(b[1]), out(b[2])); });
+  timed(arg, [&](const auto& c) { fmm::l2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
 }
+template <int extra>
 void l2p_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::l2p(c, work(b[0]), in(b[1]), in(b[2]), out(b[3])); });
+  timed(arg, [&](const auto& c) {
+    fmm::l2p(c, work(b[0]), in(b[1 + extra]), in(b[2 + extra]), out(b[3 + extra]));
+  });
 }
 
 #if VERSA_BENCH_STARPU_CUDA
-// ---- CUDA codelet bodies: the example's P2P and M2L kernels (group_kernels_cuda.hpp), as the
-// task program's CUDA bodies call them, on the worker's StarPU stream; StarPU waits for the
-// stream (STARPU_CUDA_ASYNC).
+// ---- CUDA codelet bodies: the example's kernels (group_kernels_cuda.hpp), as the task
+// program's CUDA bodies call them, on the worker's StarPU stream; StarPU waits for the stream
+// (STARPU_CUDA_ASYNC).
 
-// The calling CUDA worker's stream, the only part of the context these kernels use.
+// The calling CUDA worker's stream and cuBLAS handle (bound to that stream by StarPU), the only
+// parts of the context these kernels use.
 class WorkerStream final : public versa::CudaContext {
  public:
   cudaStream_t stream() override { return starpu_cuda_get_local_stream(); }
-  cublasHandle_t cublas() override { unused("cuBLAS"); }
+  cublasHandle_t cublas() override { return starpu_cublas_get_local_handle(); }
   cusolverDnHandle_t cusolver() override { unused("cuSOLVER"); }
   void* workspace(std::size_t) override { unused("a workspace"); }
   int device() const override { return starpu_worker_get_devid(starpu_worker_get_id_check()); }
@@ -181,6 +193,70 @@ void p2p_pair_cuda_body(void* b[], void* arg) {
     const In a = in(b[1]), points_b = in(b[2]);
     fmm::cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, points_b.data(),
                    points_b.size() / 4, out(b[3]).data(), out(b[4]).data(), false);
+  });
+}
+
+// The kernels that read the operator tables (b[1], or b[0] without a work list).
+void p2m_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In points = in(b[2]);
+    fmm::cuda::p2m(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(), c.cube(),
+                   points.data(), points.size() / 4, out(b[3]).data());
+  });
+}
+void m2m_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    fmm::cuda::m2m(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(),
+                   in(b[2]).data(), out(b[3]).data());
+  });
+}
+void compress_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const fmm::ChebyshevInterpolation& i = *c.interpolation;
+    const In multipoles = in(b[1]);
+    fmm::cuda::compress(gpu, in(b[0]).data(), i.order(), i.rank(), multipoles.data(),
+                        out(b[2]).data(), multipoles.size() / i.nodes());
+  });
+}
+void p2l_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In points = in(b[2]);
+    fmm::cuda::p2l(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(), c.cube(),
+                   points.data(), points.size() / 4, out(b[3]).data());
+  });
+}
+void m2p_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In points = in(b[3]);
+    fmm::cuda::m2p(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(), c.cube(),
+                   in(b[2]).data(), points.data(), points.size() / 4, out(b[4]).data());
+  });
+}
+void expand_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const fmm::ChebyshevInterpolation& i = *c.interpolation;
+    const Out locals = out(b[2]);
+    fmm::cuda::expand(gpu, in(b[0]).data(), i.order(), i.rank(), in(b[1]).data(), locals.data(),
+                      locals.size() / i.nodes());
+  });
+}
+void l2l_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    fmm::cuda::l2l(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(),
+                   in(b[2]).data(), out(b[3]).data());
+  });
+}
+void l2p_cuda_body(void* b[], void* arg) {
+  on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
+    const WorkList w = work(b[0]);
+    const In points = in(b[3]);
+    fmm::cuda::l2p(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->order(), c.cube(),
+                   in(b[2]).data(), points.data(), points.size() / 4, out(b[4]).data());
   });
 }
 
@@ -341,11 +417,15 @@ struct StarpuFmm::Session {
         starpu_shutdown();
         throw std::runtime_error("StarPU FMM: StarPU found no GPU");
       }
-      // M2L on a GPU reads the operators by offset, as the task program's does.
+      starpu_cublas_init();  // compression and expansion on a GPU are cuBLAS products
+      // On a GPU, M2L reads the operators by offset and the other passes the operator tables,
+      // as the task program's do.
       m2l_operators = solver.operators().m2l_operators();
       if (!m2l_operators.empty())
         m2l_operators_handle =
             Registration::vector(m2l_operators.data(), m2l_operators.size(), sizeof(double));
+      tables = solver.operators().device_tables();
+      tables_handle = Registration::vector(tables.data(), tables.size(), sizeof(double));
     } else {
       start_starpu(config.scheduler.c_str(), n,
                    config.scheduler == "heteroprio" ? heteroprio_buckets : nullptr);
@@ -365,29 +445,51 @@ struct StarpuFmm::Session {
       codelets[i] = make_codelet(body, static_cast<int>(modes.size()), modes, model);
       codelets[i].name = fmm::to_string(k);
     };
-    cl(Kernel::p2m, p2m_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::m2m, m2m_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::compress, compress_body, {STARPU_R, STARPU_W});
-    if (m2l_operators_handle != nullptr)
-      cl(Kernel::m2l, m2l_with_operators_body, {STARPU_R, STARPU_R, STARPU_R, commute});
-    else
-      cl(Kernel::m2l, m2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::p2l, p2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::m2p, m2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    // With GPUs, the kernels with CUDA bodies read the tables (M2L its operators) too.
+    const bool t = tables_handle != nullptr, o = m2l_operators_handle != nullptr;
+    using Modes = std::initializer_list<starpu_data_access_mode>;
+    const auto with = [](bool extra, Modes plain, Modes more) { return extra ? more : plain; };
+    cl(Kernel::p2m, t ? p2m_body<1> : p2m_body<0>,
+       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
+    cl(Kernel::m2m, t ? m2m_body<1> : m2m_body<0>,
+       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
+    cl(Kernel::compress, t ? compress_body<1> : compress_body<0>,
+       with(t, {STARPU_R, STARPU_W}, {STARPU_R, STARPU_R, STARPU_W}));
+    cl(Kernel::m2l, o ? m2l_body<1> : m2l_body<0>,
+       with(o, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
+    cl(Kernel::p2l, t ? p2l_body<1> : p2l_body<0>,
+       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
+    cl(Kernel::m2p, t ? m2p_body<1> : m2p_body<0>,
+       with(t, {STARPU_R, STARPU_R, STARPU_R, results},
+            {STARPU_R, STARPU_R, STARPU_R, STARPU_R, results}));
     cl(Kernel::p2p_inner, p2p_inner_body, {STARPU_R, STARPU_R, results});
     cl(Kernel::p2p_pair, p2p_pair_body, {STARPU_R, STARPU_R, STARPU_R, results, results});
-    cl(Kernel::expand, expand_body, {STARPU_R, commute});
-    cl(Kernel::l2l, l2l_body, {STARPU_R, STARPU_R, commute});
-    cl(Kernel::l2p, l2p_body, {STARPU_R, STARPU_R, STARPU_R, results});
+    cl(Kernel::expand, t ? expand_body<1> : expand_body<0>,
+       with(t, {STARPU_R, commute}, {STARPU_R, STARPU_R, commute}));
+    cl(Kernel::l2l, t ? l2l_body<1> : l2l_body<0>,
+       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
+    cl(Kernel::l2p, t ? l2p_body<1> : l2p_body<0>,
+       with(t, {STARPU_R, STARPU_R, STARPU_R, results},
+            {STARPU_R, STARPU_R, STARPU_R, STARPU_R, results}));
     // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW.
     zero = make_codelet(zero_body, 1, {STARPU_W}, nullptr);
     sum = make_codelet(sum_body, 2, {STARPU_RW, STARPU_R}, nullptr);
 #if VERSA_BENCH_STARPU_CUDA
     if (config.gpu) {
-      add_cuda(codelets[static_cast<std::size_t>(Kernel::p2p_inner)], p2p_inner_cuda_body);
-      add_cuda(codelets[static_cast<std::size_t>(Kernel::p2p_pair)], p2p_pair_cuda_body);
-      if (m2l_operators_handle != nullptr)
-        add_cuda(codelets[static_cast<std::size_t>(Kernel::m2l)], m2l_cuda_body);
+      const auto cuda = [this](Kernel k, starpu_cuda_func_t body) {
+        add_cuda(codelets[static_cast<std::size_t>(k)], body);
+      };
+      cuda(Kernel::p2m, p2m_cuda_body);
+      cuda(Kernel::m2m, m2m_cuda_body);
+      cuda(Kernel::compress, compress_cuda_body);
+      if (m2l_operators_handle != nullptr) cuda(Kernel::m2l, m2l_cuda_body);
+      cuda(Kernel::p2l, p2l_cuda_body);
+      cuda(Kernel::m2p, m2p_cuda_body);
+      cuda(Kernel::p2p_inner, p2p_inner_cuda_body);
+      cuda(Kernel::p2p_pair, p2p_pair_cuda_body);
+      cuda(Kernel::expand, expand_cuda_body);
+      cuda(Kernel::l2l, l2l_cuda_body);
+      cuda(Kernel::l2p, l2p_cuda_body);
     }
 #endif
   }
@@ -395,6 +497,10 @@ struct StarpuFmm::Session {
   ~Session() {
     starpu_task_wait_for_all();  // only matters when an evaluation bailed out with tasks in flight
     if (m2l_operators_handle != nullptr) starpu_data_unregister(m2l_operators_handle);
+    if (tables_handle != nullptr) {
+      starpu_data_unregister(tables_handle);
+      starpu_cublas_shutdown();
+    }
     starpu_shutdown();
   }
 
@@ -404,8 +510,9 @@ struct StarpuFmm::Session {
 
   starpu_data_access_mode results;  // STARPU_REDUX or commute
   int workers = 0, gpus = 0, min_priority = 0, max_priority = 0;
-  std::vector<double> m2l_operators;  // with GPUs: registered, read by every M2L task
-  starpu_data_handle_t m2l_operators_handle = nullptr;
+  // With GPUs: registered, read by every M2L task, and by the tasks of the other passes.
+  std::vector<double> m2l_operators, tables;
+  starpu_data_handle_t m2l_operators_handle = nullptr, tables_handle = nullptr;
   std::array<starpu_codelet, fmm::kernel_count> codelets{};
   starpu_codelet zero{}, sum{};
   KernelClocks clocks;
@@ -449,58 +556,60 @@ fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& 
       starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
       const int priority = s.priority(task.kernel);
       void* arg = &args.back();
-      const auto r = s.results;
-      int ret = 0;
-      // The buffers in the codelet's order: the work list first where there is one.
-#define VERSA_INSERT(...)                                                                   \
-  starpu_task_insert(cl, __VA_ARGS__, STARPU_PRIORITY, priority, STARPU_CL_ARGS_NFREE, arg, \
-                     sizeof(TaskArg), 0)
+      // The buffers in the codelet's order: the work list first where there is one, then (with
+      // GPUs, for the kernels with CUDA bodies) the operator tables or M2L's operators.
+      std::vector<starpu_data_handle_t> buffers;
       switch (task.kernel) {
         case Kernel::p2m:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], commute,
-                             h.multipoles[dst]);
+          buffers = {h.work[t], h.points[src], h.multipoles[dst]};
           break;
         case Kernel::m2m:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.multipoles[src], commute,
-                             h.multipoles[dst]);
+          buffers = {h.work[t], h.multipoles[src], h.multipoles[dst]};
           break;
         case Kernel::compress:
-          ret = VERSA_INSERT(STARPU_R, h.multipoles[src], STARPU_W, h.compressed_multipoles[src]);
+          buffers = {h.multipoles[src], h.compressed_multipoles[src]};
           break;
         case Kernel::m2l:
-          if (s.m2l_operators_handle != nullptr)
-            ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, s.m2l_operators_handle, STARPU_R,
-                               h.compressed_multipoles[src], commute, h.compressed_locals[dst]);
-          else
-            ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.compressed_multipoles[src], commute,
-                               h.compressed_locals[dst]);
+          buffers = {h.work[t], h.compressed_multipoles[src], h.compressed_locals[dst]};
           break;
         case Kernel::p2l:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], commute, h.locals[dst]);
+          buffers = {h.work[t], h.points[src], h.locals[dst]};
           break;
         case Kernel::m2p:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.multipoles[src], STARPU_R,
-                             h.points[dst], r, h.results[dst]);
+          buffers = {h.work[t], h.multipoles[src], h.points[dst], h.results[dst]};
           break;
         case Kernel::p2p_inner:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], r, h.results[src]);
+          buffers = {h.work[t], h.points[src], h.results[src]};
           break;
         case Kernel::p2p_pair:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.points[src], STARPU_R, h.points[dst],
-                             r, h.results[src], r, h.results[dst]);
+          buffers = {h.work[t], h.points[src], h.points[dst], h.results[src], h.results[dst]};
           break;
         case Kernel::expand:
-          ret = VERSA_INSERT(STARPU_R, h.compressed_locals[src], commute, h.locals[src]);
+          buffers = {h.compressed_locals[src], h.locals[src]};
           break;
         case Kernel::l2l:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.locals[src], commute, h.locals[dst]);
+          buffers = {h.work[t], h.locals[src], h.locals[dst]};
           break;
         case Kernel::l2p:
-          ret = VERSA_INSERT(STARPU_R, h.work[t], STARPU_R, h.locals[src], STARPU_R, h.points[dst],
-                             r, h.results[dst]);
+          buffers = {h.work[t], h.locals[src], h.points[dst], h.results[dst]};
           break;
       }
-#undef VERSA_INSERT
+      const bool listed = !task.work.empty();
+      if (task.kernel == Kernel::m2l) {
+        if (s.m2l_operators_handle != nullptr)
+          buffers.insert(buffers.begin() + 1, s.m2l_operators_handle);
+      } else if (task.kernel != Kernel::p2p_inner && task.kernel != Kernel::p2p_pair &&
+                 s.tables_handle != nullptr) {
+        buffers.insert(buffers.begin() + (listed ? 1 : 0), s.tables_handle);
+      }
+      starpu_task* submitted = starpu_task_create();
+      submitted->cl = cl;
+      for (std::size_t i = 0; i < buffers.size(); ++i) submitted->handles[i] = buffers[i];
+      submitted->priority = priority;
+      submitted->cl_arg = arg;
+      submitted->cl_arg_size = sizeof(TaskArg);
+      submitted->cl_arg_free = 0;
+      const int ret = starpu_task_submit(submitted);
       if (ret != 0) {
         starpu_task_wait_for_all();  // the tasks already submitted use `args` and `h`
         check(ret, "starpu_task_insert");

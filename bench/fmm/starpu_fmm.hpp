@@ -36,7 +36,7 @@ struct StarpuFmmConfig {
   int workers = 0;  // CPU workers; 0: one per core
   ResultsAccess results = ResultsAccess::commute;
   ModelKind model = ModelKind::history;
-  // Also one CUDA worker per GPU, on which P2P and M2L can run the example's CUDA kernels
+  // Also one CUDA worker per GPU, on which every pass can run the example's CUDA kernels
   // (group_kernels_cuda.hpp), as in Versa's task program. Needs a StarPU and a Versa built with
   // CUDA (gpu_built()), commute results (the reduction's methods run on CPUs) and a policy
   // other than heteroprio (its buckets are set for CPUs only).

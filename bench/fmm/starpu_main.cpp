@@ -83,7 +83,7 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   example::add_repeat_option(app, o.repeat, "evaluate R times after the warm-up");
   app.add_flag("--gpu", o.starpu.gpu,
-               "also one CUDA worker per GPU, P2P and M2L with the example's CUDA kernels\n"
+               "also one CUDA worker per GPU, with the example's CUDA kernels for every pass\n"
                "(a StarPU built with CUDA; the scheduler is then dmda unless given)");
   app.add_flag("--check", o.check,
                "compare the last evaluation with the direct sum (all points up to\n"
