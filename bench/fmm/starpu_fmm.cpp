@@ -25,6 +25,8 @@
 
 // Where StarPU and Versa both have CUDA (bench/CMakeLists.txt): the example's CUDA kernels.
 #if VERSA_BENCH_STARPU_CUDA
+#include <starpu_cublas_v2.h>
+
 #include "group_kernels_cuda.hpp"
 #include "versa/cuda.hpp"
 #endif
