@@ -40,7 +40,7 @@ GroupData::GroupData(const Octree& tree, const GroupTree& groups,
           }
         }
       },
-      4);
+      1);  // a few groups of up to 65536 points each: one or more per thread
 }
 
 std::span<double> GroupData::points(std::size_t g) {

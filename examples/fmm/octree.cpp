@@ -1,7 +1,9 @@
 #include "octree.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 #include "parallel_for.hpp"
 #include "radix_sort.hpp"
@@ -43,11 +45,25 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
     : leaf_size_(leaf_size), max_level_(max_level) {
   const std::size_t n = points.size();
   const std::vector<double>* coordinates[3] = {&points.x, &points.y, &points.z};
+  // The bounding box, per chunk in parallel and then over the chunks.
+  const std::size_t chunks = parallel_chunk_count(n, 1 << 16);
+  std::vector<std::array<double, 6>> boxes(chunks);  // low x, y, z, then high x, y, z
+  parallel_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    std::array<double, 6>& box = boxes[chunk];
+    for (int d = 0; d < 3; ++d) {
+      const auto [low, high] =
+          std::minmax_element(coordinates[d]->begin() + begin, coordinates[d]->begin() + end);
+      box[d] = begin < end ? *low : std::numeric_limits<double>::infinity();
+      box[3 + d] = begin < end ? *high : -std::numeric_limits<double>::infinity();
+    }
+  });
   double extent = 0;
   for (int d = 0; d < 3; ++d) {
-    const auto [low, high] = std::minmax_element(coordinates[d]->begin(), coordinates[d]->end());
-    origin_[d] = *low;
-    extent = std::max(extent, *high - *low);
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (const std::array<double, 6>& box : boxes)
+      low = std::min(low, box[d]), high = std::max(high, box[3 + d]);
+    origin_[d] = n > 0 ? low : 0;
+    extent = n > 0 ? std::max(extent, high - low) : 0;
   }
   // A cube of zero extent (one point, or all coincident) still needs a positive width.
   width_ = extent > 0 ? extent : 1.0;
