@@ -69,21 +69,18 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
   }
 }
 
-// Entries of an M2L work list per thread block: their source vectors are staged in shared
-// memory (up to 8 x 614 doubles, 39 KB at order 13), and each operator value read serves all
-// of them.
-constexpr int m2l_entries_per_block = 8;
-
-// One thread block per m2l_entries_per_block consecutive entries (offset, target cell, source
-// cell); each thread takes rows of C_d. The entries are sorted by offset, so a block's entries
-// mostly share one C_d; where its entries change offset, it goes through each run in turn. A
-// target cell appears once per offset, in several blocks: the sums go in with atomic adds.
+// M2L: one thread block per steps::m2l_entries_per_block consecutive entries (offset, target
+// cell, source cell), their sources staged in shared memory, then each run of one offset through
+// its operator (kernel_steps.hpp): a whole C_d a thread per row, a truncated one a thread per
+// column of R and then per row of L. A target cell appears once per offset, in several blocks:
+// the sums go in with atomic adds.
 __global__ void m2l_kernel(const int* work, int entry_count, const double* operators, int rank,
                            const double* sources, double* targets, double root_width) {
-  constexpr int per_block = m2l_entries_per_block;
+  constexpr int per_block = steps::m2l_entries_per_block;
   const int* entries = work + 1;                           // after the header, the cells' level
   const double scale = 1.0 / ldexp(root_width, -work[0]);  // 1 / the cells' width
-  extern __shared__ double staged[];  // staged[k * per_block + j]: entry j's source, value k
+  extern __shared__ double staged[];  // the sources, r x per_block, then y, r x per_block
+  double* y = staged + rank * per_block;
   const int first = static_cast<int>(blockIdx.x) * per_block;
   const int count = min(per_block, entry_count - first);
   const int* entry = entries + 3 * first;
@@ -97,19 +94,25 @@ __global__ void m2l_kernel(const int* work, int entry_count, const double* opera
     const int offset = entry[3 * run];
     int end = run + 1;
     while (end < count && entry[3 * end] == offset) ++end;
-    const double* op = operators + static_cast<size_t>(offset) * rank * rank;
+    const steps::M2LOperator op = steps::m2l_operator(operators, offset);
+    const double* left = op.values + static_cast<size_t>(rank) * op.rank;
+    if (op.rank < rank) {
+      for (int q = static_cast<int>(threadIdx.x); q < op.rank; q += blockDim.x)
+        steps::m2l_project(op.values, op.rank, rank, staged, q, y);
+      __syncthreads();
+    }
     for (int i = static_cast<int>(threadIdx.x); i < rank; i += blockDim.x) {
       double sum[per_block] = {};
-      for (int k = 0; k < rank; ++k) {
-        const double c = op[static_cast<size_t>(k) * rank + i];
-#pragma unroll
-        for (int j = 0; j < per_block; ++j) sum[j] += c * staged[k * per_block + j];
-      }
+      if (op.rank < rank)
+        steps::m2l_expand_row(left, op.rank, rank, y, i, sum);
+      else
+        steps::m2l_whole_row(op.values, rank, staged, i, sum);
 #pragma unroll
       for (int j = 0; j < per_block; ++j)
         if (j >= run && j < end)
           atomicAdd(&targets[static_cast<size_t>(entry[3 * j + 1]) * rank + i], sum[j] * scale);
     }
+    __syncthreads();  // y is rewritten by the next run
     run = end;
   }
 }
@@ -254,42 +257,6 @@ void check_launch(const char* kernel) {
     throw std::runtime_error(std::string(kernel) + " launch failed: " + cudaGetErrorString(status));
 }
 
-}  // namespace
-
-void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
-         double* results_a, double* results_b, bool inner) {
-  if (work_size < 2) return;
-  if (inner) {
-    points_b = points_a;
-    count_b = count_a;
-    results_b = results_a;
-  }
-  // The row count lies in device memory: enough blocks for every row there could be (each
-  // takes at least 8 values of the list), at most 1024; the extra ones return at once.
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(work_size / 8 + 1, 1024));
-  p2p_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(
-      work, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
-      results_b);
-  check_launch("fmm p2p");
-}
-
-void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-         const double* operators, std::size_t rank, const double* sources, double* targets,
-         double root_width) {
-  const std::size_t entries = work_size > 0 ? (work_size - 1) / 3 : 0;
-  if (entries == 0) return;
-  const auto blocks =
-      static_cast<unsigned>((entries + m2l_entries_per_block - 1) / m2l_entries_per_block);
-  const std::size_t shared = m2l_entries_per_block * rank * sizeof(double);
-  m2l_kernel<<<blocks, threads_per_block, shared, gpu.stream()>>>(work, static_cast<int>(entries),
-                                                                  operators, static_cast<int>(rank),
-                                                                  sources, targets, root_width);
-  check_launch("fmm m2l");
-}
-
-namespace {
-
 std::size_t entries_of(std::size_t work_size, int stride) {
   return work_size > 0 ? (work_size - 1) / static_cast<std::size_t>(stride) : 0;
 }
@@ -319,6 +286,39 @@ void tensor(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_
 }
 
 }  // namespace
+
+void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
+         double* results_a, double* results_b, bool inner) {
+  if (work_size < 2) return;
+  if (inner) {
+    points_b = points_a;
+    count_b = count_a;
+    results_b = results_a;
+  }
+  // The row count lies in device memory: enough blocks for every row there could be (each
+  // takes at least 8 values of the list), at most 1024; the extra ones return at once.
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(work_size / 8 + 1, 1024));
+  p2p_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(
+      work, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
+      results_b);
+  check_launch("fmm p2p");
+}
+
+void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+         const double* operators, std::size_t rank, const double* sources, double* targets,
+         double root_width) {
+  const std::size_t entries = entries_of(work_size, 3);
+  if (entries == 0) return;
+  constexpr std::size_t per_block = steps::m2l_entries_per_block;
+  const auto blocks = static_cast<unsigned>((entries + per_block - 1) / per_block);
+  const std::size_t shared = 2 * per_block * rank * sizeof(double);
+  allow_shared(m2l_kernel, shared);
+  m2l_kernel<<<blocks, threads_per_block, shared, gpu.stream()>>>(work, static_cast<int>(entries),
+                                                                  operators, static_cast<int>(rank),
+                                                                  sources, targets, root_width);
+  check_launch("fmm m2l");
+}
 
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* points,

@@ -23,9 +23,10 @@ void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 
 // M2L on the entries of an m2l work list of `work_size` values (sorted by offset, as
 // GroupTree makes them): targets[cell] += C_d sources[cell'] / width for each entry (d, cell,
-// cell'), as fmm::m2l does, with `operators` the C_d of ChebyshevInterpolation::m2l_operators(),
-// `rank` values per compressed expansion, and width the cells' (root_width / 2^level, the
-// level being the work list's header). Throws std::runtime_error when the launch fails.
+// cell'), as fmm::m2l does, with `operators` the C_d of ChebyshevInterpolation::m2l_operators()
+// (whole or truncated, CompressedM2L::device_operators), `rank` values per compressed
+// expansion, and width the cells' (root_width / 2^level, the level being the work list's
+// header). Throws std::runtime_error when the launch fails.
 void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* operators, std::size_t rank, const double* sources, double* targets,
          double root_width);

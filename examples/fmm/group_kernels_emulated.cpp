@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace fmm::emulated {
@@ -67,6 +68,48 @@ void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a
         }
       }
       for (std::size_t v = 0; v < 4; ++v) result[v * target_n + k] += sum[v];
+    }
+  }
+}
+
+void m2l(const std::int32_t* work, std::size_t work_size, const double* operators, std::size_t rank,
+         const double* sources, double* targets, double root_width) {
+  constexpr int per_block = steps::m2l_entries_per_block;
+  const std::size_t entries = entries_of(work_size, 3);
+  if (entries == 0) return;
+  const int r = static_cast<int>(rank);
+  const double scale = 1.0 / std::ldexp(root_width, -work[0]);
+  std::vector<double> staged(per_block * rank), y(per_block * rank);
+  for (std::size_t first = 0; first < entries; first += per_block) {  // a block each
+    const int count = static_cast<int>(std::min<std::size_t>(per_block, entries - first));
+    const std::int32_t* entry = work + 1 + 3 * first;
+    for (int v = 0; v < per_block * r; ++v) {
+      const int j = v / r, k = v % r;
+      staged[static_cast<std::size_t>(k * per_block + j)] =
+          j < count ? sources[static_cast<std::size_t>(entry[3 * j + 2]) * rank +
+                              static_cast<std::size_t>(k)]
+                    : 0.0;
+    }
+    for (int run = 0; run < count;) {
+      const int offset = entry[3 * run];
+      int end = run + 1;
+      while (end < count && entry[3 * end] == offset) ++end;
+      const steps::M2LOperator op = steps::m2l_operator(operators, offset);
+      const double* left = op.values + rank * static_cast<std::size_t>(op.rank);
+      if (op.rank < r)
+        for (int q = 0; q < op.rank; ++q)
+          steps::m2l_project(op.values, op.rank, r, staged.data(), q, y.data());
+      for (int i = 0; i < r; ++i) {
+        double sum[per_block] = {};
+        if (op.rank < r)
+          steps::m2l_expand_row(left, op.rank, r, y.data(), i, sum);
+        else
+          steps::m2l_whole_row(op.values, r, staged.data(), i, sum);
+        for (int j = run; j < end; ++j)
+          targets[static_cast<std::size_t>(entry[3 * j + 1]) * rank +
+                  static_cast<std::size_t>(i)] += sum[j] * scale;
+      }
+      run = end;
     }
   }
 }

@@ -1,5 +1,4 @@
-// The emulated twins of the CUDA kernels of P2P and of the upward and downward passes, P2L and
-// M2P
+// The emulated twins of the CUDA kernels (group_kernels_cuda.hpp) of every pass
 // (group_kernels_cuda.hpp): the same arguments, in host memory, and the same steps
 // (kernel_steps.hpp) taken one after the other instead of by a block's threads, so that the
 // emulated device, which CI runs, checks what the GPU computes. The task types' .emulated bodies
@@ -16,6 +15,8 @@ namespace fmm::emulated {
 void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a,
          std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
          double* results_b, bool inner);
+void m2l(const std::int32_t* work, std::size_t work_size, const double* operators, std::size_t rank,
+         const double* sources, double* targets, double root_width);
 void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* multipoles);

@@ -65,9 +65,9 @@ class ChebyshevInterpolation {
   // once.
   void m2l(int dx, int dy, int dz, double width, const double* const* sources,
            double* const* targets, std::size_t count) const;
-  // The compressed M2L operators for a device (CompressedM2L::operators_by_offset): empty when
+  // The compressed M2L operators for a device (CompressedM2L::device_operators): empty when
   // they are not stored one per offset.
-  std::vector<double> m2l_operators() const { return m2l_->operators_by_offset(); }
+  std::vector<double> m2l_operators() const { return m2l_->device_operators(); }
   // The mean rank of the truncated M2L operators over the 316 offsets (CompressedM2L).
   double mean_m2l_operator_rank() const { return m2l_->mean_operator_rank(); }
   // The operators of P2M, M2M, L2L, L2P, compression and expansion for the device kernels, in

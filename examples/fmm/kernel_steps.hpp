@@ -262,6 +262,55 @@ FMM_HOST_DEVICE inline void p2p_add(const double target[3], double sx, double sy
   sum[3] -= q_over_r3 * dz;
 }
 
+// M2L on the compressed expansions, 8 consecutive entries of a work list (offset, target cell,
+// source cell; sorted by offset) per thread block: their sources staged in shared memory
+// (staged[m * 8 + j]: value m of entry j's source), so that each operator value read serves all
+// 8. The operators are CompressedM2L::device_operators: a whole C_d takes a thread per row; a
+// truncated one L R^T first a thread per column q of R (y = R^T s, into shared memory), then a
+// thread per row of L.
+constexpr int m2l_entries_per_block = 8;
+
+struct M2LOperator {
+  int rank;  // k; the compressed rank r when whole, 0 for a near offset
+  const double* values;
+};
+FMM_HOST_DEVICE inline M2LOperator m2l_operator(const double* operators, int offset) {
+  return {static_cast<int>(operators[2 * offset]),
+          operators + static_cast<std::size_t>(operators[2 * offset + 1])};
+}
+
+// sum[j] += row i of a whole C_d (r x r, column-major) times staged source j.
+FMM_HOST_DEVICE inline void m2l_whole_row(const double* c, int r, const double* staged, int i,
+                                          double sum[m2l_entries_per_block]) {
+  for (int m = 0; m < r; ++m) {
+    const double value = c[static_cast<std::size_t>(m) * r + i];
+    for (int j = 0; j < m2l_entries_per_block; ++j)
+      sum[j] += value * staged[m * m2l_entries_per_block + j];
+  }
+}
+
+// y[q * 8 + j] = column q of R (r x k, row-major) times staged source j.
+FMM_HOST_DEVICE inline void m2l_project(const double* right, int k, int r, const double* staged,
+                                        int q, double* y) {
+  double sum[m2l_entries_per_block] = {};
+  for (int m = 0; m < r; ++m) {
+    const double value = right[static_cast<std::size_t>(m) * k + q];
+    for (int j = 0; j < m2l_entries_per_block; ++j)
+      sum[j] += value * staged[m * m2l_entries_per_block + j];
+  }
+  for (int j = 0; j < m2l_entries_per_block; ++j) y[q * m2l_entries_per_block + j] = sum[j];
+}
+
+// sum[j] += row i of L (r x k, column-major; it follows R in the operator's values) times y_j.
+FMM_HOST_DEVICE inline void m2l_expand_row(const double* left, int k, int r, const double* y, int i,
+                                           double sum[m2l_entries_per_block]) {
+  for (int q = 0; q < k; ++q) {
+    const double value = left[static_cast<std::size_t>(q) * r + i];
+    for (int j = 0; j < m2l_entries_per_block; ++j)
+      sum[j] += value * y[q * m2l_entries_per_block + j];
+  }
+}
+
 // Compression and expansion as one column-major matrix product over a cell group's `count`
 // expansions (cuBLAS on a GPU, cblas in the twin, the same arguments):
 //   compress: C (rank x count) = V^T (rank x p^3) M (p^3 x count), V^T being V's row-major

@@ -524,23 +524,26 @@ void CompressedM2L::m2l(int dx, int dy, int dz, double width, const double* cons
   }
 }
 
-std::vector<double> CompressedM2L::operators_by_offset() const {
-  const std::size_t r = rank_;
-  if (operators_.empty() || 343 * r * r * sizeof(double) > stored_operators_budget) return {};
-  std::vector<double> columns(343 * r * r, 0.0), whole(r * r);
+std::vector<double> CompressedM2L::device_operators() const {
+  if (operators_.empty()) return {};
+  const std::size_t r = rank_, slots = 343;
+  std::vector<double> values(2 * slots, 0.0);
   for (std::size_t d = 0; d < operators_.size(); ++d) {
     const Operator& op = operators_[d];
     if (op.rank == 0) continue;
-    if (op.whole.empty())
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r), static_cast<int>(r),
-                  static_cast<int>(op.rank), 1.0, op.left.data(), static_cast<int>(op.rank),
-                  op.right.data(), static_cast<int>(op.rank), 0.0, whole.data(),
-                  static_cast<int>(r));
-    const std::vector<double>& c = op.whole.empty() ? whole : op.whole;
-    for (std::size_t i = 0; i < r; ++i)
-      for (std::size_t k = 0; k < r; ++k) columns[(d * r + k) * r + i] = c[i * r + k];
+    const std::size_t k = op.rank;
+    values[2 * d] = static_cast<double>(k);
+    values[2 * d + 1] = static_cast<double>(values.size());
+    if (!op.whole.empty()) {
+      for (std::size_t m = 0; m < r; ++m)
+        for (std::size_t i = 0; i < r; ++i) values.push_back(op.whole[i * r + m]);
+      continue;
+    }
+    values.insert(values.end(), op.right.begin(), op.right.end());  // row-major r x k
+    for (std::size_t q = 0; q < k; ++q)
+      for (std::size_t i = 0; i < r; ++i) values.push_back(op.left[i * k + q]);
   }
-  return columns;
+  return values;
 }
 
 }  // namespace fmm

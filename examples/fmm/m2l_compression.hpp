@@ -59,13 +59,15 @@ class CompressedM2L {
   // without compression.
   double mean_operator_rank() const;
 
-  // The C_d for a device kernel: 343 blocks of r x r at offset_index(d), each column-major
-  // (element (i, k) at k r + i, so that threads taking consecutive rows read consecutive
-  // values), zero for the 27 near offsets; the truncated ones multiplied out. Empty when the
-  // C_d are not stored (over stored_operators_budget, or without compression), or when 343 r x r
-  // blocks would not fit in it.
-  std::vector<double> operators_by_offset() const;
-  // The index of offset d in operators_by_offset() and in the M2L work lists.
+  // The C_d for a device kernel, as they are stored (steps::M2LOperators, kernel_steps.hpp): for
+  // each of the 343 offset slots (offset_index), its rank k (0 for the 27 near offsets, r for one
+  // kept whole) and the index where its values start, two doubles per slot; then the values of
+  // each: a whole C_d column-major (element (i, m) at m r + i), a truncated one as R row-major
+  // (r x k, element (m, q) at m k + q) followed by L column-major (r x k, element (i, q) at
+  // q r + i), so that threads taking consecutive q, then consecutive i, read consecutive values.
+  // Empty when the C_d are not stored (over stored_operators_budget, or without compression).
+  std::vector<double> device_operators() const;
+  // The index of offset d in device_operators() and in the M2L work lists.
   static int offset_index(int dx, int dy, int dz) { return ((dx + 3) * 7 + dy + 3) * 7 + dz + 3; }
 
  private:

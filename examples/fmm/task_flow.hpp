@@ -31,9 +31,9 @@ using Out = Span<double>;
 // The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
 // addresses, so the call is inlined into the task's invoker. The kernels with CUDA bodies
 // (group_kernels_cuda.hpp) have their emulated twins (group_kernels_emulated.hpp) as emulated
-// bodies, except M2L, whose emulated body is the CPU one; Versa drops CUDA bodies in a build
-// without the CUDA backend. The context is the current evaluation's (TaskProgram::evaluate sets it
-// before it submits and waits for the tasks before it changes).
+// bodies; Versa drops CUDA bodies in a build without the CUDA backend. The context is the current
+// evaluation's (TaskProgram::evaluate sets it before it submits and waits for the tasks before it
+// changes).
 inline auto p2m_type(const KernelContext* c) {
   return versa::task_type("p2m").cpu(
       [c](Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); });
@@ -51,11 +51,15 @@ inline auto m2l_type(const KernelContext* c) {
   return versa::task_type("m2l").cpu(
       [c](Work w, In source, Out target) { m2l(*c, in(w), in(source), out(target)); });
 }
-// M2L with its operators as a handle, so that they travel to a GPU once and stay there; the
-// CPU body takes them from the interpolation instead. Used when the runtime has GPUs.
+// M2L with its operators as a handle, so that they travel to a device once and stay there; the
+// CPU body takes them from the interpolation instead. Used when the runtime has devices.
 inline auto m2l_with_operators_type(const KernelContext* c) {
   return versa::task_type("m2l")
       .cpu([c](Work w, In, In source, Out target) { m2l(*c, in(w), in(source), out(target)); })
+      .emulated([c](Work w, In operators, In source, Out target) {
+        emulated::m2l(w.data(), w.size(), operators.data(), c->interpolation->rank(), source.data(),
+                      target.data(), c->width);
+      })
       .cuda([c](versa::CudaContext& gpu, Work w, In operators, In source, Out target) {
         cuda::m2l(gpu, w.data(), w.size(), operators.data(), c->interpolation->rank(),
                   source.data(), target.data(), c->width);

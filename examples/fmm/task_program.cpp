@@ -62,7 +62,6 @@ TaskProgram::TaskProgram(versa::Runtime& runtime, const Solver& solver,
   if (runtime_.device_count() == 0) return;
   device_tables_ = solver_.operators().device_tables();
   device_tables_handle_ = runtime_.data(device_tables_, "fmm operator tables");
-  if (runtime_.gpu_count() == 0) return;
   m2l_operators_ = solver_.operators().m2l_operators();
   if (!m2l_operators_.empty())
     m2l_operators_handle_ = runtime_.data(m2l_operators_, "m2l operators");

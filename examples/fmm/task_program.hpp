@@ -83,8 +83,9 @@ class TaskProgram {
   // once.
   std::vector<double> device_tables_;
   versa::Handle<double> device_tables_handle_;
-  // With GPUs: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
-  // once so that they are copied to a GPU once; empty without GPUs or when they are not stored.
+  // With devices: the M2L operators for them (ChebyshevInterpolation::m2l_operators), registered
+  // once so that they are copied to each device once; empty without devices or when they are
+  // not stored.
   std::vector<double> m2l_operators_;
   versa::Handle<double> m2l_operators_handle_;
 };
