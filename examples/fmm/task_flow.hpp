@@ -355,8 +355,8 @@ struct Handles {
 };
 
 // The operators' handles of an evaluation whose tasks may run on devices (TaskProgram's
-// constructor makes them): the tables of the upward and downward passes, and the M2L operators
-// when the GPUs take them from one. Null where they are not registered (CPUs only).
+// constructor makes them): the tables of the other passes, and the M2L operators where they are
+// stored per offset. Null where they are not registered (CPUs only).
 struct DeviceOperators {
   const versa::Handle<double>* tables = nullptr;
   const versa::Handle<double>* m2l = nullptr;
