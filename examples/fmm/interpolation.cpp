@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "kernel_steps.hpp"
+
 namespace fmm {
 
 ChebyshevInterpolation::ChebyshevInterpolation(int order)
@@ -50,34 +52,11 @@ double ChebyshevInterpolation::compression_threshold(int order) {
 }
 
 void ChebyshevInterpolation::basis(double xi, double* s) const {
-  const std::size_t p = static_cast<std::size_t>(order_);
-  const double inverse_p = 1.0 / order_;
-  for (std::size_t m = 0; m < p; ++m) s[m] = inverse_p;
-  double previous = 1, current = xi;  // T_{k-1}(xi), T_k(xi)
-  for (std::size_t k = 1; k < p; ++k) {
-    const double* tk = &chebyshev_at_nodes_[k * p];
-    for (std::size_t m = 0; m < p; ++m) s[m] += 2 * inverse_p * current * tk[m];
-    const double next = 2 * xi * current - previous;
-    previous = current;
-    current = next;
-  }
+  steps::basis(order_, chebyshev_at_nodes_.data(), xi, s);
 }
 
 void ChebyshevInterpolation::basis_and_derivative(double xi, double* s, double* ds) const {
-  basis(xi, s);
-  const std::size_t p = static_cast<std::size_t>(order_);
-  const double inverse_p = 1.0 / order_;
-  for (std::size_t m = 0; m < p; ++m) ds[m] = 0;
-  // T_k'(xi) = k U_{k-1}(xi), with U the Chebyshev polynomials of the second kind.
-  double previous = 0, current = 1;  // U_{k-2}, U_{k-1}
-  for (std::size_t k = 1; k < p; ++k) {
-    const double* tk = &chebyshev_at_nodes_[k * p];
-    const double derivative = static_cast<double>(k) * current;
-    for (std::size_t m = 0; m < p; ++m) ds[m] += 2 * inverse_p * derivative * tk[m];
-    const double next = 2 * xi * current - previous;
-    previous = current;
-    current = next;
-  }
+  steps::basis_and_derivative(order_, chebyshev_at_nodes_.data(), xi, s, ds);
 }
 
 void ChebyshevInterpolation::node_positions(const double center[3], double half_width, double* x,

@@ -53,14 +53,14 @@ struct RootCube {
   }
 };
 
-// S_p(xi, x_m) = 1/p + 2/p sum_{k>=1} T_k(xi) T_k(x_m) for m = 0..p-1 into s.
-FMM_HOST_DEVICE inline void basis(const Tables& t, double xi, double* s) {
-  const int p = t.order;
+// S_p(xi, x_m) = 1/p + 2/p sum_{k>=1} T_k(xi) T_k(x_m) for m = 0..p-1 into s, from the values
+// T_k(x_m) at [k p + m] (ChebyshevInterpolation's basis, on the CPU too).
+FMM_HOST_DEVICE inline void basis(int p, const double* chebyshev_at_nodes, double xi, double* s) {
   const double inverse_p = 1.0 / p;
   for (int m = 0; m < p; ++m) s[m] = inverse_p;
   double previous = 1, current = xi;  // T_{k-1}(xi), T_k(xi)
   for (int k = 1; k < p; ++k) {
-    const double* tk = t.chebyshev_at_nodes + k * p;
+    const double* tk = chebyshev_at_nodes + k * p;
     for (int m = 0; m < p; ++m) s[m] += 2 * inverse_p * current * tk[m];
     const double next = 2 * xi * current - previous;
     previous = current;
@@ -69,21 +69,28 @@ FMM_HOST_DEVICE inline void basis(const Tables& t, double xi, double* s) {
 }
 
 // The same and its derivative d/dxi into ds, by T_k' = k U_{k-1}.
-FMM_HOST_DEVICE inline void basis_and_derivative(const Tables& t, double xi, double* s,
-                                                 double* ds) {
-  basis(t, xi, s);
-  const int p = t.order;
+FMM_HOST_DEVICE inline void basis_and_derivative(int p, const double* chebyshev_at_nodes, double xi,
+                                                 double* s, double* ds) {
+  basis(p, chebyshev_at_nodes, xi, s);
   const double inverse_p = 1.0 / p;
   for (int m = 0; m < p; ++m) ds[m] = 0;
   double previous = 0, current = 1;  // U_{k-2}, U_{k-1}
   for (int k = 1; k < p; ++k) {
-    const double* tk = t.chebyshev_at_nodes + k * p;
+    const double* tk = chebyshev_at_nodes + k * p;
     const double derivative = k * current;
     for (int m = 0; m < p; ++m) ds[m] += 2 * inverse_p * derivative * tk[m];
     const double next = 2 * xi * current - previous;
     previous = current;
     current = next;
   }
+}
+
+FMM_HOST_DEVICE inline void basis(const Tables& t, double xi, double* s) {
+  basis(t.order, t.chebyshev_at_nodes, xi, s);
+}
+FMM_HOST_DEVICE inline void basis_and_derivative(const Tables& t, double xi, double* s,
+                                                 double* ds) {
+  basis_and_derivative(t.order, t.chebyshev_at_nodes, xi, s, ds);
 }
 
 // P2M, a tile of a cell's points at a time: first the block stages the basis of each point
