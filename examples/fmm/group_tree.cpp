@@ -88,11 +88,12 @@ namespace {
 std::int32_t to_int(std::size_t value) { return static_cast<std::int32_t>(value); }
 
 // Appends the by-target view of a P2P task's entries (group_tree.hpp) and writes their count
-// in the header. A target range is cut at every boundary of another range of its side, so that
-// the rows are disjoint: a W cell's points span whole leaves, which may be targets too. Two
-// passes over the interactions, counting each row's sources and then placing them, so that each
-// row keeps them in entry order.
-void append_by_target(GroupTask& task) {
+// in the header. Its rows are the leaves of the task's groups: `leaf_starts[side]` holds the
+// first point of each leaf of that side's group, ascending, then the group's point count. Every
+// target range is a leaf or, for a W cell, a run of whole leaves, which is cut into its leaves,
+// so that no two rows share a point. Two passes over the interactions: one counts each row's
+// sources (and keeps the row of each), one places them, in entry order.
+void append_by_target(GroupTask& task, const std::vector<std::int32_t>* leaf_starts[2]) {
   const bool inner = task.kernel == Kernel::p2p_inner;
   const std::size_t entries = (task.work.size() - 1) / 4;
   const std::int32_t* entry_data = task.work.data() + 1;
@@ -106,55 +107,45 @@ void append_by_target(GroupTask& task) {
       if (!(inner && entry[0] == entry[2])) f(side_b, entry[2], entry[3], 0, entry[0], entry[1]);
     }
   };
-  std::vector<std::int32_t> boundaries[2];
-  std::int32_t last_first[2] = {-1, -1}, last_count[2] = {-1, -1};
-  each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count, std::int32_t,
-                       std::int32_t, std::int32_t) {
-    if (first == last_first[side] && count == last_count[side]) return;  // a run of one target
-    last_first[side] = first, last_count[side] = count;
-    boundaries[side].push_back(first);
-    boundaries[side].push_back(first + count);
-  });
-  // Row r of a side covers [boundaries[r], boundaries[r + 1]).
-  for (std::vector<std::int32_t>& b : boundaries) {
-    std::sort(b.begin(), b.end());
-    b.erase(std::unique(b.begin(), b.end()), b.end());
-  }
-  // Calls g(row) for each row of `side` that the target range covers.
-  auto each_row = [&](std::int32_t side, std::int32_t first, std::int32_t count, auto&& g) {
-    const std::vector<std::int32_t>& b = boundaries[side];
-    auto row = static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), first) - b.begin());
-    for (; b[row] < first + count; ++row) g(row);
-  };
-  // Each row's first source: the rows of side 0, then those of side 1.
+  // The first row (leaf) of each interaction's target range; each row's first source.
+  std::vector<std::int32_t> first_row;
+  first_row.reserve(2 * entries);
   std::vector<std::int32_t> first_source[2];
-  for (int side = 0; side < 2; ++side) first_source[side].assign(boundaries[side].size(), 0);
+  for (int side = 0; side < 2; ++side) first_source[side].assign(leaf_starts[side]->size(), 0);
   each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count, std::int32_t,
                        std::int32_t, std::int32_t) {
-    each_row(side, first, count, [&](std::size_t row) { ++first_source[side][row]; });
+    const std::vector<std::int32_t>& starts = *leaf_starts[side];
+    auto row = static_cast<std::size_t>(std::lower_bound(starts.begin(), starts.end(), first) -
+                                        starts.begin());
+    first_row.push_back(to_int(row));
+    for (; starts[row] < first + count; ++row) ++first_source[side][row];
   });
   std::int32_t total = 0;
   for (std::vector<std::int32_t>& rows : first_source)
     for (std::int32_t& slot : rows) total += std::exchange(slot, total);
   std::vector<std::int32_t> next[2] = {first_source[0], first_source[1]};
   std::vector<std::int32_t> flat(3 * static_cast<std::size_t>(total));
+  std::size_t i = 0;
   each_interaction([&](std::int32_t side, std::int32_t first, std::int32_t count,
                        std::int32_t source_side, std::int32_t source_first,
                        std::int32_t source_count) {
-    each_row(side, first, count, [&](std::size_t row) {
+    const std::vector<std::int32_t>& starts = *leaf_starts[side];
+    for (auto row = static_cast<std::size_t>(first_row[i++]); starts[row] < first + count; ++row) {
       std::int32_t* slot = flat.data() + 3 * static_cast<std::size_t>(next[side][row]++);
       slot[0] = source_side, slot[1] = source_first, slot[2] = source_count;
-    });
+    }
   });
   std::vector<std::int32_t> rows;
   std::int32_t row_count = 0;
-  for (std::int32_t side = 0; side < 2; ++side)
-    for (std::size_t r = 0; r + 1 < boundaries[side].size(); ++r) {
-      if (next[side][r] == first_source[side][r]) continue;  // a gap between two ranges
-      const std::int32_t first = boundaries[side][r], end = boundaries[side][r + 1];
-      rows.insert(rows.end(), {side, first, end - first, first_source[side][r], next[side][r]});
+  for (std::int32_t side = 0; side < 2; ++side) {
+    const std::vector<std::int32_t>& starts = *leaf_starts[side];
+    for (std::size_t r = 0; r + 1 < starts.size(); ++r) {
+      if (next[side][r] == first_source[side][r]) continue;  // not a target here
+      rows.insert(rows.end(), {side, starts[r], starts[r + 1] - starts[r], first_source[side][r],
+                               next[side][r]});
       ++row_count;
     }
+  }
   task.work[0] = to_int(entries);
   task.work.push_back(row_count);
   task.work.insert(task.work.end(), rows.begin(), rows.end());
@@ -438,10 +429,19 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   inner.move_to(tasks_);
   pair.move_to(tasks_);
   split_near_field(first_p2p);
+  // The by-target views, whose rows are the leaves: each particle group's leaf starts.
+  std::vector<std::vector<std::int32_t>> leaf_starts(particle_groups_.size());
+  for (std::size_t leaf : leaves) leaf_starts[group_of_leaf[leaf]].push_back(points_of(leaf).first);
+  for (std::size_t g = 0; g < particle_groups_.size(); ++g)
+    leaf_starts[g].push_back(to_int(particle_groups_[g].point_count));
   parallel_for(
       tasks_.size() - first_p2p,
-      [this, first_p2p](std::size_t begin, std::size_t end) {
-        for (std::size_t t = begin; t < end; ++t) append_by_target(tasks_[first_p2p + t]);
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t t = first_p2p + begin; t < first_p2p + end; ++t) {
+          const std::vector<std::int32_t>* starts[2] = {&leaf_starts[tasks_[t].source],
+                                                        &leaf_starts[tasks_[t].target]};
+          append_by_target(tasks_[t], starts);
+        }
       },
       1);
 
