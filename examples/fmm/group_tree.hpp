@@ -78,12 +78,13 @@ int priority_of(Kernel kernel);
 //   p2p_inner, p2p_pair: target first point, target count, source first point, source count;
 //     each pair once: a leaf with itself (inner only: target == source), two distinct leaves, or
 //     a leaf and the part in this group of a W cell with few points (w_direct); both ranges
-//     receive the other's field. After the entries, the same interactions by target, for the
-//     GPU (one thread block per target range, so that no two write one point): the row count R,
-//     R rows of (side, first point, count, first source, source end), then the sources, (side,
-//     first point, count) each; side 0 is the group of the entries' first ranges, 1 that of
-//     their second ranges (p2p_pair only). The target ranges do not overlap (a W cell's points
-//     and a leaf's are split where they part), and each takes its sources in entry order.
+//     receive the other's field. After the entries, the same interactions by target leaf, for
+//     the GPU (one thread block per row, so that no two write one point): the row count R, R
+//     rows of (side, first point, count, first source, source end), then the sources, (side,
+//     first point, count) each; side 0 is the task's source group (that of the entries' first
+//     ranges), 1 its target group (their second ranges; p2p_pair only). A row is a leaf (a W
+//     cell's points, a run of whole leaves, are cut into them), and takes its sources in entry
+//     order.
 //   compress, expand: none (the whole group)
 int stride(Kernel kernel);
 // The number of entries in a work list of `kernel`.
