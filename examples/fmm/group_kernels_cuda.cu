@@ -127,9 +127,7 @@ __global__ void p2m_kernel(const int* work, const double* tables_data, int order
   const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
-  double center[3];
-  cube.center(level, entry + 1, center);
-  const double half_width = cube.cell_width(level) / 2;
+  const steps::CellBox box(cube, level, entry);
   const int nodes = order * order * order;
   double* multipole = multipoles + static_cast<size_t>(entry[0]) * nodes;
   const int count = entry[5];
@@ -137,7 +135,7 @@ __global__ void p2m_kernel(const int* work, const double* tables_data, int order
     const int tile = min(steps::p2m_tile_points, count - start);
     const size_t first = static_cast<size_t>(entry[4]) + start;
     for (int v = threadIdx.x; v < 3 * tile; v += blockDim.x)
-      steps::stage_basis(t, points, point_count, first, v, center, half_width, staged);
+      steps::stage_basis(t, points, point_count, first, v, box.center, box.half_width, staged);
     for (int j = threadIdx.x; j < tile; j += blockDim.x)
       charges[j] = points[3 * point_count + first + j];
     __syncthreads();
@@ -179,9 +177,7 @@ __global__ void p2l_kernel(const int* work, const double* tables_data, int order
   const steps::Tables t = steps::Tables::at(tables_data, order);
   const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
-  double center[3];
-  cube.center(level, entry + 1, center);
-  const double half_width = cube.cell_width(level) / 2;
+  const steps::CellBox box(cube, level, entry);
   const int nodes = order * order * order;
   double* local = locals + static_cast<size_t>(entry[0]) * nodes;
   for (int start = 0; start < entry[5]; start += threads_per_block) {
@@ -195,59 +191,39 @@ __global__ void p2l_kernel(const int* work, const double* tables_data, int order
     }
     __syncthreads();
     for (int node = threadIdx.x; node < nodes; node += blockDim.x)
-      atomicAdd(&local[node], steps::p2l_node(t, node, center, half_width, sx, sy, sz, sq, tile));
+      atomicAdd(&local[node],
+                steps::p2l_node(t, node, box.center, box.half_width, sx, sy, sz, sq, tile));
     __syncthreads();
   }
 }
 
-// M2P: one block per entry (source cell, x, y, z, first target point, count), the multipole
-// staged in shared memory, a thread per point. Several source cells may reach one leaf: the
-// sums go in with atomic adds.
-__global__ void m2p_kernel(const int* work, const double* tables_data, int order,
-                           steps::RootCube cube, const double* multipoles, const double* points,
-                           size_t point_count, double* results) {
-  extern __shared__ double multipole[];
+// M2P (from_multipole: the source cell's multipole) and L2P (the cell's local): one block per
+// entry (cell, x, y, z, first point, count), the expansion staged in shared memory, a thread
+// per point. Several source cells may reach one leaf in an M2P task: its sums go in with atomic
+// adds; an L2P task has one entry per leaf.
+template <bool from_multipole>
+__global__ void expansion_to_points_kernel(const int* work, const double* tables_data, int order,
+                                           steps::RootCube cube, const double* expansions,
+                                           const double* points, size_t point_count,
+                                           double* results) {
+  extern __shared__ double expansion[];
   const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int level = work[0];
   const int* entry = work + 1 + 6 * blockIdx.x;
   const int nodes = order * order * order;
   for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    multipole[i] = multipoles[static_cast<size_t>(entry[0]) * nodes + i];
+    expansion[i] = expansions[static_cast<size_t>(entry[0]) * nodes + i];
   __syncthreads();
-  double center[3];
-  cube.center(level, entry + 1, center);
-  const double half_width = cube.cell_width(level) / 2;
+  const steps::CellBox box(cube, work[0], entry);
   for (int j = threadIdx.x; j < entry[5]; j += blockDim.x) {
     const size_t k = static_cast<size_t>(entry[4]) + j;
-    const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
     double out[4];
-    steps::m2p_point(t, multipole, position, center, half_width, out);
-    for (int r = 0; r < 4; ++r) atomicAdd(&results[r * point_count + k], out[r]);
-  }
-}
-
-// L2P: one block per entry (cell, x, y, z, first point, count), the local staged in shared
-// memory, one thread per point.
-__global__ void l2p_kernel(const int* work, const double* tables_data, int order,
-                           steps::RootCube cube, const double* locals, const double* points,
-                           size_t point_count, double* results) {
-  extern __shared__ double local[];
-  const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int level = work[0];
-  const int* entry = work + 1 + 6 * blockIdx.x;
-  const int nodes = order * order * order;
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    local[i] = locals[static_cast<size_t>(entry[0]) * nodes + i];
-  __syncthreads();
-  double center[3];
-  cube.center(level, entry + 1, center);
-  const double half_width = cube.cell_width(level) / 2;
-  for (int j = threadIdx.x; j < entry[5]; j += blockDim.x) {
-    const size_t k = static_cast<size_t>(entry[4]) + j;
-    const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
-    double out[4];
-    steps::l2p_point(t, local, position, center, half_width, out);
-    for (int r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
+    steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, box, out);
+    for (int r = 0; r < 4; ++r) {
+      if (from_multipole)
+        atomicAdd(&results[r * point_count + k], out[r]);
+      else
+        results[r * point_count + k] += out[r];
+    }
   }
 }
 
@@ -283,6 +259,20 @@ void tensor(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_
   tensor_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
       work, tables, order, toward_parent, from, to);
   check_launch(toward_parent ? "fmm m2m" : "fmm l2l");
+}
+
+template <bool from_multipole>
+void expansion_to_points(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+                         const double* tables, int order, const steps::RootCube& cube,
+                         const double* expansions, const double* points, std::size_t point_count,
+                         double* results) {
+  const std::size_t entries = entries_of(work_size, 6);
+  if (entries == 0) return;
+  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
+  expansion_to_points_kernel<from_multipole>
+      <<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
+          work, tables, order, cube, expansions, points, point_count, results);
+  check_launch(from_multipole ? "fmm m2p" : "fmm l2p");
 }
 
 }  // namespace
@@ -397,23 +387,15 @@ void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* multipoles,
          const double* points, std::size_t point_count, double* results) {
-  const std::size_t entries = entries_of(work_size, 6);
-  if (entries == 0) return;
-  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
-  m2p_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
-      work, tables, order, cube, multipoles, points, point_count, results);
-  check_launch("fmm m2p");
+  expansion_to_points<true>(gpu, work, work_size, tables, order, cube, multipoles, points,
+                            point_count, results);
 }
 
 void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* locals,
          const double* points, std::size_t point_count, double* results) {
-  const std::size_t entries = entries_of(work_size, 6);
-  if (entries == 0) return;
-  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
-  l2p_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
-      work, tables, order, cube, locals, points, point_count, results);
-  check_launch("fmm l2p");
+  expansion_to_points<false>(gpu, work, work_size, tables, order, cube, locals, points, point_count,
+                             results);
 }
 
 }  // namespace fmm::cuda

@@ -31,6 +31,26 @@ void tensor(const std::int32_t* work, std::size_t work_size, const double* table
   }
 }
 
+// M2P (from_multipole) and L2P as expansion_to_points_kernel runs them, entry by entry.
+template <bool from_multipole>
+void expansion_to_points(const std::int32_t* work, std::size_t work_size, const double* tables,
+                         int order, const steps::RootCube& cube, const double* expansions,
+                         const double* points, std::size_t point_count, double* results) {
+  const steps::Tables t = steps::Tables::at(tables, order);
+  const std::size_t nodes = static_cast<std::size_t>(order * order * order);
+  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
+    const std::int32_t* entry = work + 1 + 6 * e;
+    const steps::CellBox box(cube, work[0], entry);
+    const double* expansion = expansions + static_cast<std::size_t>(entry[0]) * nodes;
+    for (int j = 0; j < entry[5]; ++j) {
+      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
+      double out[4];
+      steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, box, out);
+      for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
+    }
+  }
+}
+
 void gemm(const steps::GemmShape& g, const double* a, const double* b, double* c) {
   cblas_dgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, CblasNoTrans, g.m, g.n, g.k,
               1.0, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
@@ -123,15 +143,14 @@ void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, 
   std::vector<double> staged(3 * steps::p2m_tile_points * static_cast<std::size_t>(order));
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
     const std::int32_t* entry = work + 1 + 6 * e;
-    double center[3];
-    cube.center(level, entry + 1, center);
-    const double half_width = cube.cell_width(level) / 2;
+    const steps::CellBox box(cube, level, entry);
     double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
     for (int start = 0; start < entry[5]; start += steps::p2m_tile_points) {
       const int tile = std::min(steps::p2m_tile_points, entry[5] - start);
       const std::size_t first = static_cast<std::size_t>(entry[4] + start);
       for (int v = 0; v < 3 * tile; ++v)
-        steps::stage_basis(t, points, point_count, first, v, center, half_width, staged.data());
+        steps::stage_basis(t, points, point_count, first, v, box.center, box.half_width,
+                           staged.data());
       const double* charges = points + 3 * point_count + first;
       for (int node = 0; node < nodes; ++node)
         multipole[node] += steps::p2m_node(t, charges, tile, staged.data(), node);
@@ -181,13 +200,11 @@ void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, 
   const int nodes = order * order * order;
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
     const std::int32_t* entry = work + 1 + 6 * e;
-    double center[3];
-    cube.center(level, entry + 1, center);
-    const double half_width = cube.cell_width(level) / 2;
+    const steps::CellBox box(cube, level, entry);
     const double* x = points + entry[4];
     double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
     for (int node = 0; node < nodes; ++node)
-      local[node] += steps::p2l_node(t, node, center, half_width, x, x + point_count,
+      local[node] += steps::p2l_node(t, node, box.center, box.half_width, x, x + point_count,
                                      x + 2 * point_count, x + 3 * point_count, entry[5]);
   }
 }
@@ -195,45 +212,15 @@ void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, 
 void m2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const steps::RootCube& cube, const double* multipoles, const double* points,
          std::size_t point_count, double* results) {
-  const steps::Tables t = steps::Tables::at(tables, order);
-  const int level = work_size > 0 ? work[0] : 0;
-  const int nodes = order * order * order;
-  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
-    const std::int32_t* entry = work + 1 + 6 * e;
-    double center[3];
-    cube.center(level, entry + 1, center);
-    const double half_width = cube.cell_width(level) / 2;
-    const double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
-    for (int j = 0; j < entry[5]; ++j) {
-      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
-      const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
-      double out[4];
-      steps::m2p_point(t, multipole, position, center, half_width, out);
-      for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
-    }
-  }
+  expansion_to_points<true>(work, work_size, tables, order, cube, multipoles, points, point_count,
+                            results);
 }
 
 void l2p(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const steps::RootCube& cube, const double* locals, const double* points,
          std::size_t point_count, double* results) {
-  const steps::Tables t = steps::Tables::at(tables, order);
-  const int level = work_size > 0 ? work[0] : 0;
-  const int nodes = order * order * order;
-  for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
-    const std::int32_t* entry = work + 1 + 6 * e;
-    double center[3];
-    cube.center(level, entry + 1, center);
-    const double half_width = cube.cell_width(level) / 2;
-    const double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
-    for (int j = 0; j < entry[5]; ++j) {
-      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
-      const double position[3] = {points[k], points[point_count + k], points[2 * point_count + k]};
-      double out[4];
-      steps::l2p_point(t, local, position, center, half_width, out);
-      for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
-    }
-  }
+  expansion_to_points<false>(work, work_size, tables, order, cube, locals, points, point_count,
+                             results);
 }
 
 }  // namespace fmm::emulated

@@ -46,10 +46,19 @@ struct RootCube {
   double width;
 
   FMM_HOST_DEVICE double cell_width(int level) const { return ldexp(width, -level); }
-  // The center of the cell of `level` at integer coordinates xyz[0..2].
-  FMM_HOST_DEVICE void center(int level, const std::int32_t* xyz, double out[3]) const {
-    const double w = cell_width(level);
-    for (int axis = 0; axis < 3; ++axis) out[axis] = origin[axis] + (xyz[axis] + 0.5) * w;
+};
+
+// The center and half-width of a cell: that of a positioned work-list entry (cell, x, y, z,
+// first point, count) of a list whose cells are at `level`.
+struct CellBox {
+  double center[3];
+  double half_width;
+
+  FMM_HOST_DEVICE CellBox(const RootCube& cube, int level, const std::int32_t* entry) {
+    const double w = cube.cell_width(level);
+    for (int axis = 0; axis < 3; ++axis)
+      center[axis] = cube.origin[axis] + (entry[1 + axis] + 0.5) * w;
+    half_width = w / 2;
   }
 };
 
@@ -316,6 +325,19 @@ FMM_HOST_DEVICE inline void m2l_expand_row(const double* left, int k, int r, con
     for (int j = 0; j < m2l_entries_per_block; ++j)
       sum[j] += value * y[q * m2l_entries_per_block + j];
   }
+}
+
+// M2P (from_multipole) or L2P: the potential and field that point k of a group of n points
+// receives from the expansion of the cell `box`, into out[0..3].
+template <bool from_multipole>
+FMM_HOST_DEVICE inline void expansion_at_point(const Tables& t, const double* expansion,
+                                               const double* points, std::size_t n, std::size_t k,
+                                               const CellBox& box, double out[4]) {
+  const double position[3] = {points[k], points[n + k], points[2 * n + k]};
+  if (from_multipole)
+    m2p_point(t, expansion, position, box.center, box.half_width, out);
+  else
+    l2p_point(t, expansion, position, box.center, box.half_width, out);
 }
 
 // Compression and expansion as one column-major matrix product over a cell group's `count`
