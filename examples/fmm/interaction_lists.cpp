@@ -27,39 +27,37 @@ std::vector<Neighbours> neighbours_of_cells(const Octree& tree) {
   for (int level = 1; level < tree.levels(); ++level) {
     const std::size_t first = tree.level_begin(level);
     const std::int64_t side = std::int64_t{1} << level;
-    parallel_for(
-        tree.level_begin(level + 1) - first,
-        [&](std::size_t begin, std::size_t end) {
-          for (std::size_t c = first + begin; c < first + end; ++c) {
-            const Cell& cell = cells[c];
-            const Neighbours& around_parent = neighbours[static_cast<std::size_t>(cell.parent)];
-            const std::int64_t at[3] = {cell.x, cell.y, cell.z};
-            for (int slot = 0; slot < 27; ++slot) {
-              const int offset[3] = {slot / 9 - 1, slot / 3 % 3 - 1, slot % 3 - 1};
-              std::int64_t to[3];
-              int parent_slot = 0;
-              unsigned octant = 0;
-              bool inside = true;
-              for (int d = 0; d < 3; ++d) {
-                to[d] = at[d] + offset[d];
-                inside = inside && to[d] >= 0 && to[d] < side;
-                parent_slot = parent_slot * 3 + static_cast<int>((to[d] >> 1) - (at[d] >> 1) + 1);
-                octant = octant << 1 | static_cast<unsigned>(to[d] & 1);
-              }
-              std::int32_t found = -1;
-              const std::int32_t parent =
-                  inside ? around_parent[static_cast<std::size_t>(parent_slot)] : -1;
-              if (parent >= 0) {
-                const Cell& p = cells[static_cast<std::size_t>(parent)];
-                for (std::int32_t child = p.first_child; child < p.first_child + p.child_count;
-                     ++child)
-                  if ((cells[static_cast<std::size_t>(child)].key & 7) == octant) found = child;
-              }
-              neighbours[c][static_cast<std::size_t>(slot)] = found;
-            }
+    const auto find = [&](std::size_t begin, std::size_t end) {
+      for (std::size_t c = first + begin; c < first + end; ++c) {
+        const Cell& cell = cells[c];
+        const Neighbours& around_parent = neighbours[static_cast<std::size_t>(cell.parent)];
+        const std::int64_t at[3] = {cell.x, cell.y, cell.z};
+        for (int slot = 0; slot < 27; ++slot) {
+          const int offset[3] = {slot / 9 - 1, slot / 3 % 3 - 1, slot % 3 - 1};
+          std::int64_t to[3];
+          int parent_slot = 0;
+          unsigned octant = 0;
+          bool inside = true;
+          for (int d = 0; d < 3; ++d) {
+            to[d] = at[d] + offset[d];
+            inside = inside && to[d] >= 0 && to[d] < side;
+            parent_slot = parent_slot * 3 + static_cast<int>((to[d] >> 1) - (at[d] >> 1) + 1);
+            octant = octant << 1 | static_cast<unsigned>(to[d] & 1);
           }
-        },
-        64);  // a level has a few thousand cells: the default grain would leave it to one thread
+          std::int32_t found = -1;
+          const std::int32_t parent =
+              inside ? around_parent[static_cast<std::size_t>(parent_slot)] : -1;
+          if (parent >= 0) {
+            const Cell& p = cells[static_cast<std::size_t>(parent)];
+            for (std::int32_t child = p.first_child; child < p.first_child + p.child_count; ++child)
+              if ((cells[static_cast<std::size_t>(child)].key & 7) == octant) found = child;
+          }
+          neighbours[c][static_cast<std::size_t>(slot)] = found;
+        }
+      }
+    };
+    // A level has a few thousand cells: the default grain would leave it to one thread.
+    parallel_for(tree.level_begin(level + 1) - first, find, 64);
   }
   return neighbours;
 }
