@@ -29,6 +29,7 @@
 #include "base/thread_annotations.hpp"  // VERSA_TSAN
 #include "direct_sum.hpp"
 #include "distributions.hpp"
+#include "group_data.hpp"
 #include "group_tree.hpp"
 #include "interaction_lists.hpp"
 #include "interpolation.hpp"
@@ -476,6 +477,37 @@ std::size_t total(const std::vector<std::vector<std::int32_t>>& lists) {
 }
 
 }  // namespace
+
+// The steps of an evaluation's tree at 10^6 uniform points (leaf 256, order 8, groups of 256),
+// medians of 3: what docs/fmm.md quotes. A measurement, not a check (it asserts nothing):
+//   versa_tests --gtest_also_run_disabled_tests --gtest_filter=FmmMeasure.DISABLED_TreeSteps
+TEST(FmmMeasure, DISABLED_TreeSteps) {
+  const Points points = uniform_points(1000000, 1);
+  const fmm::ChebyshevInterpolation operators(8);
+  std::vector<double> octree, lists, groups, arrays;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto lap = [start = std::chrono::steady_clock::now()](std::vector<double>& into) mutable {
+      const auto now = std::chrono::steady_clock::now();
+      into.push_back(std::chrono::duration<double>(now - start).count());
+      start = now;
+    };
+    const fmm::Octree tree(points, 256);
+    lap(octree);
+    const fmm::InteractionLists interactions =
+        fmm::build_interaction_lists(tree, operators.nodes());
+    lap(lists);
+    const fmm::GroupTree group_tree(tree, interactions, 256);
+    lap(groups);
+    const fmm::GroupData data(tree, group_tree, operators);
+    lap(arrays);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("octree %.4f s, lists %.4f s, group tree %.4f s, group arrays %.4f s\n",
+              median(octree), median(lists), median(groups), median(arrays));
+}
 
 TEST(FmmGroupTree, EveryInteractionIsOneTaskEntry) {
   for (const Points& points : {blob_points(3000), uniform_points(2000), equal_points(100)})
