@@ -108,7 +108,8 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
       error = "copy of " + quoted_handle(handle.name()) + size + ends + " failed: " + result.error;
     }
   }
-  for (const FillWaiter& w : waiters) w.listener->fill_landed(w.context, error);
+  for (const FillWaiter& w : waiters)
+    w.listener->fill_landed(w.context, w.borrowed ? std::string() : error);
   // A peer copy ends on the target's worker; the source's may hold tasks back until the copies
   // out of its memory have landed (DataMover::obtain_buffer): it hears of it too.
   if (target != 0 && source != 0) nodes_[source].worker->post([] {});
@@ -128,9 +129,9 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
   const FillWaiter waiter{&tasks_, &task};
   MutexLock guard(replicas->mutex());
   Replica& local = replicas->at(node);
-  auto wait_for = [&](Replica& filling) {
+  auto wait_for = [&](Replica& filling, bool borrowed = false) {
     task.pending_fills().fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
-    filling.fill_waiters.push_back(waiter);
+    filling.fill_waiters.push_back({waiter.listener, waiter.context, borrowed});
     return Acquired::waiting;
   };
   auto fill_from = [&](Replica& target, Replica& source) VERSA_REQUIRES(replicas->mutex()) {
@@ -150,6 +151,9 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
     if (!is_valid(local.state)) {
       Replica* source = links_.source_for(*replicas, node);
       if (!source) return wait_for(*replicas->filling());  // every valid copy is still landing
+      if (source->node == 0)
+        if (Replica* landing = links_.landing_on_peer(*replicas, node))
+          return wait_for(*landing, true);
       if (node != 0 && source->node != 0 && !links_.linked(node, source->node)) {
         // Device to device without a peer link goes through the host.
         Replica& host = replicas->at(0);

@@ -198,36 +198,41 @@ DataMover::Eviction DataMover::evict_one(int node) {
   NodeMemory& memory = *nodes_[node].memory;
   MutexLock memory_guard(memory.mutex());
   bool busy = false;
-  for (Replica* candidate = memory.oldest(); candidate; candidate = candidate->lru_next) {
-    ReplicaSet& replicas = *candidate->handle->replicas();
-    if (!replicas.mutex().try_lock()) {
-      busy = true;
-      continue;
+  // Two walks from the oldest end: the first takes only replicas that no registered access is
+  // waiting for, the second any.
+  for (const bool only_unneeded : {true, false}) {
+    for (Replica* candidate = memory.oldest(); candidate; candidate = candidate->lru_next) {
+      ReplicaSet& replicas = *candidate->handle->replicas();
+      if (!replicas.mutex().try_lock()) {
+        busy = true;
+        continue;
+      }
+      MutexLock lock(replicas.mutex(), std::adopt_lock);
+      if (candidate->pins != 0 || candidate->filling) continue;
+      if (only_unneeded && candidate->handle->accesses_pending()) continue;
+      bool another_copy = false;
+      for (int n = 0; n < replicas.nodes(); ++n)
+        another_copy |= n != node && is_valid(replicas.at(n).state) && !replicas.at(n).filling;
+      if (candidate->state == ReplicaState::invalid || another_copy) {
+        if (is_valid(candidate->state)) replicas.apply_one(node, CoherenceEvent::evict);
+        memory.make_absent(candidate);
+        memory.give(candidate->data, candidate->handle->layout()->bytes());
+        candidate->data = nullptr;
+        counters_[node].evictions.fetch_add(1, std::memory_order_relaxed);
+        if (trace_.enabled())
+          trace_.record_device(node, TraceRecorder::DeviceTrack::evictions, "evict", 0,
+                               candidate->handle->layout()->bytes(),
+                               TraceRecorder::handle_label(candidate->handle->name()));
+        return Eviction::freed;
+      }
+      Replica& host = replicas.at(0);
+      if (host.filling) {  // landing from another device; evictable once it has
+        busy = true;
+        continue;
+      }
+      start_fill(replicas, host, *candidate, nullptr);
+      return Eviction::writing_back;
     }
-    MutexLock lock(replicas.mutex(), std::adopt_lock);
-    if (candidate->pins != 0 || candidate->filling) continue;
-    bool another_copy = false;
-    for (int n = 0; n < replicas.nodes(); ++n)
-      another_copy |= n != node && is_valid(replicas.at(n).state) && !replicas.at(n).filling;
-    if (candidate->state == ReplicaState::invalid || another_copy) {
-      if (is_valid(candidate->state)) replicas.apply_one(node, CoherenceEvent::evict);
-      memory.make_absent(candidate);
-      memory.give(candidate->data, candidate->handle->layout()->bytes());
-      candidate->data = nullptr;
-      counters_[node].evictions.fetch_add(1, std::memory_order_relaxed);
-      if (trace_.enabled())
-        trace_.record_device(node, TraceRecorder::DeviceTrack::evictions, "evict", 0,
-                             candidate->handle->layout()->bytes(),
-                             TraceRecorder::handle_label(candidate->handle->name()));
-      return Eviction::freed;
-    }
-    Replica& host = replicas.at(0);
-    if (host.filling) {  // landing from another device; evictable once it has
-      busy = true;
-      continue;
-    }
-    start_fill(replicas, host, *candidate, nullptr);
-    return Eviction::writing_back;
   }
   return busy ? Eviction::busy : Eviction::nothing;
 }

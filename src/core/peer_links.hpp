@@ -37,6 +37,16 @@ class PeerLinks {
     return replicas.source_for(node);
   }
 
+  // A replica landing on a device that `node` has a peer link to, or null. A device that would
+  // copy from the host waits for it instead, then copies from there: data that several devices
+  // read at once then crosses the host link once.
+  Replica* landing_on_peer(ReplicaSet& replicas, int node) const VERSA_REQUIRES(replicas.mutex()) {
+    if (node != 0)
+      for (int n = 1; n < replicas.nodes(); ++n)
+        if (linked(node, n) && replicas.at(n).filling) return &replicas.at(n);
+    return nullptr;
+  }
+
  private:
   int nodes_;
   std::vector<bool> linked_;  // nodes_ x nodes_

@@ -96,6 +96,8 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
       MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(node).state)) continue;
       if (Replica* from = links_.source_for(*replicas, node)) source = from->node;
+      if (source == 0)
+        if (Replica* landing = links_.landing_on_peer(*replicas, node)) source = landing->node;
     }
     const double bytes = static_cast<double>(access.handle->layout()->bytes());
     if (node > 0 && source > 0 && links_.linked(node, source)) {

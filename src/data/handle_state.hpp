@@ -306,6 +306,13 @@ class HandleState {
     return {version_.load(std::memory_order_relaxed), registered_, exclusive_held_};
   }
 
+  // Whether accesses registered on this instance are still to finish (a hint: more may be
+  // registered at any time).
+  bool accesses_pending() {
+    SpinGuard guard(lock_);
+    return registered_ != version_.load(std::memory_order_relaxed);
+  }
+
   // Accesses registered but not finished, on the handle and on its newest instance.
   std::uint64_t pending_accesses() {
     SpinGuard guard(lock_);

@@ -26,6 +26,9 @@ class FillListener {
 struct FillWaiter {
   FillListener* listener;
   void* context;
+  // Waits for a copy to another node, only to copy from there next: if that copy fails, the
+  // waiter is told it landed, and copies from elsewhere.
+  bool borrowed = false;
 };
 
 // All fields are guarded by the owning ReplicaSet's mutex, except the links, which belong to

@@ -245,7 +245,12 @@ OperationResult EmulatedDevice::copy(const BlockCopy& copy, double bandwidth, do
   OperationResult result;
   const auto start = Clock::now();
   const std::uint64_t n = copies_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (n == config_.fail_copy_at) {
+  double modelled = latency;
+  if (bandwidth > 0) modelled += static_cast<double>(copy.bytes()) / bandwidth;
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled));
+  if (n == config_.fail_copy_at) {  // a failed copy is known when it ends, as on a GPU
+    std::this_thread::sleep_until(end);
     result.error = "injected copy failure (copy " + std::to_string(n) + ")";
     return result;
   }
@@ -258,10 +263,7 @@ OperationResult EmulatedDevice::copy(const BlockCopy& copy, double bandwidth, do
       std::memcpy(destination + c * copy.destination_pitch, source + c * copy.source_pitch,
                   copy.width);
   }
-  double modelled = latency;
-  if (bandwidth > 0) modelled += static_cast<double>(copy.bytes()) / bandwidth;
-  std::this_thread::sleep_until(
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled)));
+  std::this_thread::sleep_until(end);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

@@ -4,6 +4,7 @@
 // injection and refusal at submit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -193,6 +194,39 @@ TEST(Devices, WorkingSetLargerThanDeviceMemoryCompletesThroughEviction) {
   EXPECT_EQ(stats.tasks, 5u * 32u);
   EXPECT_GT(stats.evictions, 100u);
   EXPECT_GT(stats.bytes_to_host, 100u * bytes) << "owned replicas are written home when evicted";
+}
+
+// A device with room for two handles holds "a", which a later task will modify again, and "b",
+// which no task waits for and which the host holds too. Making room for "c" drops "b", though
+// "a" is older, rather than writing "a" home only to change it again on the device.
+TEST(Devices, EvictionDropsWhatNoTaskWaitsForFirst) {
+  versa::Runtime rt{one_device(2 * bytes)};
+  std::vector<double> a = iota(0), b = iota(100), c = iota(200);
+  double seen = 0;
+  auto ha = rt.data(a, "a"), hb = rt.data(b, "b"), hc = rt.data(c, "c");
+  versa::Token order = rt.token("order");  // the four tasks run one after the other
+  auto bump = [](Span<double> x) {
+    for (double& e : x) e += 1;
+  };
+  rt.submit("bump a", bump, on(true), versa::write(ha), versa::write(order));
+  rt.submit(
+      "read b", [&seen](Span<const double> x) { seen = x[1]; }, on(true), versa::read(hb),
+      versa::write(order));
+  rt.submit("bump c", bump, on(true), versa::write(hc), versa::write(order));
+  rt.submit(
+      "add c to a",
+      [](Span<double> x, Span<const double> y) {
+        for (double& e : x) e += y[0];
+      },
+      on(true), versa::write(ha), versa::read(hc), versa::write(order));
+  rt.wait_all();
+  EXPECT_EQ(seen, 101.0);
+  EXPECT_EQ(a, iota(202));
+  EXPECT_EQ(c, iota(201));
+  const versa::DeviceStatistics stats = rt.statistics()[1];
+  EXPECT_EQ(stats.evictions, 1u);
+  EXPECT_EQ(stats.bytes_to_device, 3 * bytes);
+  EXPECT_EQ(stats.bytes_to_host, 2 * bytes) << "\"a\" went home before its last change";
 }
 
 TEST(Devices, TaskLargerThanDeviceMemoryRunsOnCpuOrFailsClearly) {
@@ -544,6 +578,70 @@ TEST(Devices, PeerLinksMoveDataBetweenDevicesWithoutTheHost) {
   EXPECT_GT(with.peers, 0u) << "no copy went over a peer link";
   EXPECT_EQ(without.peers, 0u);
   EXPECT_LT(with.host, without.host) << "the peer links saved no host-link traffic";
+}
+
+// Two devices with a peer link read one host handle at once over slow host links: the second
+// waits for the first one's copy and takes it over the peer link, so the data crosses the host
+// link once. When that first copy fails, only its own task fails: the waiting one copies from
+// the host itself.
+TEST(Devices, DevicesReadingAtOnceShareOneHostCopyOverThePeerLink) {
+  for (const bool first_copy_fails : {false, true}) {
+    SCOPED_TRACE(first_copy_fails ? "the first copy fails" : "every copy succeeds");
+    versa::Config config = versa::testing::with_emulated(versa::testing::workers(1), 2);
+    for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
+      device.peer_link = true;
+      device.bandwidth_bytes_per_s = 1e5;  // 20 ms per copy: the second reader comes meanwhile
+    }
+    // emulated:0's copy of "warm-up" is its first; that of "shared" its second.
+    if (first_copy_fails) config.emulated_devices[0].fail_copy_at = 2;
+    versa::Runtime rt{config};
+    auto reader = [](std::vector<double>& results, std::size_t i) {
+      return [&results, i](Span<const double> x) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        results[i] = x[n - 1];
+      };
+    };
+    // Calibrates the task type, so that the two readers go where they would finish first: one
+    // to each device.
+    std::vector<double> warm_up = iota(0), ignored(8);
+    auto hw = rt.data(warm_up, "warm-up");
+    for (std::size_t i = 0; i < ignored.size(); ++i)
+      rt.submit("reader", reader(ignored, i), on(true), versa::read(hw));
+    rt.wait_all();
+    const auto before = rt.statistics();
+
+    std::vector<double> data = iota(0), results(2, -1.0);
+    auto h = rt.data(data, "shared");
+    for (std::size_t i = 0; i < 2; ++i)
+      rt.submit("reader", reader(results, i), on(true), versa::read(h));
+    const std::string what = failure_of(rt);
+    const auto after = rt.statistics();
+    auto moved = [&](std::uint64_t versa::DeviceStatistics::*field, int node) {
+      return after[node].*field - before[node].*field;
+    };
+    EXPECT_EQ(data, iota(0));
+    if (!first_copy_fails) {
+      EXPECT_EQ(what, "");
+      EXPECT_EQ(results, std::vector<double>(2, n - 1.0));
+      ASSERT_EQ(moved(&versa::DeviceStatistics::tasks, 1), 1u);
+      ASSERT_EQ(moved(&versa::DeviceStatistics::tasks, 2), 1u);
+      EXPECT_EQ(moved(&versa::DeviceStatistics::bytes_to_device, 1) +
+                    moved(&versa::DeviceStatistics::bytes_to_device, 2),
+                bytes)
+          << "the data crossed the host link twice";
+      EXPECT_EQ(moved(&versa::DeviceStatistics::bytes_from_peers, 1) +
+                    moved(&versa::DeviceStatistics::bytes_from_peers, 2),
+                bytes);
+      continue;
+    }
+    // The reader on emulated:1 does not take a failed copy to emulated:0 for its own: whether it
+    // waited for that copy or emulated:0 waited for its copy, it ends with its own from the host.
+    EXPECT_NE(what.find("to emulated:0"), std::string::npos) << what;
+    std::sort(results.begin(), results.end());
+    EXPECT_EQ(results, (std::vector<double>{-1.0, n - 1.0}));
+    EXPECT_EQ(moved(&versa::DeviceStatistics::tasks, 2), 1u);
+    EXPECT_EQ(moved(&versa::DeviceStatistics::bytes_to_device, 2), bytes);
+  }
 }
 
 TEST(Devices, ExceptionInADeviceTaskIsReportedWithTheDevice) {
