@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -41,6 +43,7 @@ struct Options {
   fmm::Placements place{};
   bool sequential = false;
   bool tune_leaf = false;
+  bool overlap_tree = false;
   std::string trace;
   int steps = 1;
   int repeat = 1;
@@ -93,6 +96,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--tune-leaf", o.tune_leaf,
                "tune the leaf size over the steps towards the fastest (fmm::LeafTuner),\n"
                "starting from --leaf");
+  app.add_flag("--overlap-tree", o.overlap_tree,
+               "build each evaluation's tree while the previous evaluation's tasks run\n"
+               "(with --steps or --repeat; the time per evaluation is then the time\n"
+               "between two evaluations' ends)");
   example::add_trace_option(app, o.trace, "all evaluations");
   example::add_positive_option(
       app, "--steps", o.steps, "K",
@@ -118,9 +125,13 @@ void add_options(CLI::App& app, Options& o) {
                                                   " has no GPU or emulated device");
     if (o.targets > 0 && (!o.save_points.empty() || !o.save_reference.empty()))
       throw CLI::ValidationError("--targets", "the point files hold sources only: no --save-*");
-    if (o.sequential && (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty()))
-      throw CLI::ValidationError("--sequential",
-                                 "runs in one thread: no --devices, --workers or --trace");
+    if (o.sequential &&
+        (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty() || o.overlap_tree))
+      throw CLI::ValidationError(
+          "--sequential", "runs in one thread: no --devices, --workers, --trace or --overlap-tree");
+    if (o.overlap_tree && o.tune_leaf)
+      throw CLI::ValidationError("--overlap-tree",
+                                 "the next tree is built before --tune-leaf chooses its leaf size");
   });
 }
 
@@ -196,7 +207,26 @@ int run(const Options& o) {
   std::optional<fmm::Points> targets;
   if (o.targets > 0)
     targets = fmm::make_points(o.distribution, static_cast<std::size_t>(o.targets), o.seed + 1);
+  // With --overlap-tree, the next evaluation's tree is prepared on another thread while this
+  // one's tasks run: moving the points for the next step happens then too.
+  const int evaluations = o.steps * o.repeat;
+  int evaluated = 0;
+  auto prepare = [&] {
+    return program->prepare(targets ? fmm::sources_and_targets(points, *targets) : points);
+  };
+  std::future<std::unique_ptr<fmm::PreparedEvaluation>> next_tree;
+  auto evaluate_overlapped = [&](fmm::PhaseTimes& times) {
+    std::unique_ptr<fmm::PreparedEvaluation> prepared =
+        next_tree.valid() ? next_tree.get() : prepare();
+    if (++evaluated < evaluations) {
+      if (evaluated % o.repeat == 0) move_points(points);
+      next_tree = std::async(std::launch::async, prepare);
+    }
+    const fmm::Potentials all = program->run(*prepared, times);
+    return targets ? fmm::results_at_targets(all, targets->size()) : all;
+  };
   auto evaluate = [&](fmm::PhaseTimes& times) {
+    if (o.overlap_tree) return evaluate_overlapped(times);
     if (targets)
       return program ? program->evaluate(points, *targets, times)
                      : solver.evaluate(points, *targets, times);
@@ -209,7 +239,7 @@ int run(const Options& o) {
   std::vector<versa::DeviceStatistics> devices;
   std::vector<versa::TaskStatistics> tasks;  // the last evaluation's
   for (int step = 0; step < o.steps; ++step) {
-    if (step > 0) move_points(points);
+    if (step > 0 && !o.overlap_tree) move_points(points);
     if (o.tune_leaf) {
       leaf_sizes.push_back(tuner.leaf_size());
       solver = solver.with_leaf_size(tuner.leaf_size());
@@ -260,7 +290,8 @@ int run(const Options& o) {
       "up in %.3f s)\n",
       solver.order(), o.eps, solver.operators().rank(), solver.operators().mean_m2l_operator_rank(),
       setup_seconds);
-  std::printf("time        %.4f s per evaluation (median of %zu)\n", time, seconds.size());
+  std::printf("time        %.4f s per evaluation (median of %zu%s)\n", time, seconds.size(),
+              o.overlap_tree ? "; each tree built while the evaluation before ran" : "");
   std::printf(
       "phases      tree %.4f, upward %.4f, m2l %.4f, p2p %.4f, downward %.4f s (medians%s)\n",
       median(tree), median(upward), median(m2l), median(p2p), median(downward),

@@ -92,30 +92,39 @@ Potentials TaskProgram::evaluate(const Points& sources, const Points& targets, P
   return results_at_targets(evaluate(sources_and_targets(sources, targets), times), targets.size());
 }
 
-Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
-  const auto start = std::chrono::steady_clock::now();
-  const ChebyshevInterpolation& operators = solver_.operators();
-  Solver::Plan plan = solver_.plan(points);
-  const Octree& tree = plan.tree;
-  const GroupTree& groups = plan.groups;
-  GroupData data(tree, groups, operators);
-  work_ = {};
-  double near_field_pairs = 0;
-  for (const GroupTask& task : groups.tasks()) {
-    work_[static_cast<std::size_t>(task.kernel)] += task.interactions;
+PreparedEvaluation::PreparedEvaluation(const Solver& solver, const Points& points)
+    : plan(solver.plan(points)), data(plan.tree, plan.groups, solver.operators()) {
+  for (const GroupTask& task : plan.groups.tasks()) {
+    work[static_cast<std::size_t>(task.kernel)] += task.interactions;
     if (task.kernel == Kernel::p2p_inner || task.kernel == Kernel::p2p_pair)
       near_field_pairs += fmm::p2p_pairs(task.work, task.kernel);
   }
-  std::vector<std::vector<std::int32_t>> work_lists = plan.groups.take_work_lists();
-  types_->context = KernelContext::of(tree, operators);
-  const double tree_seconds =
+  work_lists = plan.groups.take_work_lists();
+}
+
+std::unique_ptr<PreparedEvaluation> TaskProgram::prepare(const Points& points) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto prepared = std::make_unique<PreparedEvaluation>(solver_, points);
+  prepared->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return prepared;
+}
+
+Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
+  return run(*prepare(points), times);
+}
+
+Potentials TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times) {
+  const Octree& tree = prepared.plan.tree;
+  const GroupTree& groups = prepared.plan.groups;
+  work_ = prepared.work;
+  types_->context = KernelContext::of(tree, solver_.operators());
   const PhaseTimes before = kernel_seconds(runtime_);
   flow::NearFieldPairs& pairs = types_->pairs;
   pairs.cpu.store(0, std::memory_order_relaxed);
   pairs.emulated.store(0, std::memory_order_relaxed);
   {
-    flow::Handles h(groups, data, work_lists, {},
+    flow::Handles h(groups, prepared.data, prepared.work_lists, {},
                     [this]<class T>(std::span<T> array, int, const char* name) {
                       return runtime_.data(array.data(), array.size(), name);
                     });
@@ -129,17 +138,17 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
   const double emulated = pairs.emulated.load(std::memory_order_relaxed);
   p2p_pairs_.clear();
   const std::pair<const char*, double> kinds[] = {
-      {"cpu", cpu}, {"emulated", emulated}, {"cuda", near_field_pairs - cpu - emulated}};
+      {"cpu", cpu}, {"emulated", emulated}, {"cuda", prepared.near_field_pairs - cpu - emulated}};
   for (const auto& [kind, count] : kinds)
     if (count > 0) p2p_pairs_.emplace_back(kind, count);
   const PhaseTimes after = kernel_seconds(runtime_);
   times = {};
-  times.tree = tree_seconds;
+  times.tree = prepared.seconds;
   times.upward = after.upward - before.upward;
   times.m2l = after.m2l - before.m2l;
   times.p2p = after.p2p - before.p2p;
   times.downward = after.downward - before.downward;
-  return data.results_in_input_order(tree);
+  return prepared.data.results_in_input_order(tree);
 }
 
 }  // namespace fmm

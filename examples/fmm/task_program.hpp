@@ -14,12 +14,14 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fmm.hpp"
+#include "group_data.hpp"
 #include "group_tree.hpp"
 #include "versa/versa.hpp"
 
@@ -42,6 +44,22 @@ using Placements = std::array<versa::Placement, kernel_count>;
 // std::invalid_argument naming a bad kernel or rule.
 Placements parse_placements(const std::string& text, Placements placements = {});
 
+// What an evaluation builds on the CPU before it submits its tasks: the tree, the groups, the
+// groups' arrays (points sorted into leaf order, expansions, results) and the tasks' work
+// lists. It refers to itself (the arrays to the tree), so it stays where it was made.
+struct PreparedEvaluation {
+  PreparedEvaluation(const Solver& solver, const Points& points);
+  PreparedEvaluation(const PreparedEvaluation&) = delete;
+  PreparedEvaluation& operator=(const PreparedEvaluation&) = delete;
+
+  Solver::Plan plan;
+  GroupData data;
+  std::vector<std::vector<std::int32_t>> work_lists;  // taken from plan.groups
+  std::array<double, kernel_count> work{};            // as TaskProgram::work()
+  double near_field_pairs = 0;                        // each pair once
+  double seconds = 0;                                 // the wall time TaskProgram::prepare took
+};
+
 class TaskProgram {
  public:
   // Builds the task types; `solver` gives the operators (shared, not copied) and the leaf and
@@ -60,6 +78,14 @@ class TaskProgram {
   Potentials evaluate(const Points& points, PhaseTimes& times);
   // At separate targets, as Solver::evaluate(sources, targets, times).
   Potentials evaluate(const Points& sources, const Points& targets, PhaseTimes& times);
+
+  // evaluate in two halves. prepare builds an evaluation's tree and arrays with threads of its
+  // own (parallel_for.hpp), not the runtime's; it may run on another thread while run runs an
+  // earlier evaluation's tasks, so that the next tree is built while the devices work (the fmm
+  // tool's --overlap-tree), but not beside set_leaf_size. run submits the tasks and waits for
+  // them; times.tree is the prepared evaluation's `seconds`. Both throw as evaluate does.
+  std::unique_ptr<PreparedEvaluation> prepare(const Points& points) const;
+  Potentials run(PreparedEvaluation& prepared, PhaseTimes& times);
 
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
   void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }

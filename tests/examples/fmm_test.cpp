@@ -15,9 +15,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -801,6 +803,33 @@ TEST(FmmTaskProgram, EveryPassRunsOnTheDevicesWhenPlacedThere) {
   }
   for (const char* pass : {"p2m", "m2m", "compress", "m2l", "p2l", "m2p", "expand", "l2l", "l2p"})
     EXPECT_GT(on_device[pass], 0u) << pass;
+}
+
+// The fmm tool's --overlap-tree: each evaluation's tree is prepared on another thread while the
+// previous evaluation's tasks run, on the CPU workers or with every pass on emulated devices.
+// Every result equals its sequential run.
+TEST(FmmTaskProgram, TreesPreparedWhileTheTasksRunGiveTheSameResults) {
+  const Points sets[] = {uniform_points(2000, 3), blob_points(2500, 5), uniform_points(1500, 9)};
+  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
+  for (const char* place : {"", "all=gpu"}) {
+    SCOPED_TRACE(*place ? place : "automatic");
+    versa::Runtime rt(versa::testing::with_emulated(versa::testing::workers(2), 2, 8 << 20));
+    fmm::TaskProgram program(rt, solver, fmm::parse_placements(place));
+    std::unique_ptr<fmm::PreparedEvaluation> prepared = program.prepare(sets[0]);
+    for (std::size_t i = 0; i < std::size(sets); ++i) {
+      std::future<std::unique_ptr<fmm::PreparedEvaluation>> next;
+      if (i + 1 < std::size(sets))
+        next = std::async(std::launch::async,
+                          [&program, &points = sets[i + 1]] { return program.prepare(points); });
+      fmm::PhaseTimes times;
+      const Potentials result = program.run(*prepared, times);
+      EXPECT_EQ(times.tree, prepared->seconds);
+      const fmm::Errors d = difference(result, solver.evaluate(sets[i]));
+      EXPECT_LE(d.potential, 1e-12) << "evaluation " << i;
+      EXPECT_LE(d.field, 1e-12) << "evaluation " << i;
+      if (next.valid()) prepared = next.get();
+    }
+  }
 }
 
 // The near field's point pairs are counted by the kind of device that ran them: with every
