@@ -237,12 +237,17 @@ std::size_t entries_of(std::size_t work_size, int stride) {
   return work_size > 0 ? (work_size - 1) / static_cast<std::size_t>(stride) : 0;
 }
 
-// Dynamic shared memory beyond the default 48 KiB must be asked for per kernel.
+// Dynamic shared memory beyond the default 48 KiB must be asked for per kernel; a refusal
+// (more than the device has) is reported as itself, not as the launch's failure after it.
 template <class Kernel>
 void allow_shared(Kernel kernel, std::size_t bytes) {
-  if (bytes > 48 * 1024)
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(bytes));
+  if (bytes <= 48 * 1024) return;
+  const cudaError_t status = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (status != cudaSuccess)
+    throw std::runtime_error(
+        "asking for " + std::to_string(bytes) +
+        " bytes of shared memory per block failed: " + cudaGetErrorString(status));
 }
 
 void check_cublas(cublasStatus_t status, const char* call) {

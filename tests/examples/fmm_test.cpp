@@ -911,6 +911,28 @@ TEST(FmmOnGpu, KernelsOnTheGpuEqualTheSequentialRun) {
   }
 }
 
+// At order 12 (eps 1e-9: M2L rank 495) the M2L kernel needs 63 KB of shared memory per block,
+// more than the 48 KiB a kernel gets unless it asks; every pass on the GPU. The operators take
+// about 16 s to set up on one core.
+TEST(FmmOnGpu, HighOrdersAskForMoreSharedMemory) {
+  versa::Config config = versa::testing::workers(2);
+  config.gpus = 1;
+  {
+    versa::Runtime probe{config};
+    if (probe.gpu_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
+  }
+  const fmm::Solver solver({.eps = 1e-9, .leaf_size = 64, .group_size = 4});
+  // The M2L kernel's shared memory: its entries' sources and products (group_kernels_cuda.cu).
+  ASSERT_GT(2 * fmm::steps::m2l_entries_per_block * solver.operators().rank() * sizeof(double),
+            48u * 1024);
+  const Points points = blob_points(4000);
+  versa::Runtime rt(config);
+  fmm::TaskProgram program(rt, solver, fmm::parse_placements("all=gpu"));
+  const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
+  EXPECT_LE(d.potential, 1e-12);
+  EXPECT_LE(d.field, 1e-12);
+}
+
 TEST(FmmTargets, SeparateTargetsMatchTheDirectSum) {
   const Points sources = blob_points(2000);
   Points targets = uniform_points(400, 11);
