@@ -890,15 +890,28 @@ TEST(FmmPlacements, ParseKernelsAndRules) {
   }
 }
 
+namespace {
+
+// Two CPU workers and one GPU, for the tests that run on a GPU.
+versa::Config one_gpu() {
+  versa::Config config = versa::testing::workers(2);
+  config.gpus = 1;
+  return config;
+}
+
+// Why `config` finds no GPU here ("no GPU: " and the machine), or "" when it finds one.
+std::string no_gpu(const versa::Config& config) {
+  versa::Runtime probe{config};
+  return probe.gpu_count() == 0 ? "no GPU: " + probe.topology_summary() : "";
+}
+
+}  // namespace
+
 // The CUDA kernels, P2P and M2L alone and every pass on the GPU, on CPU + a real GPU: skips
 // without a GPU.
 TEST(FmmOnGpu, KernelsOnTheGpuEqualTheSequentialRun) {
-  versa::Config config = versa::testing::workers(2);
-  config.gpus = 1;
-  {
-    versa::Runtime probe{config};
-    if (probe.gpu_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
-  }
+  const versa::Config config = one_gpu();
+  if (const std::string missing = no_gpu(config); !missing.empty()) GTEST_SKIP() << missing;
   const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
   for (const char* place : {"p2p=gpu", "m2l=gpu", "p2p=gpu,m2l=gpu", "all=gpu"}) {
     for (const Points& points : {blob_points(3000), uniform_points(20000, 3), equal_points(300)}) {
@@ -915,12 +928,8 @@ TEST(FmmOnGpu, KernelsOnTheGpuEqualTheSequentialRun) {
 // more than the 48 KiB a kernel gets unless it asks; every pass on the GPU. The operators take
 // about 16 s to set up on one core.
 TEST(FmmOnGpu, HighOrdersAskForMoreSharedMemory) {
-  versa::Config config = versa::testing::workers(2);
-  config.gpus = 1;
-  {
-    versa::Runtime probe{config};
-    if (probe.gpu_count() == 0) GTEST_SKIP() << "no GPU: " << probe.topology_summary();
-  }
+  const versa::Config config = one_gpu();
+  if (const std::string missing = no_gpu(config); !missing.empty()) GTEST_SKIP() << missing;
   const fmm::Solver solver({.eps = 1e-9, .leaf_size = 64, .group_size = 4});
   // The M2L kernel's shared memory: its entries' sources and products (group_kernels_cuda.cu).
   ASSERT_GT(2 * fmm::steps::m2l_entries_per_block * solver.operators().rank() * sizeof(double),
