@@ -199,9 +199,13 @@ DataMover::Eviction DataMover::evict_one(int node) {
   MutexLock memory_guard(memory.mutex());
   bool busy = false;
   // Two walks from the oldest end: the first takes only replicas that no registered access is
-  // waiting for, the second any.
+  // waiting for, among the 64 least recently used (a bounded cost, however many replicas the
+  // device holds), the second any.
+  constexpr int unneeded_window = 64;
   for (const bool only_unneeded : {true, false}) {
+    int looked = 0;
     for (Replica* candidate = memory.oldest(); candidate; candidate = candidate->lru_next) {
+      if (only_unneeded && ++looked > unneeded_window) break;
       ReplicaSet& replicas = *candidate->handle->replicas();
       if (!replicas.mutex().try_lock()) {
         busy = true;
