@@ -125,17 +125,16 @@ __global__ void p2m_kernel(const int* work, const double* tables_data, int order
   extern __shared__ double staged[];  // 3 p values per tile point
   __shared__ double charges[steps::p2m_tile_points];
   const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int level = work[0];
-  const int* entry = work + 1 + 6 * blockIdx.x;
-  const steps::CellBox box(cube, level, entry);
+  const steps::PositionedEntry entry(cube, work, blockIdx.x);
   const int nodes = order * order * order;
-  double* multipole = multipoles + static_cast<size_t>(entry[0]) * nodes;
-  const int count = entry[5];
+  double* multipole = multipoles + entry.cell() * nodes;
+  const int count = entry.count();
   for (int start = 0; start < count; start += steps::p2m_tile_points) {
     const int tile = min(steps::p2m_tile_points, count - start);
-    const size_t first = static_cast<size_t>(entry[4]) + start;
+    const size_t first = entry.first() + start;
     for (int v = threadIdx.x; v < 3 * tile; v += blockDim.x)
-      steps::stage_basis(t, points, point_count, first, v, box.center, box.half_width, staged);
+      steps::stage_basis(t, points, point_count, first, v, entry.box.center, entry.box.half_width,
+                         staged);
     for (int j = threadIdx.x; j < tile; j += blockDim.x)
       charges[j] = points[3 * point_count + first + j];
     __syncthreads();
@@ -175,14 +174,13 @@ __global__ void p2l_kernel(const int* work, const double* tables_data, int order
   __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
       sq[threads_per_block];
   const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int level = work[0];
-  const int* entry = work + 1 + 6 * blockIdx.x;
-  const steps::CellBox box(cube, level, entry);
+  const steps::PositionedEntry entry(cube, work, blockIdx.x);
+  const steps::CellBox& box = entry.box;
   const int nodes = order * order * order;
-  double* local = locals + static_cast<size_t>(entry[0]) * nodes;
-  for (int start = 0; start < entry[5]; start += threads_per_block) {
-    const int tile = min(threads_per_block, entry[5] - start);
-    const size_t first = static_cast<size_t>(entry[4]) + start;
+  double* local = locals + entry.cell() * nodes;
+  for (int start = 0; start < entry.count(); start += threads_per_block) {
+    const int tile = min(threads_per_block, entry.count() - start);
+    const size_t first = entry.first() + start;
     if (static_cast<int>(threadIdx.x) < tile) {
       sx[threadIdx.x] = points[first + threadIdx.x];
       sy[threadIdx.x] = points[point_count + first + threadIdx.x];
@@ -208,16 +206,15 @@ __global__ void expansion_to_points_kernel(const int* work, const double* tables
                                            double* results) {
   extern __shared__ double expansion[];
   const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int* entry = work + 1 + 6 * blockIdx.x;
+  const steps::PositionedEntry entry(cube, work, blockIdx.x);
   const int nodes = order * order * order;
   for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    expansion[i] = expansions[static_cast<size_t>(entry[0]) * nodes + i];
+    expansion[i] = expansions[entry.cell() * nodes + i];
   __syncthreads();
-  const steps::CellBox box(cube, work[0], entry);
-  for (int j = threadIdx.x; j < entry[5]; j += blockDim.x) {
-    const size_t k = static_cast<size_t>(entry[4]) + j;
+  for (int j = threadIdx.x; j < entry.count(); j += blockDim.x) {
+    const size_t k = entry.first() + j;
     double out[4];
-    steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, box, out);
+    steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, entry.box, out);
     for (int r = 0; r < 4; ++r) {
       if (from_multipole)
         atomicAdd(&results[r * point_count + k], out[r]);

@@ -39,13 +39,13 @@ void expansion_to_points(const std::int32_t* work, std::size_t work_size, const 
   const steps::Tables t = steps::Tables::at(tables, order);
   const std::size_t nodes = static_cast<std::size_t>(order * order * order);
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
-    const std::int32_t* entry = work + 1 + 6 * e;
-    const steps::CellBox box(cube, work[0], entry);
-    const double* expansion = expansions + static_cast<std::size_t>(entry[0]) * nodes;
-    for (int j = 0; j < entry[5]; ++j) {
-      const std::size_t k = static_cast<std::size_t>(entry[4] + j);
+    const steps::PositionedEntry entry(cube, work, e);
+    const double* expansion = expansions + entry.cell() * nodes;
+    for (int j = 0; j < entry.count(); ++j) {
+      const std::size_t k = entry.first() + static_cast<std::size_t>(j);
       double out[4];
-      steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, box, out);
+      steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, entry.box,
+                                                out);
       for (std::size_t r = 0; r < 4; ++r) results[r * point_count + k] += out[r];
     }
   }
@@ -138,18 +138,16 @@ void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, 
          const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* multipoles) {
   const steps::Tables t = steps::Tables::at(tables, order);
-  const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
   std::vector<double> staged(3 * steps::p2m_tile_points * static_cast<std::size_t>(order));
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
-    const std::int32_t* entry = work + 1 + 6 * e;
-    const steps::CellBox box(cube, level, entry);
-    double* multipole = multipoles + static_cast<std::size_t>(entry[0]) * nodes;
-    for (int start = 0; start < entry[5]; start += steps::p2m_tile_points) {
-      const int tile = std::min(steps::p2m_tile_points, entry[5] - start);
-      const std::size_t first = static_cast<std::size_t>(entry[4] + start);
+    const steps::PositionedEntry entry(cube, work, e);
+    double* multipole = multipoles + entry.cell() * static_cast<std::size_t>(nodes);
+    for (int start = 0; start < entry.count(); start += steps::p2m_tile_points) {
+      const int tile = std::min(steps::p2m_tile_points, entry.count() - start);
+      const std::size_t first = entry.first() + static_cast<std::size_t>(start);
       for (int v = 0; v < 3 * tile; ++v)
-        steps::stage_basis(t, points, point_count, first, v, box.center, box.half_width,
+        steps::stage_basis(t, points, point_count, first, v, entry.box.center, entry.box.half_width,
                            staged.data());
       const double* charges = points + 3 * point_count + first;
       for (int node = 0; node < nodes; ++node)
@@ -196,16 +194,15 @@ void p2l(const std::int32_t* work, std::size_t work_size, const double* tables, 
          const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* locals) {
   const steps::Tables t = steps::Tables::at(tables, order);
-  const int level = work_size > 0 ? work[0] : 0;
   const int nodes = order * order * order;
   for (std::size_t e = 0; e < entries_of(work_size, 6); ++e) {
-    const std::int32_t* entry = work + 1 + 6 * e;
-    const steps::CellBox box(cube, level, entry);
-    const double* x = points + entry[4];
-    double* local = locals + static_cast<std::size_t>(entry[0]) * nodes;
+    const steps::PositionedEntry entry(cube, work, e);
+    const double* x = points + entry.first();
+    double* local = locals + entry.cell() * static_cast<std::size_t>(nodes);
     for (int node = 0; node < nodes; ++node)
-      local[node] += steps::p2l_node(t, node, box.center, box.half_width, x, x + point_count,
-                                     x + 2 * point_count, x + 3 * point_count, entry[5]);
+      local[node] +=
+          steps::p2l_node(t, node, entry.box.center, entry.box.half_width, x, x + point_count,
+                          x + 2 * point_count, x + 3 * point_count, entry.count());
   }
 }
 

@@ -62,6 +62,21 @@ struct CellBox {
   }
 };
 
+// Entry `index` of a work list of positioned entries (P2M, P2L, M2P, L2P): after the list's
+// level, six fields each (cell, x, y, z, first point, count), and the cell's box.
+struct PositionedEntry {
+  const std::int32_t* fields;
+  CellBox box;
+
+  FMM_HOST_DEVICE PositionedEntry(const RootCube& cube, const std::int32_t* work, std::size_t index)
+      : fields(work + 1 + 6 * index), box(cube, work[0], fields) {}
+  // The cell's index among its expansions.
+  FMM_HOST_DEVICE std::size_t cell() const { return static_cast<std::size_t>(fields[0]); }
+  // The entry's points: `count()` from `first()`.
+  FMM_HOST_DEVICE std::size_t first() const { return static_cast<std::size_t>(fields[4]); }
+  FMM_HOST_DEVICE int count() const { return fields[5]; }
+};
+
 // S_p(xi, x_m) = 1/p + 2/p sum_{k>=1} T_k(xi) T_k(x_m) for m = 0..p-1 into s, from the values
 // T_k(x_m) at [k p + m] (ChebyshevInterpolation's basis, on the CPU too).
 FMM_HOST_DEVICE inline void basis(int p, const double* chebyshev_at_nodes, double xi, double* s) {
