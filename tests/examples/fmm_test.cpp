@@ -763,17 +763,29 @@ INSTANTIATE_TEST_SUITE_P(FmmMachines, FmmTaskProgram,
                                   std::get<1>(info.param).name;
                          });
 
-TEST(FmmTaskProgram, PlacedKernelsRunWhereTheyArePlaced) {
-  const Points points = blob_points(1500);
-  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 32, .group_size = 8});
+namespace {
+
+// One evaluation of `points` on 2 CPU workers and an emulated device, the kernels placed as
+// `place` says: checks it against the sequential run and returns the task statistics.
+std::vector<versa::TaskStatistics> placed_evaluation(const Points& points,
+                                                     const fmm::Solver& solver, const char* place) {
   versa::Config config = versa::testing::with_emulated(versa::testing::workers(2), 1);
   config.task_statistics = true;
   versa::Runtime rt(config);
-  fmm::TaskProgram program(rt, solver, fmm::parse_placements("p2p=gpu,m2l=cpu"));
+  fmm::TaskProgram program(rt, solver, fmm::parse_placements(place));
   const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
-  EXPECT_LE(d.potential, 1e-12);
+  EXPECT_LE(d.potential, 1e-12) << place;
+  EXPECT_LE(d.field, 1e-12) << place;
+  return rt.task_statistics();
+}
+
+}  // namespace
+
+TEST(FmmTaskProgram, PlacedKernelsRunWhereTheyArePlaced) {
+  const fmm::Solver solver({.eps = 1e-4, .leaf_size = 32, .group_size = 8});
   std::uint64_t p2p_on_device = 0, m2l_on_device = 0, p2p_on_cpu = 0;
-  for (const versa::TaskStatistics& s : rt.task_statistics()) {
+  for (const versa::TaskStatistics& s :
+       placed_evaluation(blob_points(1500), solver, "p2p=gpu,m2l=cpu")) {
     const bool p2p = s.task_type == "p2p_inner" || s.task_type == "p2p_pair";
     if (s.device_kind == "emulated" && p2p) p2p_on_device += s.tasks;
     if (s.device_kind == "emulated" && s.task_type == "m2l") m2l_on_device += s.tasks;
@@ -789,15 +801,8 @@ TEST(FmmTaskProgram, PlacedKernelsRunWhereTheyArePlaced) {
 TEST(FmmTaskProgram, EveryPassRunsOnTheDevicesWhenPlacedThere) {
   const Points points = blob_points(3000, 7);  // adaptive: P2L and M2P have work
   const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
-  versa::Config config = versa::testing::with_emulated(versa::testing::workers(2), 1);
-  config.task_statistics = true;
-  versa::Runtime rt(config);
-  fmm::TaskProgram program(rt, solver, fmm::parse_placements("all=gpu"));
-  const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
-  EXPECT_LE(d.potential, 1e-12);
-  EXPECT_LE(d.field, 1e-12);
   std::map<std::string, std::uint64_t> on_device;
-  for (const versa::TaskStatistics& s : rt.task_statistics()) {
+  for (const versa::TaskStatistics& s : placed_evaluation(points, solver, "all=gpu")) {
     EXPECT_EQ(s.device_kind, "emulated") << s.task_type;
     on_device[s.task_type] += s.tasks;
   }
