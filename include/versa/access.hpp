@@ -2,6 +2,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "versa/access_mode.hpp"
 #include "versa/handle.hpp"
@@ -99,6 +100,23 @@ struct TaskPlacement {
 };
 inline TaskPlacement placement(Placement rule) { return {rule}; }
 
+// Task argument, for task types: a value that the task's implementations receive as a const
+// reference, at its place among the views (StarPU's STARPU_VALUE). It is copied, or moved, into
+// the task at submit, so that tasks of one type may differ in it: a level, a scale factor, the
+// sizes a CUDA implementation needs on the host to launch its kernels. It orders nothing (only
+// accesses do). A one-off body (submit with a name) captures its values instead.
+//   auto scale = versa::task_type("scale").cpu([](double f, versa::Span<double> v) { ... });
+//   rt.submit(scale, versa::value(2.0), versa::write(h));
+template <class T>
+struct Value {
+  using type = T;
+  T value;
+};
+template <class T>
+Value<std::decay_t<T>> value(T&& v) {
+  return {std::forward<T>(v)};
+}
+
 namespace detail {
 template <class T>
 struct IsAccess : std::false_type {};
@@ -108,6 +126,12 @@ struct IsAccess<Access<V>> : std::true_type {
 };
 template <class T>
 constexpr bool is_access_v = IsAccess<std::remove_cvref_t<T>>::value;
+template <class T>
+struct IsValue : std::false_type {};
+template <class T>
+struct IsValue<Value<T>> : std::true_type {};
+template <class T>
+constexpr bool is_value_v = IsValue<std::remove_cvref_t<T>>::value;
 }  // namespace detail
 
 }  // namespace versa

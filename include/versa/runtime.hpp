@@ -146,9 +146,9 @@ class Runtime {
 
   // --- Tasks ------------------------------------------------------------------------------
 
-  // Submits a task of `type`. `args` are accesses (read(h), write(h), ...) in the order of the
-  // body's parameters, and optionally priority(p), name("...") and placement(rule) anywhere
-  // among them.
+  // Submits a task of `type`. `args` are accesses (read(h), write(h), ...) and values
+  // (value(x)) in the order of the body's parameters, and optionally priority(p), name("..."),
+  // placement(rule) and work(w) anywhere among them.
   // Returns at once; the task runs when its data is ready. Throws std::invalid_argument on an
   // empty handle, a handle given twice, or a task type with no implementation for any present
   // device.
@@ -279,9 +279,12 @@ class Runtime {
       options.placement = &arg.value;
     } else if constexpr (std::is_same_v<T, Work>) {
       options.work = arg.value;
+    } else if constexpr (detail::is_value_v<T>) {
+      // stored in the closure by submit_type
     } else {
       static_assert(sizeof(T) == 0,
-                    "submit arguments are accesses, priority(), name(), placement() or work()");
+                    "submit arguments are accesses, value(), priority(), name(), placement() or "
+                    "work()");
     }
   }
 
@@ -343,23 +346,82 @@ class Runtime {
     submit_task(desc);
   }
 
+  // The value() arguments of a submit, in order, as std::tuple<T...>.
+  template <class T>
+  static auto value_part(T&& arg) {
+    using A = std::remove_cvref_t<T>;
+    if constexpr (detail::is_value_v<A>) {
+      return std::tuple<typename A::type>(std::forward<T>(arg).value);
+    } else {
+      return std::tuple<>();
+    }
+  }
+  template <class... Args>
+  using value_tuple = decltype(std::tuple_cat(value_part(std::declval<Args>())...));
+
+  // A task of a type: the type's implementations and the task's values.
+  template <class State, class Values>
+  struct TypedClosure {
+    const State* state;
+    [[no_unique_address]] Values values;
+  };
+
+  // How many of the first I arguments are accesses (Access) or values (!Access).
+  template <bool Access, std::size_t I, class... Args>
+  static constexpr std::size_t count_before() {
+    constexpr bool counted[] = {(Access ? detail::is_access_v<Args> : detail::is_value_v<Args>)...,
+                                false};
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < I; ++i) n += counted[i] ? 1 : 0;
+    return n;
+  }
+  // The body's arguments for submit argument Arg: a view for an access, a const reference for a
+  // value, nothing for an option (or a token).
+  template <class Arg, std::size_t AccessIndex, std::size_t ValueIndex, class Values>
+  static auto argument_of(const detail::AccessRecord* accesses, const Values& values) {
+    if constexpr (detail::is_access_v<Arg>) {
+      return detail::view_argument<typename detail::IsAccess<std::remove_cvref_t<Arg>>::view>(
+          accesses[AccessIndex]);
+    } else if constexpr (detail::is_value_v<Arg>) {
+      return std::tuple<const std::tuple_element_t<ValueIndex, Values>&>(
+          std::get<ValueIndex>(values));
+    } else {
+      (void)accesses;
+      (void)values;
+      return std::tuple<>();
+    }
+  }
+  template <class... Args, class Values, std::size_t... I>
+  static auto arguments_of(const detail::AccessRecord* accesses, const Values& values,
+                           std::index_sequence<I...>) {
+    (void)accesses;  // a task without arguments
+    (void)values;
+    return std::tuple_cat(
+        argument_of<Args, count_before<true, I, Args...>(), count_before<false, I, Args...>()>(
+            accesses, values)...);
+  }
+
   template <class Cpu, class Cuda, class Emulated, class... Args>
-  void submit_type(bool child, const TaskType<Cpu, Cuda, Emulated>& type, const Args&... args) {
-    using Views = decltype(std::tuple_cat(std::declval<access_view_tuple<Args>>()...));
+  void submit_type(bool child, const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
     using State = typename TaskType<Cpu, Cuda, Emulated>::State;
-    using Arguments = typename Invoker<const Cpu, Views>::Arguments;
+    using Values = value_tuple<Args...>;
+    using Closure = TypedClosure<State, Values>;
+    using Sequence = std::index_sequence_for<Args...>;
+    using Arguments =
+        decltype(arguments_of<Args...>(nullptr, std::declval<const Values&>(), Sequence()));
     keep_alive(type.state());
-    const State* state = type.state().get();
+    Closure closure{type.state().get(), std::tuple_cat(value_part(std::forward<Args>(args))...)};
     detail::InvokeFn invoke = nullptr;
     detail::InvokeCudaFn invoke_cuda = nullptr;
     detail::InvokeFn invoke_emulated = nullptr;
     if constexpr (detail::is_implementation_v<Cpu>) {
-      static_assert(Invoker<const Cpu, Views>::invocable,
+      static_assert(detail::is_applicable_v<const Cpu&, Arguments>,
                     "the task type's CPU implementation cannot be called with the views of these "
-                    "accesses (read gives Span<const T>/Tile<const T>; tokens pass nothing)");
-      invoke = [](void* closure, const detail::AccessRecord* accesses) {
-        const State* s = *static_cast<const State**>(closure);
-        detail::invoke_with_views(s->cpu, Views{}, accesses);
+                    "accesses and these values (read gives Span<const T>/Tile<const T>; tokens "
+                    "pass nothing; value(x) gives const X&)");
+      invoke = [](void* c, const detail::AccessRecord* accesses) {
+        const Closure& task = *static_cast<const Closure*>(c);
+        std::apply(task.state->cpu, arguments_of<Args...>(accesses, task.values, Sequence()));
       };
     }
     if constexpr (detail::is_implementation_v<Cuda>) {
@@ -368,25 +430,27 @@ class Runtime {
                                   decltype(std::tuple_cat(std::declval<std::tuple<CudaContext&>>(),
                                                           std::declval<Arguments>()))>,
           "the task type's CUDA implementation cannot be called with (CudaContext&, "
-          "views of these accesses...)");
-      invoke_cuda = [](void* closure, const detail::AccessRecord* accesses, CudaContext& context) {
-        const State* s = *static_cast<const State**>(closure);
-        detail::invoke_with_context(s->cuda, context, Views{}, accesses);
+          "views and values of this submit...)");
+      invoke_cuda = [](void* c, const detail::AccessRecord* accesses, CudaContext& context) {
+        const Closure& task = *static_cast<const Closure*>(c);
+        std::apply([&](auto&&... a) { task.state->cuda(context, a...); },
+                   arguments_of<Args...>(accesses, task.values, Sequence()));
       };
     }
     if constexpr (detail::is_implementation_v<Emulated>) {
-      static_assert(Invoker<const Emulated, Views>::invocable,
-                    "the task type's emulated implementation cannot be called with the views of "
-                    "these accesses");
-      invoke_emulated = [](void* closure, const detail::AccessRecord* accesses) {
-        const State* s = *static_cast<const State**>(closure);
-        detail::invoke_with_views(s->emulated, Views{}, accesses);
+      static_assert(detail::is_applicable_v<const Emulated&, Arguments>,
+                    "the task type's emulated implementation cannot be called with the views "
+                    "and values of this submit");
+      invoke_emulated = [](void* c, const detail::AccessRecord* accesses) {
+        const Closure& task = *static_cast<const Closure*>(c);
+        std::apply(task.state->emulated, arguments_of<Args...>(accesses, task.values, Sequence()));
       };
     } else {
       invoke_emulated = invoke;
     }
+    const State* state = closure.state;
     submit_with(
-        child, type.name().c_str(), state, invoke,
+        child, type.name().c_str(), closure, invoke,
         detail::Implementations{invoke_cuda, invoke_emulated, state->settings.placement,
                                 state->settings.reduction.get(), state->settings.cuda_left_out,
                                 state->settings.work ? &state->settings.work : nullptr},
@@ -395,6 +459,8 @@ class Runtime {
 
   template <class F, class... Args>
   void submit_body(bool child, std::string_view name, F&& body, const Args&... args) {
+    static_assert((!detail::is_value_v<Args> && ...),
+                  "value() is for task types: a one-off body captures its values");
     using Views = decltype(std::tuple_cat(std::declval<access_view_tuple<Args>>()...));
     using Closure = std::decay_t<F>;
     static_assert(Invoker<Closure, Views>::invocable,

@@ -38,15 +38,15 @@ TEST(CudaRuntime, CublasTaskRunsOnTheGpuAndResultsComeHome) {
   auto h = rt.data(x, "x");
   auto scale =
       versa::task_type("scale")
-          .cuda([](versa::CudaContext& gpu, versa::Span<double> v) {
-            const double two = 2.0;
-            ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &two, v.data(), 1),
+          .cuda([](versa::CudaContext& gpu, versa::Span<double> v, const double& factor) {
+            ASSERT_EQ(cublasDscal(gpu.cublas(), static_cast<int>(v.size()), &factor, v.data(), 1),
                       CUBLAS_STATUS_SUCCESS);
           })
           .placement(versa::Placement::gpu_only);
-  for (int i = 0; i < 3; ++i) rt.submit(scale, versa::write(h));
+  for (const double factor : {2.0, 3.0, 0.5})
+    rt.submit(scale, versa::write(h), versa::value(factor));
   rt.wait_all();
-  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], 8.0 * static_cast<double>(i));
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], 3.0 * static_cast<double>(i));
   const auto stats = rt.statistics();
   EXPECT_EQ(stats[1].tasks, 3u);
   EXPECT_EQ(stats[1].bytes_to_device, x.size() * sizeof(double)) << "copied in once";

@@ -140,14 +140,6 @@ void invoke_with_views(F& body, std::tuple<Views...>, const AccessRecord* access
   std::apply(body, view_arguments<Views...>(accesses, std::index_sequence_for<Views...>()));
 }
 
-// Calls `body` with `context` followed by the views of `accesses` (device implementations).
-template <class F, class Context, class... Views>
-void invoke_with_context(F& body, Context& context, std::tuple<Views...>,
-                         const AccessRecord* accesses) {
-  std::apply([&](auto&&... views) { body(context, views...); },
-             view_arguments<Views...>(accesses, std::index_sequence_for<Views...>()));
-}
-
 template <class F, class Tuple>
 struct IsApplicable;
 template <class F, class... Args>
