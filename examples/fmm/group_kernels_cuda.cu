@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "group_kernels_cuda.hpp"
 #include "kernel_steps.hpp"
@@ -114,6 +116,51 @@ __global__ void m2l_kernel(const int* work, int entry_count, const double* opera
     }
     __syncthreads();  // y is rewritten by the next run
     run = end;
+  }
+}
+
+// M2L as batched products (m2l_batches.hpp): the entries' sources gathered into the columns of
+// S, the products' pointer arrays written for cuBLAS from the runs, and the columns of Z added
+// into their targets. A target cell appears once per offset, in several runs: atomic adds.
+__global__ void m2l_gather_kernel(const int* entries, size_t values, int rank,
+                                  const double* sources, double* s) {
+  for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
+       v += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t e = v / rank;
+    s[v] = sources[static_cast<size_t>(entries[3 * e + 2]) * rank + v % rank];
+  }
+}
+
+__global__ void m2l_scatter_kernel(const int* entries, size_t values, int rank, const double* z,
+                                   double* targets) {
+  for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
+       v += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t e = v / rank;
+    atomicAdd(&targets[static_cast<size_t>(entries[3 * e + 1]) * rank + v % rank], z[v]);
+  }
+}
+
+// The runs travel as a kernel argument, in chunks that keep it under the 4 KB every CUDA
+// version takes.
+constexpr int m2l_runs_per_launch = 128;
+struct M2LRunChunk {
+  int first_run, count;
+  steps::M2LRun run[m2l_runs_per_launch];
+};
+
+// Pointer arrays: pass p's A, B and C of run i at pointers[(3 p + 0, 1, 2) * runs + i].
+__global__ void m2l_pointers_kernel(M2LRunChunk chunk, int runs, int truncated, int rank,
+                                    const double* operators, const double* s, double* y, double* z,
+                                    const double** pointers) {
+  const int j = static_cast<int>(threadIdx.x);
+  if (j >= chunk.count) return;
+  const int i = chunk.first_run + j;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 0 && i >= truncated) continue;
+    const steps::M2LProduct p = steps::m2l_product(pass, chunk.run[j], rank, operators, s, y, z);
+    pointers[(3 * pass + 0) * runs + i] = p.a;
+    pointers[(3 * pass + 1) * runs + i] = p.b;
+    pointers[(3 * pass + 2) * runs + i] = p.c;
   }
 }
 
@@ -310,6 +357,62 @@ void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
                                                                   operators, static_cast<int>(rank),
                                                                   sources, targets, root_width);
   check_launch("fmm m2l");
+}
+
+void m2l_products(versa::CudaContext& gpu, const std::int32_t* work, const M2LBatches& plan,
+                  const double* operators, std::size_t rank, const double* sources, double* targets,
+                  double root_width) {
+  if (plan.entries == 0) return;
+  const int r = static_cast<int>(rank);
+  const int runs = static_cast<int>(plan.runs.size());
+  const std::size_t values = plan.entries * rank;
+  // One workspace: S and Z (r values per entry), Y, then the 6 pointer arrays.
+  const std::size_t doubles = 2 * values + plan.projections;
+  auto* scratch = static_cast<double*>(
+      gpu.workspace(doubles * sizeof(double) + 6 * static_cast<std::size_t>(runs) * sizeof(void*)));
+  double* s = scratch;
+  double* z = s + values;
+  double* y = z + values;
+  const auto** pointers = reinterpret_cast<const double**>(scratch + doubles);
+  const int* entries = work + 1;
+  const auto blocks = static_cast<unsigned>(
+      std::min<std::size_t>((values + threads_per_block - 1) / threads_per_block, 4096));
+
+  m2l_gather_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(entries, values, r, sources, s);
+  check_launch("fmm m2l gather");
+  for (int first = 0; first < runs; first += m2l_runs_per_launch) {
+    M2LRunChunk chunk{first, std::min(m2l_runs_per_launch, runs - first), {}};
+    std::copy_n(plan.runs.begin() + first, chunk.count, chunk.run);
+    m2l_pointers_kernel<<<1, m2l_runs_per_launch, 0, gpu.stream()>>>(chunk, runs, plan.truncated, r,
+                                                                     operators, s, y, z, pointers);
+    check_launch("fmm m2l pointers");
+  }
+  // The grouped calls: per group of equal shapes, its shape (from its first run) on the host.
+  const double scale = 1.0 / std::ldexp(root_width, -plan.level);
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<int> sizes = plan.group_sizes(pass);
+    if (sizes.empty()) continue;
+    const std::size_t groups = sizes.size();
+    std::vector<cublasOperation_t> no_transpose(groups, CUBLAS_OP_N);
+    std::vector<int> m(groups), n(groups), k(groups), lda(groups), ldb(groups), ldc(groups);
+    std::vector<double> alpha(groups, pass == 0 ? 1.0 : scale), beta(groups, 0.0);
+    for (std::size_t g = 0, first = 0; g < groups; first += static_cast<std::size_t>(sizes[g++])) {
+      const steps::M2LProduct p =
+          steps::m2l_product(pass, plan.runs[first], r, nullptr, nullptr, nullptr, nullptr);
+      m[g] = p.m, n[g] = p.n, k[g] = p.k, lda[g] = p.lda, ldb[g] = p.ldb, ldc[g] = p.ldc;
+    }
+    const double* const* a = pointers + 3 * pass * runs;
+    check_cublas(
+        cublasDgemmGroupedBatched(gpu.cublas(), no_transpose.data(), no_transpose.data(), m.data(),
+                                  n.data(), k.data(), alpha.data(), a, lda.data(), a + runs,
+                                  ldb.data(), beta.data(), const_cast<double* const*>(a + 2 * runs),
+                                  ldc.data(), static_cast<int>(groups), sizes.data()),
+        pass == 0 ? "fmm m2l projection (cublasDgemmGroupedBatched)"
+                  : "fmm m2l (cublasDgemmGroupedBatched)");
+  }
+  m2l_scatter_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(entries, values, r, z,
+                                                                     targets);
+  check_launch("fmm m2l scatter");
 }
 
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,

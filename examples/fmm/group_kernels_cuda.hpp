@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernel_steps.hpp"
+#include "m2l_batches.hpp"
 #include "versa/cuda_fwd.hpp"
 
 namespace fmm::cuda {
@@ -30,6 +31,13 @@ void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_siz
 void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* operators, std::size_t rank, const double* sources, double* targets,
          double root_width);
+
+// M2L as the batched products of `plan` (m2l_batches.hpp, made from the same work list on the
+// host): the sources gathered, cuBLAS grouped batched GEMMs per pass, the contributions added
+// into their targets; arguments and result as m2l's.
+void m2l_products(versa::CudaContext& gpu, const std::int32_t* work, const M2LBatches& plan,
+                  const double* operators, std::size_t rank, const double* sources, double* targets,
+                  double root_width);
 
 // The upward and downward passes, P2L and M2P, as fmm::p2m, m2m, compress, expand, l2l, l2p,
 // p2l and m2p do

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernel_steps.hpp"
+#include "m2l_batches.hpp"
 
 namespace fmm::emulated {
 
@@ -17,6 +18,9 @@ void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a
          double* results_b, bool inner);
 void m2l(const std::int32_t* work, std::size_t work_size, const double* operators, std::size_t rank,
          const double* sources, double* targets, double root_width);
+// M2L as the batched products of `plan` (m2l_batches.hpp), as cuda::m2l_products runs them.
+void m2l_products(const std::int32_t* work, const M2LBatches& plan, const double* operators,
+                  std::size_t rank, const double* sources, double* targets, double root_width);
 void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,
          const steps::RootCube& cube, const double* points, std::size_t point_count,
          double* multipoles);

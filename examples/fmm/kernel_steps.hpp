@@ -342,6 +342,46 @@ FMM_HOST_DEVICE inline void m2l_expand_row(const double* left, int k, int r, con
   }
 }
 
+// M2L as batched matrix products (m2l_batches.hpp): a run of `count` consecutive entries of one
+// offset from entry `first`, its operator's rank k (r when whole) and values (from value
+// `values` of the operators), and where its projections start in the scratch Y (truncated
+// operators). With S the run's sources gathered into columns and Z their contributions (r
+// values per entry, in entry order), its products are
+//   pass 0 (truncated only): Y = R^T S   (k x count; R^T is R's row-major storage, lda k)
+//   pass 1:                  Z = L Y     (r x count; L column-major, after R)
+//                       or   Z = C_d S   (r x count; a whole C_d, column-major)
+// as column-major GEMMs without transposes (cuBLAS on a GPU, cblas in the twin, the same
+// arguments), pass 1 scaled by 1 / the cells' width.
+struct M2LRun {
+  std::int32_t first, count, k, values, y;
+};
+struct M2LProduct {
+  const double* a;
+  const double* b;
+  double* c;
+  int m, n, k, lda, ldb, ldc;
+};
+FMM_HOST_DEVICE inline M2LProduct m2l_product(int pass, const M2LRun& run, int r,
+                                              const double* operators, const double* s, double* y,
+                                              double* z) {
+  const double* op = operators + run.values;
+  const double* sources = s + static_cast<std::size_t>(run.first) * r;
+  double* projected = y + run.y;
+  double* contributions = z + static_cast<std::size_t>(run.first) * r;
+  if (pass == 0) return {op, sources, projected, run.k, run.count, r, run.k, r, run.k};
+  if (run.k < r)
+    return {op + static_cast<std::size_t>(r) * run.k,
+            projected,
+            contributions,
+            r,
+            run.count,
+            run.k,
+            r,
+            run.k,
+            r};
+  return {op, sources, contributions, r, run.count, r, r, r, r};
+}
+
 // M2P (from_multipole) or L2P: the potential and field that point k of a group of n points
 // receives from the expansion of the cell `box`, into out[0..3].
 template <bool from_multipole>

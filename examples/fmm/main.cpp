@@ -44,6 +44,7 @@ struct Options {
   bool sequential = false;
   bool tune_leaf = false;
   bool overlap_tree = false;
+  bool m2l_products = false;
   std::string trace;
   int steps = 1;
   int repeat = 1;
@@ -100,6 +101,9 @@ void add_options(CLI::App& app, Options& o) {
                "build each evaluation's tree while the previous evaluation's tasks run\n"
                "(with --steps or --repeat; the time per evaluation is then the time\n"
                "between two evaluations' ends)");
+  app.add_flag("--m2l-products", o.m2l_products,
+               "run M2L tasks on devices as batched matrix products (cuBLAS grouped\n"
+               "batched GEMMs) instead of the block kernel");
   example::add_trace_option(app, o.trace, "all evaluations");
   example::add_positive_option(
       app, "--steps", o.steps, "K",
@@ -129,6 +133,9 @@ void add_options(CLI::App& app, Options& o) {
         (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty() || o.overlap_tree))
       throw CLI::ValidationError(
           "--sequential", "runs in one thread: no --devices, --workers, --trace or --overlap-tree");
+    if (o.m2l_products && !o.devices.accelerators())
+      throw CLI::ValidationError(
+          "--m2l-products", "needs a gpu or emulated device among --devices " + o.devices.list);
     if (o.overlap_tree && o.tune_leaf)
       throw CLI::ValidationError("--overlap-tree",
                                  "the next tree is built before --tune-leaf chooses its leaf size");
@@ -202,6 +209,7 @@ int run(const Options& o) {
     rt.emplace(config);
     example::announce(*rt, o.devices);
     program.emplace(*rt, solver, o.place);
+    program->set_m2l_products(o.m2l_products);
   }
   fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
   std::optional<fmm::Points> targets;

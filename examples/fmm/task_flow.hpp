@@ -13,6 +13,7 @@
 #include "group_kernels_cuda.hpp"
 #include "group_kernels_emulated.hpp"
 #include "group_tree.hpp"
+#include "m2l_batches.hpp"
 #include "task_program.hpp"
 #include "versa/versa.hpp"
 
@@ -63,6 +64,23 @@ inline auto m2l_with_operators_type(const KernelContext* c) {
       .cuda([c](versa::CudaContext& gpu, Work w, In operators, In source, Out target) {
         cuda::m2l(gpu, w.data(), w.size(), operators.data(), c->interpolation->rank(),
                   source.data(), target.data(), c->width);
+      });
+}
+// The same with the device bodies running the task's M2L as batched products, whose plan (made
+// on the host from the work list at submit) is the task's value; the CPU body does as above.
+inline auto m2l_products_type(const KernelContext* c) {
+  return versa::task_type("m2l")
+      .cpu([c](const M2LBatches&, Work w, In, In source, Out target) {
+        m2l(*c, in(w), in(source), out(target));
+      })
+      .emulated([c](const M2LBatches& plan, Work w, In operators, In source, Out target) {
+        emulated::m2l_products(w.data(), plan, operators.data(), c->interpolation->rank(),
+                               source.data(), target.data(), c->width);
+      })
+      .cuda([c](versa::CudaContext& gpu, const M2LBatches& plan, Work w, In operators, In source,
+                Out target) {
+        cuda::m2l_products(gpu, w.data(), plan, operators.data(), c->interpolation->rank(),
+                           source.data(), target.data(), c->width);
       });
 }
 // The upward and downward passes, P2L and M2P, with the device tables
@@ -250,6 +268,7 @@ struct TaskTypes {
         compress(compress_type(&context).placement(rules[int(Kernel::compress)])),
         m2l(m2l_type(&context).placement(rules[int(Kernel::m2l)])),
         m2l_with_operators(m2l_with_operators_type(&context).placement(rules[int(Kernel::m2l)])),
+        m2l_products(m2l_products_type(&context).placement(rules[int(Kernel::m2l)])),
         p2l(p2l_type(&context).placement(rules[int(Kernel::p2l)])),
         m2p(m2p_type(&context).placement(rules[int(Kernel::m2p)])),
         p2p_inner(p2p_inner_type(&pairs).placement(rules[int(Kernel::p2p_inner)])),
@@ -274,6 +293,7 @@ struct TaskTypes {
   decltype(compress_type(nullptr)) compress;
   decltype(m2l_type(nullptr)) m2l;
   decltype(m2l_with_operators_type(nullptr)) m2l_with_operators;
+  decltype(m2l_products_type(nullptr)) m2l_products;
   decltype(p2l_type(nullptr)) p2l;
   decltype(m2p_type(nullptr)) m2p;
   decltype(p2p_inner_type(nullptr)) p2p_inner;
@@ -328,7 +348,8 @@ inline int executor(const GroupTask& task, const Owners& owners) {
 struct Handles {
   std::vector<versa::Handle<double>> points, results;
   std::vector<versa::Handle<double>> multipoles, compressed_multipoles, compressed_locals, locals;
-  std::vector<versa::Handle<std::int32_t>> work;  // per task; empty handles for none
+  std::vector<versa::Handle<std::int32_t>> work;          // per task; empty handles for none
+  std::vector<std::span<const std::int32_t>> work_lists;  // the host copies, per task
 
   template <class Add>
   Handles(const GroupTree& groups, GroupData& data,
@@ -347,6 +368,7 @@ struct Handles {
       locals.push_back(add(data.locals(g), owner, "locals"));
     }
     work.resize(work_lists.size());
+    this->work_lists.assign(work_lists.begin(), work_lists.end());
     for (std::size_t t = 0; t < work_lists.size(); ++t)
       if (!work_lists[t].empty())
         work[t] = add(std::span<std::int32_t>(work_lists[t]), executor(groups.tasks()[t], owners),
@@ -356,10 +378,14 @@ struct Handles {
 
 // The operators' handles of an evaluation whose tasks may run on devices (TaskProgram's
 // constructor makes them): the tables of the other passes, and the M2L operators where they are
-// stored per offset. Null where they are not registered (CPUs only).
+// stored per offset. Null where they are not registered (CPUs only). With `m2l_products` the
+// M2L tasks run on devices as batched products, planned from the host copy of the M2L
+// operators' table.
 struct DeviceOperators {
   const versa::Handle<double>* tables = nullptr;
   const versa::Handle<double>* m2l = nullptr;
+  const std::vector<double>* m2l_host = nullptr;
+  bool m2l_products = false;
 };
 
 // Submits the group tree's tasks in its order.
@@ -396,10 +422,17 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
         if (!operators.m2l)
           rt.submit(types.m2l, list(), versa::read(h.compressed_multipoles[s]),
                     versa::commute(h.compressed_locals[d]), priority, work);
-        else
+        else if (!operators.m2l_products)
           rt.submit(types.m2l_with_operators, list(), versa::read(*operators.m2l),
                     versa::read(h.compressed_multipoles[s]), versa::commute(h.compressed_locals[d]),
                     priority, work);
+        else
+          rt.submit(types.m2l_products,
+                    versa::value(M2LBatches::of(
+                        h.work_lists[t].data(), h.work_lists[t].size(), operators.m2l_host->data(),
+                        static_cast<int>(types.context.interpolation->rank()))),
+                    list(), versa::read(*operators.m2l), versa::read(h.compressed_multipoles[s]),
+                    versa::commute(h.compressed_locals[d]), priority, work);
         break;
       case Kernel::p2l:
         submit(types.p2l, types.p2l_on_devices, list(), versa::read(h.points[s]),

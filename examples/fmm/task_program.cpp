@@ -130,7 +130,9 @@ Potentials TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times) {
                     });
     flow::submit_tasks(runtime_, *types_, groups, h,
                        {.tables = device_tables_.empty() ? nullptr : &device_tables_handle_,
-                        .m2l = m2l_operators_.empty() ? nullptr : &m2l_operators_handle_});
+                        .m2l = m2l_operators_.empty() ? nullptr : &m2l_operators_handle_,
+                        .m2l_host = &m2l_operators_,
+                        .m2l_products = m2l_products_});
     runtime_.wait_all();
   }
   // Whole numbers below 2^53: the sums are exact, and the GPUs' share is the rest.

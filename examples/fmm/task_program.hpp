@@ -87,6 +87,11 @@ class TaskProgram {
   std::unique_ptr<PreparedEvaluation> prepare(const Points& points) const;
   Potentials run(PreparedEvaluation& prepared, PhaseTimes& times);
 
+  // How M2L tasks run on devices from now on: false (the default), the block kernel
+  // (cuda::m2l); true, batched matrix products (cuda::m2l_products: cuBLAS grouped batched
+  // GEMMs, planned on the host per task). The emulated twins follow the same choice; CPUs do
+  // not change.
+  void set_m2l_products(bool products) { m2l_products_ = products; }
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
   void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }
   const Solver& solver() const { return solver_; }
@@ -114,6 +119,7 @@ class TaskProgram {
   // not stored.
   std::vector<double> m2l_operators_;
   versa::Handle<double> m2l_operators_handle_;
+  bool m2l_products_ = false;
 };
 
 }  // namespace fmm

@@ -32,11 +32,13 @@
 #include "direct_sum.hpp"
 #include "distributions.hpp"
 #include "group_data.hpp"
+#include "group_kernels_emulated.hpp"
 #include "group_tree.hpp"
 #include "interaction_lists.hpp"
 #include "interpolation.hpp"
 #include "kernel_steps.hpp"
 #include "leaf_tuner.hpp"
+#include "m2l_batches.hpp"
 #include "octree.hpp"
 #include "parallel_for.hpp"
 #include "point_files.hpp"
@@ -646,6 +648,107 @@ TEST(FmmM2LOperators, OnDevicesTheyGiveTheCpuProduct) {
   }
 }
 
+namespace {
+
+// An operator table in CompressedM2L::device_operators' layout with random values, whole where
+// the offset is a multiple of 3 and of rank 1 + offset % 7 elsewhere: the interpolation's own
+// tables truncate every far offset at low orders, and both kinds must be tested.
+std::vector<double> mixed_m2l_operators(int r, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> value(-1, 1);
+  constexpr int offsets = 343;
+  std::vector<double> table(2 * offsets);
+  for (int d = 0; d < offsets; ++d) {
+    const int k = d % 3 == 0 ? r : 1 + d % 7;
+    table[2 * static_cast<std::size_t>(d)] = k;
+    table[2 * static_cast<std::size_t>(d) + 1] = static_cast<double>(table.size());
+    const std::size_t values = static_cast<std::size_t>(k == r ? r * r : 2 * r * k);
+    for (std::size_t v = 0; v < values; ++v) table.push_back(value(random));
+  }
+  return table;
+}
+
+}  // namespace
+
+// M2L as batched products (m2l_batches.hpp) on every M2L task of an adaptive tree, at two
+// orders, with the interpolation's operators and with whole and truncated ones mixed: the plan
+// takes every entry once, in runs of one offset with that offset's rank, truncated runs first,
+// in groups of one shape; and the products' twin (what the GPU's grouped GEMMs compute, with
+// the same arguments) adds what the block kernel's twin adds.
+TEST(FmmM2LBatches, ProductsAddWhatTheBlockKernelAdds) {
+  const Points points = blob_points(3000, 11);
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> value(-1, 1);
+  int truncated = 0, whole = 0;
+  for (double eps : {1e-3, 1e-6}) {
+    const fmm::Solver solver({.eps = eps, .leaf_size = 40, .group_size = 8});
+    const int r = static_cast<int>(solver.operators().rank());
+    const fmm::Solver::Plan plan = solver.plan(points);
+    for (const std::vector<double>& operators :
+         {solver.operators().m2l_operators(), mixed_m2l_operators(r, random)}) {
+      int tasks = 0;
+      for (const fmm::GroupTask& task : plan.groups.tasks()) {
+        if (task.kernel != fmm::Kernel::m2l) continue;
+        ++tasks;
+        const std::vector<std::int32_t>& w = task.work;
+        const fmm::M2LBatches batches =
+            fmm::M2LBatches::of(w.data(), w.size(), operators.data(), r);
+        ASSERT_EQ(batches.entries, (w.size() - 1) / 3);
+        EXPECT_EQ(batches.level, w[0]);
+        std::vector<int> taken(batches.entries, 0);
+        std::size_t projections = 0;
+        for (std::size_t i = 0; i < batches.runs.size(); ++i) {
+          const fmm::steps::M2LRun& run = batches.runs[i];
+          const std::int32_t offset = w[1 + 3 * static_cast<std::size_t>(run.first)];
+          const fmm::steps::M2LOperator op = fmm::steps::m2l_operator(operators.data(), offset);
+          EXPECT_EQ(run.k, op.rank);
+          EXPECT_EQ(operators.data() + run.values, op.values);
+          EXPECT_EQ(static_cast<int>(i) < batches.truncated, run.k < r) << "run " << i;
+          if (run.k < r) {
+            EXPECT_EQ(static_cast<std::size_t>(run.y), projections);
+            projections += static_cast<std::size_t>(run.k * run.count);
+          }
+          for (int e = run.first; e < run.first + run.count; ++e) {
+            ++taken[static_cast<std::size_t>(e)];
+            EXPECT_EQ(w[1 + 3 * static_cast<std::size_t>(e)], offset) << "a run of one offset";
+          }
+        }
+        EXPECT_EQ(projections, batches.projections);
+        EXPECT_TRUE(std::ranges::all_of(taken, [](int n) { return n == 1; }));
+        for (int pass = 0; pass < 2; ++pass) {
+          const std::vector<int> sizes = batches.group_sizes(pass);
+          const int runs = pass == 0 ? batches.truncated : static_cast<int>(batches.runs.size());
+          EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), runs);
+        }
+        truncated += batches.truncated;
+        whole += static_cast<int>(batches.runs.size()) - batches.truncated;
+
+        std::int32_t cells = 0;
+        for (std::size_t e = 0; e < batches.entries; ++e)
+          cells = std::max({cells, w[2 + 3 * e] + 1, w[3 + 3 * e] + 1});
+        std::vector<double> sources(static_cast<std::size_t>(cells * r)), blocks(sources.size());
+        for (double& v : sources) v = value(random);
+        for (double& v : blocks) v = value(random);
+        std::vector<double> products = blocks;
+        fmm::emulated::m2l(w.data(), w.size(), operators.data(), static_cast<std::size_t>(r),
+                           sources.data(), blocks.data(), 1.7);
+        fmm::emulated::m2l_products(w.data(), batches, operators.data(),
+                                    static_cast<std::size_t>(r), sources.data(), products.data(),
+                                    1.7);
+        // Sums of the same products in another order: equal to rounding, relative to the
+        // largest value.
+        double largest = 0;
+        for (double v : blocks) largest = std::max(largest, std::abs(v));
+        for (std::size_t i = 0; i < blocks.size(); ++i)
+          ASSERT_NEAR(products[i], blocks[i], 1e-12 * (1 + largest))
+              << "eps " << eps << ", value " << i;
+      }
+      EXPECT_GT(tasks, 0);
+    }
+  }
+  EXPECT_GT(truncated, 0);
+  EXPECT_GT(whole, 0);
+}
+
 TEST(FmmGroupTree, GroupSizeZeroIsRefused) {
   const Points points = uniform_points(100);
   const fmm::Octree tree(points, 32);
@@ -710,6 +813,7 @@ struct Machine {
   const char* name;
   versa::Config config;
   const char* place;
+  bool m2l_products = false;  // TaskProgram::set_m2l_products
 };
 
 // Emulated devices of 256 KiB: far below the data (megabytes of points, results and
@@ -723,6 +827,9 @@ const Machine machines[] = {
     // (group_kernels_emulated.hpp); 8 MiB each, as the M2L operators take 6.5 MiB at this order.
     {"1cpu_2emulated_all_on_devices",
      versa::testing::with_emulated(versa::testing::workers(1), 2, 8 << 20), "all=gpu"},
+    // The same with M2L as batched products (m2l_batches.hpp).
+    {"1cpu_2emulated_all_on_devices_m2l_products",
+     versa::testing::with_emulated(versa::testing::workers(1), 2, 8 << 20), "all=gpu", true},
 };
 
 class FmmTaskProgram : public ::testing::TestWithParam<std::tuple<Case, Machine>> {};
@@ -743,6 +850,7 @@ TEST_P(FmmTaskProgram, EqualsTheSequentialRun) {
   const Potentials sequential = solver.evaluate(points);
   versa::Runtime rt(machine.config);
   fmm::TaskProgram program(rt, solver, fmm::parse_placements(machine.place));
+  program.set_m2l_products(machine.m2l_products);
   // Twice: the second evaluation runs with the performance model calibrated.
   for (int evaluation = 0; evaluation < 2; ++evaluation) {
     const fmm::Errors d = difference(program.evaluate(points), sequential);
@@ -918,13 +1026,18 @@ TEST(FmmOnGpu, KernelsOnTheGpuEqualTheSequentialRun) {
   const versa::Config config = one_gpu();
   if (const std::string missing = no_gpu(config); !missing.empty()) GTEST_SKIP() << missing;
   const fmm::Solver solver({.eps = 1e-4, .leaf_size = 40, .group_size = 4});
-  for (const char* place : {"p2p=gpu", "m2l=gpu", "p2p=gpu,m2l=gpu", "all=gpu"}) {
+  const std::pair<const char*, bool> settings[] = {{"p2p=gpu", false},         {"m2l=gpu", false},
+                                                   {"p2p=gpu,m2l=gpu", false}, {"all=gpu", false},
+                                                   {"m2l=gpu", true},          {"all=gpu", true}};
+  for (const auto& [place, products] : settings) {
+    SCOPED_TRACE(std::string(place) + (products ? ", M2L as batched products" : ""));
     for (const Points& points : {blob_points(3000), uniform_points(20000, 3), equal_points(300)}) {
       versa::Runtime rt(config);
       fmm::TaskProgram program(rt, solver, fmm::parse_placements(place));
+      program.set_m2l_products(products);
       const fmm::Errors d = difference(program.evaluate(points), solver.evaluate(points));
-      EXPECT_LE(d.potential, 1e-12) << place << ", " << points.size() << " points";
-      EXPECT_LE(d.field, 1e-12) << place << ", " << points.size() << " points";
+      EXPECT_LE(d.potential, 1e-12) << points.size() << " points";
+      EXPECT_LE(d.field, 1e-12) << points.size() << " points";
     }
   }
 }
