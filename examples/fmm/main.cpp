@@ -356,7 +356,8 @@ int run(const Options& o) {
   const std::string used = rt ? example::devices_used(devices, '+') : "sequential";
   const std::string param = "n=" + std::to_string(n) +
                             (targets ? ",targets=" + std::to_string(targets->size()) : "") +
-                            ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used;
+                            ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used +
+                            (o.m2l_products ? ",m2l=products" : "");
   example::print_result("fmm", "versa", param, "seconds", time, "s");
   const std::pair<const char*, double> phases[] = {{"tree", median(tree)},
                                                    {"upward", median(upward)},
