@@ -210,7 +210,8 @@ struct Devices {
 // Reads a --devices list. "auto" means every GPU found but none required, so one command line
 // serves machines with and without a GPU. Any other list must name cpu, because the CPU workers
 // run the host side, and may add gpu (all GPUs, which must exist) and emulated[:K] (K emulated
-// accelerators, 1 by default). Throws std::invalid_argument naming the bad item.
+// accelerators, 1 by default; the items add up, as gpu:I items do: emulated,emulated is two).
+// Throws std::invalid_argument naming the bad item.
 inline Devices parse_devices(const std::string& list) {
   if (list == "auto") return Devices{};
   Devices devices{list, false, false, 0, {}};
@@ -234,7 +235,7 @@ inline Devices parse_devices(const std::string& list) {
       devices.gpu = devices.gpu_required = true;
       devices.gpu_entries.push_back(static_cast<int>(i));
     } else if (item == "emulated") {
-      devices.emulated = 1;
+      devices.emulated += 1;
     } else if (item.rfind("emulated:", 0) == 0) {
       const std::string count = item.substr(9);
       char* end = nullptr;
@@ -243,7 +244,9 @@ inline Devices parse_devices(const std::string& list) {
       if (errno != 0 || end == count.c_str() || *end != '\0' || k < 1 ||
           k > std::numeric_limits<int>::max())
         throw std::invalid_argument("'" + item + "': K in emulated:K must be a positive integer");
-      devices.emulated = static_cast<int>(k);
+      if (k > std::numeric_limits<int>::max() - devices.emulated)
+        throw std::invalid_argument("'" + list + "': too many emulated devices");
+      devices.emulated += static_cast<int>(k);
     } else {
       throw std::invalid_argument("unknown device '" + item +
                                   "' (expected auto, or cpu with gpu, gpu:I or emulated:K)");

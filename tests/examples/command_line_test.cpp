@@ -50,6 +50,8 @@ TEST(CommandLine, DevicesListIsRead) {
   const example::Devices cpu = example::parse_devices("cpu");
   EXPECT_FALSE(cpu.accelerators());
   EXPECT_EQ(example::parse_devices("cpu,emulated").emulated, 1);
+  EXPECT_EQ(example::parse_devices("cpu,emulated,emulated").emulated, 2) << "one device per item";
+  EXPECT_EQ(example::parse_devices("cpu,emulated:2,emulated").emulated, 3);
   EXPECT_FALSE(example::parse_devices("cpu,emulated").gpu);
 
   // One device per gpu:I item, a GPU possibly named twice.
