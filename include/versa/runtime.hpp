@@ -406,6 +406,8 @@ class Runtime {
     using State = typename TaskType<Cpu, Cuda, Emulated>::State;
     using Values = value_tuple<Args...>;
     using Closure = TypedClosure<State, Values>;
+    static_assert(std::tuple_size_v<Values> > 0 || sizeof(Closure) == sizeof(const State*),
+                  "a task without values keeps a pointer-sized closure");
     using Sequence = std::index_sequence_for<Args...>;
     using Arguments =
         decltype(arguments_of<Args...>(nullptr, std::declval<const Values&>(), Sequence()));
