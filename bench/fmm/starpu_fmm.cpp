@@ -21,6 +21,7 @@
 #include "group_data.hpp"
 #include "group_kernels.hpp"
 #include "interaction_lists.hpp"
+#include "m2l_batches.hpp"
 #include "octree.hpp"
 
 // Where StarPU and Versa both have CUDA (bench/CMakeLists.txt): the example's CUDA kernels.
@@ -52,6 +53,7 @@ struct TaskArg {
   KernelClocks* clocks;
   Kernel kernel;
   double interactions;  // GroupTask::interactions: what the performance models are indexed by
+  const fmm::M2LBatches* m2l_batches;  // M2L as batched products on a GPU; null: the block kernel
 };
 
 template <class T>
@@ -176,8 +178,13 @@ void on_gpu(void* cl_arg, Body body) {
 void m2l_cuda_body(void* b[], void* arg) {
   on_gpu(arg, [&](const fmm::KernelContext& c, versa::CudaContext& gpu) {
     const WorkList w = work(b[0]);
-    fmm::cuda::m2l(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->rank(),
-                   in(b[2]).data(), out(b[3]).data(), c.width);
+    const fmm::M2LBatches* batches = static_cast<const TaskArg*>(arg)->m2l_batches;
+    if (batches)
+      fmm::cuda::m2l_products(gpu, w.data(), *batches, in(b[1]).data(), c.interpolation->rank(),
+                              in(b[2]).data(), out(b[3]).data(), c.width);
+    else
+      fmm::cuda::m2l(gpu, w.data(), w.size(), in(b[1]).data(), c.interpolation->rank(),
+                     in(b[2]).data(), out(b[3]).data(), c.width);
   });
 }
 void p2p_inner_cuda_body(void* b[], void* arg) {
@@ -413,6 +420,7 @@ struct StarpuFmm::Session {
         throw std::invalid_argument("StarPU FMM on GPUs: redux results need CUDA reductions");
       if (config.scheduler == "heteroprio")
         throw std::invalid_argument("StarPU FMM on GPUs: heteroprio's buckets are CPU only");
+      m2l_products = config.m2l_products;
       starpu_conf conf = cpu_cuda_conf(config.scheduler.c_str(), n);
       check(starpu_init(&conf), "starpu_init");
       if (starpu_cuda_worker_get_count() == 0) {
@@ -429,6 +437,8 @@ struct StarpuFmm::Session {
       tables = solver.operators().device_tables();
       tables_handle = Registration::vector(tables.data(), tables.size(), sizeof(double));
     } else {
+      if (config.m2l_products)
+        throw std::invalid_argument("StarPU FMM: M2L as batched products needs GPUs");
       start_starpu(config.scheduler.c_str(), n,
                    config.scheduler == "heteroprio" ? heteroprio_buckets : nullptr);
     }
@@ -515,6 +525,7 @@ struct StarpuFmm::Session {
   // With GPUs: registered, read by every M2L task, and by the tasks of the other passes.
   std::vector<double> m2l_operators, tables;
   starpu_data_handle_t m2l_operators_handle = nullptr, tables_handle = nullptr;
+  bool m2l_products = false;  // StarpuFmmConfig::m2l_products
   std::array<starpu_codelet, fmm::kernel_count> codelets{};
   starpu_codelet zero{}, sum{};
   KernelClocks clocks;
@@ -549,12 +560,22 @@ fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& 
   const std::vector<fmm::GroupTask>& tasks = groups.tasks();
   std::vector<TaskArg> args;  // outlives the tasks: they are waited for before it goes
   args.reserve(tasks.size());
+  std::vector<fmm::M2LBatches> batches;  // likewise; reserved: args point into it
+  const bool products = session_->m2l_products && session_->m2l_operators_handle != nullptr;
+  if (products) batches.reserve(tasks.size());
   {
     Registration h(groups, data, s.results == STARPU_REDUX, &s.sum, &s.zero);
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       const fmm::GroupTask& task = tasks[t];
       const std::size_t src = task.source, dst = task.target;
-      args.push_back({&context, &s.clocks, task.kernel, task.interactions});
+      const fmm::M2LBatches* plan = nullptr;
+      if (products && task.kernel == Kernel::m2l) {
+        batches.push_back(fmm::M2LBatches::of(task.work.data(), task.work.size(),
+                                              s.m2l_operators.data(),
+                                              static_cast<int>(operators.rank())));
+        plan = &batches.back();
+      }
+      args.push_back({&context, &s.clocks, task.kernel, task.interactions, plan});
       starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
       const int priority = s.priority(task.kernel);
       void* arg = &args.back();

@@ -41,6 +41,9 @@ struct StarpuFmmConfig {
   // CUDA (gpu_built()), commute results (the reduction's methods run on CPUs) and a policy
   // other than heteroprio (its buckets are set for CPUs only).
   bool gpu = false;
+  // With gpu: the M2L's CUDA body as batched products (fmm::cuda::m2l_products, planned on the
+  // host per task and passed in the task's cl_arg), as Versa's TaskProgram::set_m2l_products.
+  bool m2l_products = false;
 };
 
 // The tasks that one evaluation ran of one kernel, and their kernel time summed over workers.

@@ -85,6 +85,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--gpu", o.starpu.gpu,
                "also one CUDA worker per GPU, with the example's CUDA kernels for every pass\n"
                "(a StarPU built with CUDA; the scheduler is then dmda unless given)");
+  app.add_flag("--m2l-products", o.starpu.m2l_products,
+               "with --gpu: M2L on the GPU as batched products (cuBLAS grouped batched\n"
+               "GEMMs), as the fmm tool's --m2l-products");
   app.add_flag("--check", o.check,
                "compare the last evaluation with the direct sum (all points up to\n"
                "N = 20000, else 1000 sampled targets), as the fmm tool does");
@@ -97,6 +100,8 @@ void add_options(CLI::App& app, Options& o) {
   // heteroprio's buckets are set for CPUs only: on GPUs the default is a model-driven policy.
   app.callback([&app, &o] {
     if (o.starpu.gpu && app.count("--scheduler") == 0) o.starpu.scheduler = "dmda";
+    if (o.starpu.m2l_products && !o.starpu.gpu)
+      throw CLI::ValidationError("--m2l-products", "needs --gpu");
   });
 }
 
@@ -191,7 +196,8 @@ int run(const Options& o) {
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", o.eps);
   const std::string param = "n=" + std::to_string(n) + ",dist=" + dist + ",eps=" + eps_text +
-                            (starpu.gpus() > 0 ? ",devices=cpu+gpu" : ",devices=cpu");
+                            (starpu.gpus() > 0 ? ",devices=cpu+gpu" : ",devices=cpu") +
+                            (o.starpu.m2l_products ? ",m2l=products" : "");
   bench::print_result("fmm", "starpu", param, "seconds", time, "s");
   const std::pair<const char*, double> phases[] = {{"tree", bench::median(tree)},
                                                    {"upward", bench::median(upward)},
