@@ -139,7 +139,7 @@ void m2l_products(const std::int32_t* work, const M2LBatches& plan, const double
   if (plan.entries == 0) return;
   const int r = static_cast<int>(rank);
   const std::int32_t* entries = work + 1;
-  // gather_kernel: each entry's source, a column of S
+  // m2l_gather_kernel: each entry's source, a column of S
   std::vector<double> s(plan.entries * rank), y(plan.projections), z(plan.entries * rank);
   for (std::size_t e = 0; e < plan.entries; ++e)
     std::copy_n(sources + static_cast<std::size_t>(entries[3 * e + 2]) * rank, rank,
@@ -156,7 +156,7 @@ void m2l_products(const std::int32_t* work, const M2LBatches& plan, const double
                   p.a, p.lda, p.b, p.ldb, 0.0, p.c, p.ldc);
     }
   }
-  // scatter_kernel: each column of Z into its target
+  // m2l_scatter_kernel: each column of Z into its target
   for (std::size_t e = 0; e < plan.entries; ++e) {
     double* target = targets + static_cast<std::size_t>(entries[3 * e + 1]) * rank;
     for (std::size_t i = 0; i < rank; ++i) target[i] += z[e * rank + i];

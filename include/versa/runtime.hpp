@@ -366,11 +366,11 @@ class Runtime {
     [[no_unique_address]] Values values;
   };
 
-  // How many of the first I arguments are accesses (Access) or values (!Access).
-  template <bool Access, std::size_t I, class... Args>
+  // How many of the first I arguments are accesses (Accesses) or values (!Accesses).
+  template <bool Accesses, std::size_t I, class... Args>
   static constexpr std::size_t count_before() {
-    constexpr bool counted[] = {(Access ? detail::is_access_v<Args> : detail::is_value_v<Args>)...,
-                                false};
+    constexpr bool counted[] = {
+        (Accesses ? detail::is_access_v<Args> : detail::is_value_v<Args>)..., false};
     std::size_t n = 0;
     for (std::size_t i = 0; i < I; ++i) n += counted[i] ? 1 : 0;
     return n;
