@@ -747,6 +747,19 @@ TEST(FmmM2LBatches, ProductsAddWhatTheBlockKernelAdds) {
   }
   EXPECT_GT(truncated, 0);
   EXPECT_GT(whole, 0);
+  // A near offset has no far-field operator: a work list holding one is refused, naming it.
+  const fmm::Solver solver({.eps = 1e-3});
+  const std::vector<double> operators = solver.operators().m2l_operators();
+  const std::int32_t near = fmm::CompressedM2L::offset_index(1, -1, 0);
+  const std::vector<std::int32_t> bad{3, near, 0, 1};
+  try {
+    fmm::M2LBatches::of(bad.data(), bad.size(), operators.data(),
+                        static_cast<int>(solver.operators().rank()));
+    ADD_FAILURE() << "a near offset was planned";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(near)), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(FmmGroupTree, GroupSizeZeroIsRefused) {
