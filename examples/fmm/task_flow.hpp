@@ -348,8 +348,7 @@ inline int executor(const GroupTask& task, const Owners& owners) {
 struct Handles {
   std::vector<versa::Handle<double>> points, results;
   std::vector<versa::Handle<double>> multipoles, compressed_multipoles, compressed_locals, locals;
-  std::vector<versa::Handle<std::int32_t>> work;          // per task; empty handles for none
-  std::vector<std::span<const std::int32_t>> work_lists;  // the host copies, per task
+  std::vector<versa::Handle<std::int32_t>> work;  // per task; empty handles for none
 
   template <class Add>
   Handles(const GroupTree& groups, GroupData& data,
@@ -368,7 +367,6 @@ struct Handles {
       locals.push_back(add(data.locals(g), owner, "locals"));
     }
     work.resize(work_lists.size());
-    this->work_lists.assign(work_lists.begin(), work_lists.end());
     for (std::size_t t = 0; t < work_lists.size(); ++t)
       if (!work_lists[t].empty())
         work[t] = add(std::span<std::int32_t>(work_lists[t]), executor(groups.tasks()[t], owners),
@@ -378,14 +376,13 @@ struct Handles {
 
 // The operators' handles of an evaluation whose tasks may run on devices (TaskProgram's
 // constructor makes them): the tables of the other passes, and the M2L operators where they are
-// stored per offset. Null where they are not registered (CPUs only). With `m2l_products` the
-// M2L tasks run on devices as batched products, planned from the host copy of the M2L
-// operators' table.
+// stored per offset. Null where they are not registered (CPUs only). With the M2L tasks' plans
+// (PreparedEvaluation::m2l_batches, moved into the tasks), they run on devices as batched
+// products; null or empty, through the block kernel.
 struct DeviceOperators {
   const versa::Handle<double>* tables = nullptr;
   const versa::Handle<double>* m2l = nullptr;
-  const std::vector<double>* m2l_host = nullptr;
-  bool m2l_products = false;
+  std::vector<M2LBatches>* m2l_batches = nullptr;
 };
 
 // Submits the group tree's tasks in its order.
@@ -422,15 +419,12 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
         if (!operators.m2l)
           rt.submit(types.m2l, list(), versa::read(h.compressed_multipoles[s]),
                     versa::commute(h.compressed_locals[d]), priority, work);
-        else if (!operators.m2l_products)
+        else if (!operators.m2l_batches || operators.m2l_batches->empty())
           rt.submit(types.m2l_with_operators, list(), versa::read(*operators.m2l),
                     versa::read(h.compressed_multipoles[s]), versa::commute(h.compressed_locals[d]),
                     priority, work);
         else
-          rt.submit(types.m2l_products,
-                    versa::value(M2LBatches::of(
-                        h.work_lists[t].data(), h.work_lists[t].size(), operators.m2l_host->data(),
-                        static_cast<int>(types.context.interpolation->rank()))),
+          rt.submit(types.m2l_products, versa::value(std::move((*operators.m2l_batches)[t])),
                     list(), versa::read(*operators.m2l), versa::read(h.compressed_multipoles[s]),
                     versa::commute(h.compressed_locals[d]), priority, work);
         break;

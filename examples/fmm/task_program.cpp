@@ -12,6 +12,7 @@
 
 #include "interaction_lists.hpp"
 #include "octree.hpp"
+#include "parallel_for.hpp"
 #include "task_flow.hpp"
 
 namespace fmm {
@@ -105,6 +106,20 @@ PreparedEvaluation::PreparedEvaluation(const Solver& solver, const Points& point
 std::unique_ptr<PreparedEvaluation> TaskProgram::prepare(const Points& points) const {
   const auto start = std::chrono::steady_clock::now();
   auto prepared = std::make_unique<PreparedEvaluation>(solver_, points);
+  if (m2l_products_ && !m2l_operators_.empty()) {
+    const std::vector<GroupTask>& tasks = prepared->plan.groups.tasks();
+    prepared->m2l_batches.resize(tasks.size());
+    parallel_for(
+        tasks.size(),
+        [&](std::size_t begin, std::size_t end) {
+          for (std::size_t t = begin; t < end; ++t)
+            if (tasks[t].kernel == Kernel::m2l)
+              prepared->m2l_batches[t] = M2LBatches::of(
+                  prepared->work_lists[t].data(), prepared->work_lists[t].size(),
+                  m2l_operators_.data(), static_cast<int>(solver_.operators().rank()));
+        },
+        64);
+  }
   prepared->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return prepared;
@@ -131,8 +146,7 @@ Potentials TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times) {
     flow::submit_tasks(runtime_, *types_, groups, h,
                        {.tables = device_tables_.empty() ? nullptr : &device_tables_handle_,
                         .m2l = m2l_operators_.empty() ? nullptr : &m2l_operators_handle_,
-                        .m2l_host = &m2l_operators_,
-                        .m2l_products = m2l_products_});
+                        .m2l_batches = &prepared.m2l_batches});
     runtime_.wait_all();
   }
   // Whole numbers below 2^53: the sums are exact, and the GPUs' share is the rest.

@@ -23,6 +23,7 @@
 #include "fmm.hpp"
 #include "group_data.hpp"
 #include "group_tree.hpp"
+#include "m2l_batches.hpp"
 #include "versa/versa.hpp"
 
 namespace fmm {
@@ -56,8 +57,11 @@ struct PreparedEvaluation {
   GroupData data;
   std::vector<std::vector<std::int32_t>> work_lists;  // taken from plan.groups
   std::array<double, kernel_count> work{};            // as TaskProgram::work()
-  double near_field_pairs = 0;                        // each pair once
-  double seconds = 0;                                 // the wall time TaskProgram::prepare took
+  // With M2L as batched products on devices: the plan of each M2L task (at its task's index;
+  // empty elsewhere), which its task takes as its value.
+  std::vector<M2LBatches> m2l_batches;
+  double near_field_pairs = 0;  // each pair once
+  double seconds = 0;           // the wall time TaskProgram::prepare took
 };
 
 class TaskProgram {
@@ -87,10 +91,10 @@ class TaskProgram {
   std::unique_ptr<PreparedEvaluation> prepare(const Points& points) const;
   Potentials run(PreparedEvaluation& prepared, PhaseTimes& times);
 
-  // How M2L tasks run on devices from now on: false (the default), the block kernel
-  // (cuda::m2l); true, batched matrix products (cuda::m2l_products: cuBLAS grouped batched
-  // GEMMs, planned on the host per task). The emulated twins follow the same choice; CPUs do
-  // not change.
+  // How M2L tasks run on devices in the evaluations prepared from now on: false (the default),
+  // the block kernel (cuda::m2l); true, batched matrix products (cuda::m2l_products: cuBLAS
+  // grouped batched GEMMs, each task's plan made by prepare). The emulated twins follow the
+  // same choice; CPUs do not change. Not while prepare runs on another thread.
   void set_m2l_products(bool products) { m2l_products_ = products; }
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
   void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }
