@@ -125,19 +125,15 @@ __global__ void m2l_kernel(const int* work, int entry_count, const double* opera
 __global__ void m2l_gather_kernel(const int* entries, size_t values, int rank,
                                   const double* sources, double* s) {
   for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
-       v += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const size_t e = v / rank;
-    s[v] = sources[static_cast<size_t>(entries[3 * e + 2]) * rank + v % rank];
-  }
+       v += static_cast<size_t>(gridDim.x) * blockDim.x)
+    s[v] = sources[steps::m2l_source_value(entries, v, rank)];
 }
 
 __global__ void m2l_scatter_kernel(const int* entries, size_t values, int rank, const double* z,
                                    double* targets) {
   for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
-       v += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const size_t e = v / rank;
-    atomicAdd(&targets[static_cast<size_t>(entries[3 * e + 1]) * rank + v % rank], z[v]);
-  }
+       v += static_cast<size_t>(gridDim.x) * blockDim.x)
+    atomicAdd(&targets[steps::m2l_target_value(entries, v, rank)], z[v]);
 }
 
 // The runs travel as a kernel argument, in chunks that keep it under the 4 KB every CUDA
@@ -157,7 +153,7 @@ __global__ void m2l_pointers_kernel(M2LRunChunk chunk, int runs, int truncated, 
   const int i = chunk.first_run + j;
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 0 && i >= truncated) continue;
-    const steps::M2LProduct p = steps::m2l_product(pass, chunk.run[j], rank, operators, s, y, z);
+    const steps::M2LOperands p = steps::m2l_operands(pass, chunk.run[j], rank, operators, s, y, z);
     pointers[(3 * pass + 0) * runs + i] = p.a;
     pointers[(3 * pass + 1) * runs + i] = p.b;
     pointers[(3 * pass + 2) * runs + i] = p.c;
@@ -397,8 +393,7 @@ void m2l_products(versa::CudaContext& gpu, const std::int32_t* work, const M2LBa
     std::vector<int> m(groups), n(groups), k(groups), lda(groups), ldb(groups), ldc(groups);
     std::vector<double> alpha(groups, pass == 0 ? 1.0 : scale), beta(groups, 0.0);
     for (std::size_t g = 0, first = 0; g < groups; first += static_cast<std::size_t>(sizes[g++])) {
-      const steps::M2LProduct p =
-          steps::m2l_product(pass, plan.runs[first], r, nullptr, nullptr, nullptr, nullptr);
+      const steps::M2LShape p = steps::m2l_shape(pass, plan.runs[first], r);
       m[g] = p.m, n[g] = p.n, k[g] = p.k, lda[g] = p.lda, ldb[g] = p.ldb, ldc[g] = p.ldc;
     }
     const double* const* a = pointers + 3 * pass * runs;

@@ -139,28 +139,25 @@ void m2l_products(const std::int32_t* work, const M2LBatches& plan, const double
   if (plan.entries == 0) return;
   const int r = static_cast<int>(rank);
   const std::int32_t* entries = work + 1;
+  const std::size_t values = plan.entries * rank;
   // m2l_gather_kernel: each entry's source, a column of S
-  std::vector<double> s(plan.entries * rank), y(plan.projections), z(plan.entries * rank);
-  for (std::size_t e = 0; e < plan.entries; ++e)
-    std::copy_n(sources + static_cast<std::size_t>(entries[3 * e + 2]) * rank, rank,
-                s.begin() + static_cast<std::ptrdiff_t>(e * rank));
+  std::vector<double> s(values), y(plan.projections), z(values);
+  for (std::size_t v = 0; v < values; ++v) s[v] = sources[steps::m2l_source_value(entries, v, r)];
   // the two grouped calls, product by product
   const double scale = 1.0 / std::ldexp(root_width, -plan.level);
   for (int pass = 0; pass < 2; ++pass) {
     const std::size_t products =
         pass == 0 ? static_cast<std::size_t>(plan.truncated) : plan.runs.size();
     for (std::size_t i = 0; i < products; ++i) {
-      const steps::M2LProduct p =
-          steps::m2l_product(pass, plan.runs[i], r, operators, s.data(), y.data(), z.data());
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, p.m, p.n, p.k, pass == 0 ? 1.0 : scale,
-                  p.a, p.lda, p.b, p.ldb, 0.0, p.c, p.ldc);
+      const steps::M2LShape g = steps::m2l_shape(pass, plan.runs[i], r);
+      const steps::M2LOperands p =
+          steps::m2l_operands(pass, plan.runs[i], r, operators, s.data(), y.data(), z.data());
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, g.m, g.n, g.k, pass == 0 ? 1.0 : scale,
+                  p.a, g.lda, p.b, g.ldb, 0.0, p.c, g.ldc);
     }
   }
   // m2l_scatter_kernel: each column of Z into its target
-  for (std::size_t e = 0; e < plan.entries; ++e) {
-    double* target = targets + static_cast<std::size_t>(entries[3 * e + 1]) * rank;
-    for (std::size_t i = 0; i < rank; ++i) target[i] += z[e * rank + i];
-  }
+  for (std::size_t v = 0; v < values; ++v) targets[steps::m2l_target_value(entries, v, r)] += z[v];
 }
 
 void p2m(const std::int32_t* work, std::size_t work_size, const double* tables, int order,

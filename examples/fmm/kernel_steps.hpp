@@ -355,31 +355,43 @@ FMM_HOST_DEVICE inline void m2l_expand_row(const double* left, int k, int r, con
 struct M2LRun {
   std::int32_t first, count, k, values, y;
 };
-struct M2LProduct {
+// A product's shape (the GEMM's m, n, k and leading dimensions), which the host needs to
+// launch it, and its operands, which the pointer kernel writes on the device.
+struct M2LShape {
+  int m, n, k, lda, ldb, ldc;
+};
+FMM_HOST_DEVICE inline M2LShape m2l_shape(int pass, const M2LRun& run, int r) {
+  if (pass == 0) return {run.k, run.count, r, run.k, r, run.k};
+  if (run.k < r) return {r, run.count, run.k, r, run.k, r};
+  return {r, run.count, r, r, r, r};
+}
+struct M2LOperands {
   const double* a;
   const double* b;
   double* c;
-  int m, n, k, lda, ldb, ldc;
 };
-FMM_HOST_DEVICE inline M2LProduct m2l_product(int pass, const M2LRun& run, int r,
-                                              const double* operators, const double* s, double* y,
-                                              double* z) {
+FMM_HOST_DEVICE inline M2LOperands m2l_operands(int pass, const M2LRun& run, int r,
+                                                const double* operators, const double* s, double* y,
+                                                double* z) {
   const double* op = operators + run.values;
   const double* sources = s + static_cast<std::size_t>(run.first) * r;
   double* projected = y + run.y;
   double* contributions = z + static_cast<std::size_t>(run.first) * r;
-  if (pass == 0) return {op, sources, projected, run.k, run.count, r, run.k, r, run.k};
-  if (run.k < r)
-    return {op + static_cast<std::size_t>(r) * run.k,
-            projected,
-            contributions,
-            r,
-            run.count,
-            run.k,
-            r,
-            run.k,
-            r};
-  return {op, sources, contributions, r, run.count, r, r, r, r};
+  if (pass == 0) return {op, sources, projected};
+  if (run.k < r) return {op + static_cast<std::size_t>(r) * run.k, projected, contributions};
+  return {op, sources, contributions};
+}
+
+// Value v of the gathered sources S (or of the contributions Z), r per entry of the work list's
+// `entries` (offset, target cell, source cell): where it comes from among the sources (or goes
+// to among the targets).
+FMM_HOST_DEVICE inline std::size_t m2l_source_value(const std::int32_t* entries, std::size_t v,
+                                                    int r) {
+  return static_cast<std::size_t>(entries[3 * (v / r) + 2]) * r + v % r;
+}
+FMM_HOST_DEVICE inline std::size_t m2l_target_value(const std::int32_t* entries, std::size_t v,
+                                                    int r) {
+  return static_cast<std::size_t>(entries[3 * (v / r) + 1]) * r + v % r;
 }
 
 // M2P (from_multipole) or L2P: the potential and field that point k of a group of n points
