@@ -166,6 +166,21 @@ class TaskCollector {
     task.interactions += interactions;
   }
 
+  // Adds the entries of `other`'s tasks after those of this one's, task by task; empties it.
+  void take(TaskCollector& other) {
+    for (GroupTask& task : other.tasks_) {
+      GroupTask& mine = task_of(task.source, task.target);
+      if (mine.work.size() == 1) {  // only the header: a new task
+        mine = std::move(task);
+        continue;
+      }
+      mine.work.insert(mine.work.end(), task.work.begin() + 1, task.work.end());
+      mine.interactions += task.interactions;
+    }
+    other.tasks_.clear(), other.by_source_.clear();
+    other.last_ = no_task;
+  }
+
   void move_to(std::vector<GroupTask>& out) {
     for (std::vector<std::pair<std::size_t, std::size_t>>& targets : by_source_) {
       std::sort(targets.begin(), targets.end());
@@ -206,26 +221,6 @@ class TaskCollector {
   std::size_t last_ = no_task;  // the task of the last entry
 };
 
-// Sorts an M2L work list's entries (after its header) by offset, then target cell, then source
-// cell. Entries were added target by target in increasing order, and a target has at most one
-// source per offset, so a stable counting sort by offset alone gives that order, in linear time.
-void sort_by_offset(std::vector<std::int32_t>& work) {
-  constexpr std::size_t offsets = 7 * 7 * 7, entry = 3;
-  const std::size_t entries = (work.size() - 1) / entry;
-  std::array<std::size_t, offsets + 1> next{};
-  for (std::size_t e = 0; e < entries; ++e)
-    ++next[static_cast<std::size_t>(work[1 + entry * e]) + 1];
-  for (std::size_t o = 0; o < offsets; ++o) next[o + 1] += next[o];
-  std::vector<std::int32_t> sorted(work.size());
-  sorted[0] = work[0];
-  for (std::size_t e = 0; e < entries; ++e) {
-    const std::int32_t* from = work.data() + 1 + entry * e;
-    const std::size_t to = next[static_cast<std::size_t>(from[0])]++;
-    std::copy(from, from + entry, sorted.begin() + static_cast<std::ptrdiff_t>(1 + entry * to));
-  }
-  work.swap(sorted);
-}
-
 // The offset code of a source cell relative to a target cell of the same level (stride()).
 std::int32_t offset_code(const Cell& source, const Cell& target) {
   const auto delta = [](std::uint32_t from, std::uint32_t to) {
@@ -235,35 +230,92 @@ std::int32_t offset_code(const Cell& source, const Cell& target) {
          delta(target.z, source.z);
 }
 
-// The M2L tasks of the V lists in the order of (source group, target group), each work list
-// sorted by offset. The cell groups are cut into chunks, one per thread, by target: a target
-// group's cells are one range of cells, so each task's entries come from one thread in the order
-// of their target cells, as one loop over all cells would add them.
+// The M2L tasks into one target group (the V lists of its cells), each work list sorted by
+// offset, then target cell, then source cell: the order in which the kernels batch each
+// offset's pairs into one product. A target has at most one source per offset, so that order is
+// the loop's over target cells with each entry at its offset's place. One pass over the lists
+// finds each entry's task and offset and counts them, a second writes every entry at its final
+// place, so that each work list is allocated once at its size (the lists of all M2L tasks are
+// most of a tree's memory: 0.6 GB at 10^7 points).
+class M2LTaskBuilder {
+ public:
+  M2LTaskBuilder(const Octree& tree, const InteractionLists& lists,
+                 const std::vector<CellGroup>& groups,
+                 const std::vector<std::size_t>& group_of_cell)
+      : cells_(tree.cells()), lists_(lists), groups_(groups), group_of_cell_(group_of_cell) {}
+
+  // Appends the tasks into `target` to `out`, in the order their sources are first met.
+  void add_tasks_into(std::size_t target, std::vector<GroupTask>& out) {
+    sources_.clear(), next_entry_.clear(), entries_.clear();
+    const CellGroup& group = groups_[target];
+    std::size_t task = 0;
+    for (std::size_t b = group.first_cell; b < group.first_cell + group.cell_count; ++b)
+      for (const std::int32_t index : lists_.v[b]) {
+        const auto a = static_cast<std::size_t>(index);
+        const std::size_t source = group_of_cell_[a];
+        // A cell's sources lie mostly in one group after another: check the last one first.
+        if (task >= sources_.size() || sources_[task] != source) task = task_of(source);
+        const std::int32_t offset = offset_code(cells_[a], cells_[b]);
+        const std::size_t slot = task * offsets + static_cast<std::size_t>(offset);
+        ++next_entry_[slot];
+        entries_.push_back(
+            {slot, {offset, to_int(b - group.first_cell), to_int(a - groups_[source].first_cell)}});
+      }
+    const std::size_t first_task = out.size();
+    for (task = 0; task < sources_.size(); ++task) {
+      std::size_t count = 0;
+      for (std::size_t o = task * offsets; o < (task + 1) * offsets; ++o)
+        count += std::exchange(next_entry_[o], count);
+      out.push_back({Kernel::m2l, sources_[task], target,
+                     std::vector<std::int32_t>(1 + entry_size * count, 0),
+                     static_cast<double>(count)});
+    }
+    for (const Entry& entry : entries_) {
+      const std::size_t place = next_entry_[entry.slot]++;
+      std::copy(entry.values.begin(), entry.values.end(),
+                out[first_task + entry.slot / offsets].work.begin() +
+                    static_cast<std::ptrdiff_t>(1 + entry_size * place));
+    }
+  }
+
+ private:
+  static constexpr std::size_t offsets = 7 * 7 * 7, entry_size = 3;
+
+  struct Entry {
+    std::size_t slot;  // task * offsets + offset
+    std::array<std::int32_t, entry_size> values;
+  };
+
+  std::size_t task_of(std::size_t source) {
+    const auto found = std::find(sources_.begin(), sources_.end(), source);
+    if (found != sources_.end()) return static_cast<std::size_t>(found - sources_.begin());
+    sources_.push_back(source);
+    next_entry_.resize(next_entry_.size() + offsets, 0);
+    return sources_.size() - 1;
+  }
+
+  const std::vector<Cell>& cells_;
+  const InteractionLists& lists_;
+  const std::vector<CellGroup>& groups_;
+  const std::vector<std::size_t>& group_of_cell_;
+  std::vector<std::size_t> sources_;     // the source group of each task
+  std::vector<std::size_t> next_entry_;  // per task and offset: a count, then the next place
+  std::vector<Entry> entries_;           // the target group's, in the order of the lists
+};
+
+// The M2L tasks in the order of (source group, target group), built in parallel over the
+// target groups.
 std::vector<GroupTask> m2l_tasks(const Octree& tree, const InteractionLists& lists,
                                  const std::vector<CellGroup>& groups,
                                  const std::vector<std::size_t>& group_of_cell) {
-  const std::vector<Cell>& cells = tree.cells();
-  const auto local_cell = [&](std::size_t c) {
-    return to_int(c - groups[group_of_cell[c]].first_cell);
-  };
   const std::size_t chunks = parallel_chunk_count(groups.size(), 1);
   std::vector<std::vector<GroupTask>> found(chunks);
-  parallel_chunks(
-      groups.size(), chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-        TaskCollector m2l(Kernel::m2l);
-        for (std::size_t target = begin; target < end; ++target) {
-          const CellGroup& group = groups[target];
-          for (std::size_t b = group.first_cell; b < group.first_cell + group.cell_count; ++b)
-            for (std::int32_t index : lists.v[b]) {
-              const auto a = static_cast<std::size_t>(index);
-              m2l.add(group_of_cell[a], target,
-                      {offset_code(cells[a], cells[b]), local_cell(b), local_cell(a)}, 1);
-            }
-        }
-        m2l.move_to(found[chunk]);
-        // Batched by offset inside each task: the kernel runs each offset's pairs as one product.
-        for (GroupTask& task : found[chunk]) sort_by_offset(task.work);
-      });
+  parallel_chunks(groups.size(), chunks,
+                  [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                    M2LTaskBuilder builder(tree, lists, groups, group_of_cell);
+                    for (std::size_t target = begin; target < end; ++target)
+                      builder.add_tasks_into(target, found[chunk]);
+                  });
   std::vector<GroupTask> tasks;
   for (std::vector<GroupTask>& part : found)
     std::move(part.begin(), part.end(), std::back_inserter(tasks));
@@ -283,24 +335,30 @@ void GroupTree::split_near_field(std::size_t first) {
   double total = 0;
   for (std::size_t t = first; t < tasks_.size(); ++t) total += tasks_[t].interactions;
   const double piece = std::max(total / 64, 1e5);
-  std::vector<GroupTask> pieces;
-  for (std::size_t t = first; t < tasks_.size(); ++t) {
-    const GroupTask& task = tasks_[t];
-    const std::size_t stride = static_cast<std::size_t>(fmm::stride(task.kernel));
-    GroupTask current{task.kernel, task.source, task.target, {0}, 0};
-    for (std::size_t e = 0; e < (task.work.size() - 1) / stride; ++e) {
-      const std::int32_t* entry = task.work.data() + 1 + e * stride;
-      current.work.insert(current.work.end(), entry, entry + stride);
-      current.interactions += static_cast<double>(entry[1]) * static_cast<double>(entry[3]);
-      if (current.interactions >= piece) {
-        pieces.push_back(std::move(current));
-        current = {task.kernel, task.source, task.target, {0}, 0};
-      }
-    }
-    if (current.work.size() > 1) pieces.push_back(std::move(current));
-  }
+  std::vector<std::vector<GroupTask>> pieces(tasks_.size() - first);
+  parallel_for(
+      pieces.size(),
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t p = begin; p < end; ++p) {
+          const GroupTask& task = tasks_[first + p];
+          const auto stride = static_cast<std::size_t>(fmm::stride(task.kernel));
+          GroupTask current{task.kernel, task.source, task.target, {0}, 0};
+          for (std::size_t e = 0; e < (task.work.size() - 1) / stride; ++e) {
+            const std::int32_t* entry = task.work.data() + 1 + e * stride;
+            current.work.insert(current.work.end(), entry, entry + stride);
+            current.interactions += static_cast<double>(entry[1]) * static_cast<double>(entry[3]);
+            if (current.interactions >= piece) {
+              pieces[p].push_back(std::move(current));
+              current = {task.kernel, task.source, task.target, {0}, 0};
+            }
+          }
+          if (current.work.size() > 1) pieces[p].push_back(std::move(current));
+        }
+      },
+      16);
   tasks_.resize(first);
-  std::move(pieces.begin(), pieces.end(), std::back_inserter(tasks_));
+  for (std::vector<GroupTask>& of_task : pieces)
+    std::move(of_task.begin(), of_task.end(), std::back_inserter(tasks_));
 }
 
 GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::size_t group_size) {
@@ -384,21 +442,34 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   m2p.move_to(tasks_);
 
   // Near field: each unordered pair of touching leaves once, in the group of the first leaf of
-  // the pair (inner) or in the task of the two groups.
+  // the pair (inner) or in the task of the two groups. Every such task's source group is that
+  // of the leaf whose list has the pair, so chunks of whole particle groups collect them in
+  // parallel, and each task's entries come from one chunk in the order of one loop.
   TaskCollector inner(Kernel::p2p_inner), pair(Kernel::p2p_pair);
-  for (std::size_t b : leaves) {
-    const std::size_t gb = group_of_leaf[b];
-    const auto [tb, nb] = points_of(b);
-    for (std::int32_t index : lists.u[b]) {
-      const auto a = static_cast<std::size_t>(index);
-      const std::size_t ga = group_of_leaf[a];
-      const auto [ta, na] = points_of(a);
-      const double interactions = static_cast<double>(nb) * static_cast<double>(na);
-      if (ga == gb && cells[a].begin >= cells[b].begin)
-        inner.add(gb, gb, {tb, nb, ta, na}, interactions);
-      else if (gb < ga)
-        pair.add(gb, ga, {tb, nb, ta, na}, interactions);
-    }
+  {
+    const std::size_t chunks = parallel_chunk_count(particle_groups_.size(), 1);
+    std::vector<TaskCollector> inner_parts(chunks, inner), pair_parts(chunks, pair);
+    parallel_chunks(particle_groups_.size(), chunks,
+                    [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                      for (std::size_t l = begin * group_size;
+                           l < std::min(leaves.size(), end * group_size); ++l) {
+                        const std::size_t b = leaves[l], gb = group_of_leaf[b];
+                        const auto [tb, nb] = points_of(b);
+                        for (std::int32_t index : lists.u[b]) {
+                          const auto a = static_cast<std::size_t>(index);
+                          const std::size_t ga = group_of_leaf[a];
+                          const auto [ta, na] = points_of(a);
+                          const double interactions =
+                              static_cast<double>(nb) * static_cast<double>(na);
+                          if (ga == gb && cells[a].begin >= cells[b].begin)
+                            inner_parts[chunk].add(gb, gb, {tb, nb, ta, na}, interactions);
+                          else if (gb < ga)
+                            pair_parts[chunk].add(gb, ga, {tb, nb, ta, na}, interactions);
+                        }
+                      }
+                    });
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk)
+      inner.take(inner_parts[chunk]), pair.take(pair_parts[chunk]);
   }
   // W cells with few points: the leaf's points and the cell's, which may lie in several
   // particle groups, once per group.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -482,11 +483,13 @@ std::size_t total(const std::vector<std::vector<std::int32_t>>& lists) {
 
 }  // namespace
 
-// The steps of an evaluation's tree at 10^6 uniform points (leaf 256, order 8, groups of 256),
-// medians of 3: what docs/fmm.md quotes. A measurement, not a check (it asserts nothing):
+// The steps of an evaluation's tree at 10^6 uniform points (or VERSA_FMM_TREE_POINTS; leaf 256,
+// order 8, groups of 256), medians of 3: what docs/fmm.md quotes. A measurement, not a check
+// (it asserts nothing):
 //   versa_tests --gtest_also_run_disabled_tests --gtest_filter=FmmMeasure.DISABLED_TreeSteps
 TEST(FmmMeasure, DISABLED_TreeSteps) {
-  const Points points = uniform_points(1000000, 1);
+  const char* size = std::getenv("VERSA_FMM_TREE_POINTS");
+  const Points points = uniform_points(size ? std::stoul(size) : 1000000, 1);
   const fmm::ChebyshevInterpolation operators(8);
   std::vector<double> octree, lists, groups, arrays;
   for (int rep = 0; rep < 3; ++rep) {
