@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -544,6 +545,39 @@ TEST(FmmGroupTree, EveryInteractionIsOneTaskEntry) {
       EXPECT_EQ(
           entries_of(groups, fmm::Kernel::p2p_inner) + entries_of(groups, fmm::Kernel::p2p_pair),
           leaves + (total(lists.u) - leaves) / 2);
+    }
+}
+
+// An M2L work list is in the order the kernels batch it: by offset, then target cell, then
+// source cell, each entry once; and each entry's offset is its cells' (source minus target).
+TEST(FmmGroupTree, M2LWorkListsAreInOffsetOrder) {
+  for (const Points& points : {blob_points(3000), uniform_points(4000)})
+    for (std::size_t group_size : {std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+      SCOPED_TRACE("group size " + std::to_string(group_size));
+      const fmm::Octree tree(points, 16);
+      const fmm::GroupTree groups(tree, fmm::build_interaction_lists(tree), group_size);
+      std::size_t checked = 0;
+      for (const fmm::GroupTask& task : groups.tasks()) {
+        if (task.kernel != fmm::Kernel::m2l) continue;
+        const fmm::CellGroup& source = groups.cell_groups()[task.source];
+        const fmm::CellGroup& target = groups.cell_groups()[task.target];
+        std::array<std::int32_t, 3> previous{-1, -1, -1};
+        for (std::size_t e = 0; e < fmm::entry_count(task.kernel, task.work); ++e) {
+          const std::int32_t* entry = task.work.data() + 1 + 3 * e;
+          const std::array<std::int32_t, 3> current{entry[0], entry[1], entry[2]};
+          EXPECT_LT(previous, current) << "entry " << e;
+          previous = current;
+          const fmm::Cell& b = tree.cells()[target.first_cell + static_cast<std::size_t>(entry[1])];
+          const fmm::Cell& a = tree.cells()[source.first_cell + static_cast<std::size_t>(entry[2])];
+          const auto delta = [](std::uint32_t from, std::uint32_t to) {
+            return static_cast<std::int32_t>(to) - static_cast<std::int32_t>(from) + 3;
+          };
+          EXPECT_EQ(entry[0], (delta(b.x, a.x) * 7 + delta(b.y, a.y)) * 7 + delta(b.z, a.z));
+          ++checked;
+        }
+        EXPECT_EQ(task.interactions, static_cast<double>(fmm::entry_count(task.kernel, task.work)));
+      }
+      EXPECT_GT(checked, 0u);
     }
 }
 
