@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "parallel_for.hpp"
 #include "radix_sort.hpp"
@@ -81,7 +83,18 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
       point_keys_[i] = morton_key(q[0], q[1], q[2]);
     }
   });
-  original_index_ = stable_sort_keys(point_keys_);
+  // The keys' bits of levels 1 to 11 place every cell of those levels: sorting by them alone
+  // takes three radix passes where the whole key takes six. Only the points of a level-11 cell
+  // that is split further need the rest of their keys in order, and few cells are that deep.
+  constexpr int coarse_level = 11;
+  constexpr int coarse_shift = 3 * (max_octree_level - coarse_level);
+  original_index_ = stable_sort_keys(point_keys_, coarse_shift);
+  if (max_level_ > coarse_level)
+    for (std::size_t begin = 0, end = 0; begin < n; begin = end) {
+      const std::uint64_t cell = point_keys_[begin] >> coarse_shift;
+      for (end = begin + 1; end < n && point_keys_[end] >> coarse_shift == cell;) ++end;
+      if (end - begin > leaf_size_) sort_by_whole_key(begin, end);
+    }
   sorted_.x.resize(n), sorted_.y.resize(n), sorted_.z.resize(n), sorted_.charge.resize(n);
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -132,6 +145,16 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
     }
   }
   level_begin_.pop_back();  // the last level pushed was empty: keep one end marker
+}
+
+void Octree::sort_by_whole_key(std::size_t begin, std::size_t end) {
+  std::vector<std::pair<std::uint64_t, std::size_t>> run;
+  run.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i) run.emplace_back(point_keys_[i], original_index_[i]);
+  std::stable_sort(run.begin(), run.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = begin; i < end; ++i)
+    std::tie(point_keys_[i], original_index_[i]) = run[i - begin];
 }
 
 std::int32_t Octree::find(int level, std::int64_t x, std::int64_t y, std::int64_t z) const {

@@ -38,7 +38,8 @@ class Octree {
   // finite coordinates, leaf_size >= 1, 0 <= max_level <= max_octree_level.
   Octree(const Points& points, std::size_t leaf_size, int max_level = max_octree_level);
 
-  // The points in Morton order; original_index()[i] is the input index of sorted point i.
+  // The points in the Morton order of their leaves (each cell's points are one range; inside a
+  // leaf, in no particular order); original_index()[i] is the input index of sorted point i.
   const Points& points() const { return sorted_; }
   const std::vector<std::size_t>& original_index() const { return original_index_; }
 
@@ -61,7 +62,12 @@ class Octree {
  private:
   Points sorted_;
   std::vector<std::size_t> original_index_;
-  std::vector<std::uint64_t> point_keys_;  // Morton codes at max_octree_level, sorted
+  // Sorts the points of [begin, end), one cell's, by their whole Morton keys.
+  void sort_by_whole_key(std::size_t begin, std::size_t end);
+
+  // Morton codes at max_octree_level, in the order of the points: sorted, but inside a leaf of
+  // level 11 or less only by the bits of levels 1 to 11.
+  std::vector<std::uint64_t> point_keys_;
   std::vector<Cell> cells_;
   std::vector<std::size_t> level_begin_;  // levels() + 1 entries, the last one cells_.size()
   double origin_[3] = {0, 0, 0};

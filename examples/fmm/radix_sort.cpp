@@ -21,7 +21,7 @@ constexpr std::size_t radix = std::size_t{1} << digit_bits;
 
 }  // namespace
 
-std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys) {
+std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int first_bit) {
   const std::size_t n = keys.size();
   // Left uninitialised (a vector would zero them in this thread): the first pass writes `from`
   // in parallel, and every pass writes all of `to` before reading it.
@@ -46,7 +46,7 @@ std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys) {
   const std::uint64_t varying = any & ~all;
 
   std::vector<std::size_t> counts(chunks * radix);
-  for (int shift = 0; shift < 64; shift += digit_bits) {
+  for (int shift = first_bit; shift < 64; shift += digit_bits) {
     if ((varying >> shift & (radix - 1)) == 0) continue;
     parallel_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
       std::size_t* count = counts.data() + chunk * radix;

@@ -9,9 +9,10 @@
 
 namespace fmm {
 
-// Sorts `keys` ascending and returns where each came from: order[i] is the input position of the
-// key now at i. Equal keys keep their input order, as std::stable_sort of the positions by key
-// would give. Runs on all cores (parallel_for.hpp); the result does not depend on their number.
-std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys);
+// Sorts `keys` ascending by their bits from `first_bit` up (key >> first_bit; 0: the whole key)
+// and returns where each came from: order[i] is the input position of the key now at i. Keys
+// equal in those bits keep their input order, as std::stable_sort of the positions would give.
+// Runs on all cores (parallel_for.hpp); the result does not depend on their number.
+std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int first_bit = 0);
 
 }  // namespace fmm

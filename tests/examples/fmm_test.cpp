@@ -186,6 +186,17 @@ void check_tree(const Points& points, std::size_t leaf_size) {
     }
   }
   for (std::size_t i = 0; i < points.size(); ++i) ASSERT_EQ(leaf_of_point[i], 1) << i;
+  // The sorted points are the input's, each once.
+  std::vector<int> taken(points.size(), 0);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::size_t from = tree.original_index()[i];
+    ASSERT_LT(from, points.size());
+    ASSERT_EQ(++taken[from], 1) << "input point " << from;
+    EXPECT_EQ(tree.points().x[i], points.x[from]);
+    EXPECT_EQ(tree.points().y[i], points.y[from]);
+    EXPECT_EQ(tree.points().z[i], points.z[from]);
+    EXPECT_EQ(tree.points().charge[i], points.charge[from]);
+  }
   // Each level is contiguous and in strictly increasing Morton order.
   for (int level = 0; level < tree.levels(); ++level)
     for (std::size_t c = tree.level_begin(level); c < tree.level_begin(level + 1); ++c) {
@@ -209,8 +220,24 @@ void check_tree(const Points& points, std::size_t leaf_size) {
   }
 }
 
+// Points spread over the cube and a cluster 10^-5 wide: the cluster's cells go below level 11,
+// where the sort by the keys of levels 1 to 11 (octree.cpp) leaves them to be sorted apart.
+Points cluster_points(std::size_t n) {
+  Points points = uniform_points(n / 2, 5);
+  const Points cluster = uniform_points(n - n / 2, 6);
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    points.x.push_back(0.3 + 1e-5 * cluster.x[i]);
+    points.y.push_back(0.6 + 1e-5 * cluster.y[i]);
+    points.z.push_back(0.2 + 1e-5 * cluster.z[i]);
+    points.charge.push_back(cluster.charge[i]);
+  }
+  return points;
+}
+
 TEST(FmmOctree, Invariants) {
   check_tree(uniform_points(3000), 32);
+  check_tree(cluster_points(3000), 16);
+  EXPECT_GT(fmm::Octree(cluster_points(3000), 16).levels(), 14);
   check_tree(blob_points(3000), 16);
   check_tree(line_points(500), 8);
   check_tree(uniform_points(1), 1);
@@ -254,6 +281,7 @@ TEST(FmmInteractionLists, CoverEveryPairOnce) {
   check_coverage(uniform_points(1000), 8);
   check_coverage(blob_points(1000), 4);
   check_coverage(line_points(300), 2);
+  check_coverage(cluster_points(1000), 8);
 }
 
 TEST(FmmInteractionLists, AdaptiveTreesUseWAndX) {
@@ -853,6 +881,13 @@ TEST(FmmRadixSort, EqualsAStableSortOfThePositions) {
       const std::vector<std::size_t> order = fmm::stable_sort_keys(keys);
       ASSERT_EQ(order, expected) << n << " keys, mask " << mask;
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(keys[i], input[order[i]]);
+      // By the bits from 30 up alone: keys equal in those keep their input order.
+      keys = input;
+      std::iota(expected.begin(), expected.end(), std::size_t{0});
+      std::stable_sort(expected.begin(), expected.end(), [&](std::size_t a, std::size_t b) {
+        return input[a] >> 30 < input[b] >> 30;
+      });
+      ASSERT_EQ(fmm::stable_sort_keys(keys, 30), expected) << n << " keys, mask " << mask;
     }
 }
 
