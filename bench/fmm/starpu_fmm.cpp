@@ -392,11 +392,14 @@ struct Registration {
                          : vector(task.work.data(), task.work.size(), sizeof(std::int32_t)));
   }
 
+  // The expansions are intermediate: what the GPUs leave in them is dropped, not copied home
+  // (as Versa's flow does with set_write_back(false)).
   ~Registration() {
-    for (auto* list : {&points, &results, &multipoles, &compressed_multipoles, &compressed_locals,
-                       &locals, &work})
+    for (auto* list : {&points, &results, &work})
       for (starpu_data_handle_t handle : *list)
         if (handle != nullptr) starpu_data_unregister(handle);
+    for (auto* list : {&multipoles, &compressed_multipoles, &compressed_locals, &locals})
+      for (starpu_data_handle_t handle : *list) starpu_data_unregister_no_coherency(handle);
   }
 
   Registration(const Registration&) = delete;

@@ -117,14 +117,7 @@ int run(const Options& o) {
   for (const char* kernel : cholesky::kernels) kernels.push_back({kernel, kernel});
   example::print_tasks_per_kind(tasks, kernels);
   example::print_kernel_times(tasks, kernels, workers, seconds_of_last_run);
-  const example::Transfers moved = example::accelerator_transfers(devices);
-  std::printf(
-      "transfers   %.1f MiB host->device, %.1f MiB device->host, %.1f MiB device->device, %llu "
-      "evictions (last run)\n",
-      static_cast<double>(moved.to_device) / (1 << 20),
-      static_cast<double>(moved.to_host) / (1 << 20),
-      static_cast<double>(moved.between_devices) / (1 << 20),
-      static_cast<unsigned long long>(moved.evictions));
+  example::print_transfers(devices);
   int status = 0;
   if (o.check) {
     const double residual =

@@ -424,6 +424,19 @@ inline Transfers accelerator_transfers(const std::vector<versa::DeviceStatistics
   return sum;
 }
 
+// The "transfers" line of the report: what crossed the host links and the peer links, and the
+// evictions, in `devices` (statistics of one run).
+inline void print_transfers(const std::vector<versa::DeviceStatistics>& devices) {
+  const Transfers moved = accelerator_transfers(devices);
+  std::printf(
+      "transfers   %.1f MiB host->device, %.1f MiB device->host, %.1f MiB device->device, %llu "
+      "evictions (last run)\n",
+      static_cast<double>(moved.to_device) / (1 << 20),
+      static_cast<double>(moved.to_host) / (1 << 20),
+      static_cast<double>(moved.between_devices) / (1 << 20),
+      static_cast<unsigned long long>(moved.evictions));
+}
+
 // The "devices" line of the report, without its newline so that a tool can add a remark.
 inline void print_devices(int cpu_workers, const std::vector<versa::DeviceStatistics>& devices) {
   std::printf("devices     cpu: %d workers", cpu_workers);

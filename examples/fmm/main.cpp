@@ -309,6 +309,7 @@ int run(const Options& o) {
     const std::vector<example::Kernel> kernels = report_kernels();
     example::print_tasks_per_kind(tasks, kernels);
     example::print_kernel_times(tasks, kernels, rt->cpu_workers(), seconds.back());
+    if (devices.size() > 1) example::print_transfers(devices);
     const auto& work = program->work();
     std::printf(
         "work        p2p %.4g point pairs (each pair both ways), m2l %.4g cell pairs (last "

@@ -358,13 +358,20 @@ struct Handles {
       results.push_back(add(data.results(g), owners.particle(g), "results"));
       results.back().set_reduction(versa::sum<double>());
     }
+    // The expansions are intermediate: what tasks on devices leave in them is not copied home
+    // at the end (a CPU task that reads them still gets them).
+    auto intermediate = [](versa::Handle<double> handle) {
+      if (handle) handle.set_write_back(false);
+      return handle;
+    };
     for (std::size_t g = 0; g < groups.cell_groups().size(); ++g) {
       const int owner = owners.cell(g);
-      multipoles.push_back(add(data.multipoles(g), owner, "multipoles"));
+      multipoles.push_back(intermediate(add(data.multipoles(g), owner, "multipoles")));
       compressed_multipoles.push_back(
-          add(data.compressed_multipoles(g), owner, "compressed multipoles"));
-      compressed_locals.push_back(add(data.compressed_locals(g), owner, "compressed locals"));
-      locals.push_back(add(data.locals(g), owner, "locals"));
+          intermediate(add(data.compressed_multipoles(g), owner, "compressed multipoles")));
+      compressed_locals.push_back(
+          intermediate(add(data.compressed_locals(g), owner, "compressed locals")));
+      locals.push_back(intermediate(add(data.locals(g), owner, "locals")));
     }
     work.resize(work_lists.size());
     for (std::size_t t = 0; t < work_lists.size(); ++t)

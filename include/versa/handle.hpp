@@ -20,6 +20,7 @@ struct HandleDeleter {
 };
 using HandleOwner = std::unique_ptr<HandleState, HandleDeleter>;
 const std::string& handle_name(const HandleState* state);
+void set_handle_write_back(HandleState* state, bool write_back);
 void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops);
 }  // namespace detail
 
@@ -41,6 +42,16 @@ class HandleBase {
 
   // The name given at registration ("" when none), used in traces and error messages.
   const std::string& name() const;
+
+  // Whether wait_all() and the handle's destruction copy the data home from the devices into
+  // the user's memory: true, the default. False for data whose final contents nobody reads in
+  // host memory (an intermediate result that tasks on devices make and use): wait_all() leaves
+  // it on the devices, and destroying the handle drops it there, which saves the copies and
+  // leaves the user's memory as it was. acquire() still brings the data home, and a device
+  // that evicts the only copy still writes it home, as tasks may need it again. Like
+  // StarPU's starpu_data_unregister_no_coherency. Throws std::invalid_argument on an empty
+  // handle.
+  void set_write_back(bool write_back) { detail::set_handle_write_back(state(), write_back); }
 
  protected:
   explicit HandleBase(detail::HandleState* state) : state_(state) {}

@@ -96,12 +96,12 @@ class DataMover {
   // nodes need reserve() first.
   std::uint32_t stage(Task& task, int node);
 
-  // Copies every device-owned replica home, and waits for those copies and for write-backs of
-  // evictions still landing (wait_all: results are readable in the user's memory). Keeps the
-  // device copies, as shared.
+  // Copies every device-owned replica home, but those of handles that do not write back, and
+  // waits for those copies and for write-backs of evictions still landing (wait_all: results
+  // are readable in the user's memory). Keeps the device copies, as shared.
   void write_back_all();
   // For a handle being destroyed with no access pending: waits for its copies in flight, brings
-  // its data home if needed and frees its device buffers.
+  // its data home if needed (and it writes back) and frees its device buffers.
   void retire(HandleState& handle);
   // Destroys `instance`, a renamed instance no access will use again (its data is dead), and
   // frees its device buffers. Never waits, so that any thread may call it, a device's worker
@@ -129,8 +129,10 @@ class DataMover {
   Eviction evict_one(int node);
   void free_buffer(Replica& replica);
   BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
-  // Brings `handles` home and waits; a failed copy throws CopyFailure for `operation`.
-  void write_back(std::vector<HandleState*>& handles, const char* operation);
+  // Brings `handles` home and waits; a failed copy throws CopyFailure for `operation`. Unless
+  // `all`, leaves out those that do not write back (HandleState::writes_back), waiting only
+  // for copies home already under way.
+  void write_back(std::vector<HandleState*>& handles, const char* operation, bool all);
   void write_back_resident() VERSA_REQUIRES(walk_mutex_);
   // The handles with a buffer on `node`.
   std::vector<HandleState*> resident_handles(int node);

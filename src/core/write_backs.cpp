@@ -1,7 +1,8 @@
 // DataMover (core/data_mover.hpp): bringing data home. wait_all copies every device-owned
-// replica home; a handle being destroyed is retired (its copies waited for, its data brought
-// home, its device buffers freed); renamed instances no access will use again are dropped and
-// destroyed once no copy of theirs is in flight; shutdown releases every device buffer.
+// replica home (of the handles that write back); a handle being destroyed is retired (its
+// copies waited for, its data brought home if it writes back, its device buffers freed); renamed
+// instances no access will use again are dropped and destroyed once no copy of theirs is in flight;
+// shutdown releases every device buffer.
 #include <chrono>
 #include <condition_variable>
 
@@ -72,17 +73,19 @@ std::vector<HandleState*> DataMover::resident_handles(int node) {
   return handles;
 }
 
-void DataMover::write_back(std::vector<HandleState*>& handles, const char* operation) {
+void DataMover::write_back(std::vector<HandleState*>& handles, const char* operation, bool all) {
   CopyLatch latch;
   for (HandleState* handle : handles) {
     const FillWaiter waiter{&latch, handle};
     ReplicaSet& replicas = *handle->replicas();
     MutexLock guard(replicas.mutex());
     Replica& host = replicas.at(0);
+    // A copy home already under way (an eviction's) lands first even without write-back: the
+    // user's memory must not change after wait_all returns.
     if (host.filling) {
       latch.expect();
       host.fill_waiters.push_back(waiter);
-    } else if (!is_valid(host.state)) {
+    } else if (!is_valid(host.state) && (all || handle->writes_back())) {
       latch.expect();
       start_fill(replicas, host, *replicas.source_for(0), &waiter);
     }
@@ -109,7 +112,7 @@ void DataMover::write_back_resident() {
   destroy_dropped();  // no need to bring dead data home
   for (int node = 1; node < nodes(); ++node) {
     std::vector<HandleState*> handles = resident_handles(node);
-    write_back(handles, "wait_all");
+    write_back(handles, "wait_all", false);
   }
   destroy_dropped();  // those whose copies were in flight
 }
@@ -142,8 +145,10 @@ void DataMover::retire(HandleState& handle) {
   }
   landed.wait();
   std::vector<HandleState*> one{&handle};
-  write_back(one, "destroying a handle");
+  write_back(one, "destroying a handle", false);
   MutexLock guard(replicas.mutex());
+  // Without write-back the host copy may be stale: the device copies are dropped all the same.
+  if (!is_valid(replicas.at(0).state)) replicas.keep_home_only();
   for (int node = 1; node < replicas.nodes(); ++node) {
     Replica& replica = replicas.at(node);
     if (!replica.data) continue;

@@ -15,6 +15,11 @@ void HandleRegistry::register_deferred_tasks() {
     runtime->register_deferred_tasks();
 }
 
+void set_handle_write_back(HandleState* state, bool write_back) {
+  if (!state) throw std::invalid_argument("set_write_back: empty handle");
+  state->set_write_back(write_back);
+}
+
 void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops) {
   if (!state) throw std::invalid_argument("set_reduction: empty handle");
   // The adds submitted before use the operator they were submitted with.

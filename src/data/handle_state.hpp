@@ -323,6 +323,11 @@ class HandleState {
     return here + newest->registered_ - newest->version_.load(std::memory_order_relaxed);
   }
 
+  // Whether wait_all and the handle's destruction copy device-owned data home (HandleBase::
+  // set_write_back). Any thread.
+  bool writes_back() const { return write_back_.load(std::memory_order_relaxed); }
+  void set_write_back(bool write_back) { write_back_.store(write_back, std::memory_order_relaxed); }
+
   // --- failures ---
   // A failed or cancelled task poisons the handle's value *after* its access, in program order.
   // The accesses of one run of adds or commutes see the value from before the run, so one that
@@ -420,6 +425,7 @@ class HandleState {
   std::atomic<bool> poisoned_{false};                      // poison_ != null
   std::atomic<int> host_views_{0};
   std::atomic<int> last_writer_{-1};
+  std::atomic<bool> write_back_{true};
 };
 
 }  // namespace versa::detail

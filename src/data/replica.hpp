@@ -85,6 +85,14 @@ class ReplicaSet {
     check_invariant();
   }
 
+  // Makes the host copy the only valid one, as it is: for a handle whose device copies are
+  // dropped without being written home (HandleState::writes_back).
+  void keep_home_only() VERSA_REQUIRES(mutex_) {
+    for (Replica& r : replicas_) r.state = ReplicaState::invalid;
+    replicas_[0].state = ReplicaState::owned;
+    check_invariant();
+  }
+
   // A replica with a copy in flight into it, or null.
   Replica* filling() VERSA_REQUIRES(mutex_) {
     for (Replica& r : replicas_)

@@ -168,6 +168,80 @@ TEST(Devices, DeviceCopiesAreCachedAndWriteOnlyFetchesNothing) {
   EXPECT_EQ(data, iota(1000));
 }
 
+// A handle without write-back: wait_all leaves its device copy where it is and the user's
+// memory as it was; a later task still sees the device's values; acquire brings them home; and
+// destroying the handle copies nothing.
+TEST(Devices, DataWithoutWriteBackStaysOnTheDeviceUntilAcquired) {
+  versa::Runtime rt{one_device()};
+  std::vector<double> data = iota(0), kept = iota(0);
+  const std::vector<double> once = iota(1);
+  {
+    auto h = rt.data(data, "intermediate");
+    h.set_write_back(false);
+    double seen = 0;
+    access(rt, h, versa::AccessMode::write, true, &seen);
+    rt.wait_all();
+    EXPECT_EQ(data, iota(0)) << "wait_all brought it home";
+    EXPECT_EQ(rt.statistics()[1].bytes_to_host, 0u);
+    double sum = 0;
+    access(rt, h, versa::AccessMode::read, false, &sum);  // on the CPU: brought home to it
+    rt.wait_all();
+    EXPECT_EQ(sum, std::accumulate(once.begin(), once.end(), 0.0));
+    EXPECT_EQ(rt.statistics()[1].bytes_to_host, bytes) << "a CPU task needs it";
+    access(rt, h, versa::AccessMode::write, true, &seen);  // changed on the device again
+    rt.wait_all();
+    EXPECT_EQ(data, once) << "wait_all left the second change on the device";
+    {
+      auto view = rt.acquire(versa::read(h));
+      EXPECT_EQ(std::vector<double>(view->begin(), view->end()), iota(2));
+    }
+    EXPECT_EQ(data, iota(2));
+    access(rt, h, versa::AccessMode::write, true, &seen);
+    rt.wait_all();
+  }  // destroyed: the device's last change is dropped
+  EXPECT_EQ(data, iota(2));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_host, 2 * bytes);
+  // The default still writes back, at wait_all and at destruction.
+  {
+    auto h = rt.data(kept, "result");
+    double seen = 0;
+    access(rt, h, versa::AccessMode::write, true, &seen);
+  }
+  EXPECT_EQ(kept, iota(1));
+  EXPECT_THROW(versa::Handle<double>{}.set_write_back(false), std::invalid_argument);
+}
+
+// Without write-back, data evicted from a full device still goes home (tasks need it again),
+// and the tasks' results equal the sequential run's.
+TEST(Devices, DataWithoutWriteBackSurvivesEviction) {
+  versa::Runtime rt{one_device(4 * bytes)};
+  std::vector<std::vector<double>> data(16, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) {
+    handles.push_back(rt.data(d));
+    handles.back().set_write_back(false);
+  }
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t k = 0; k < handles.size(); ++k)
+      rt.submit(
+          "shift",
+          [](Span<const double> a, Span<double> b) {
+            for (std::size_t i = 0; i < b.size(); ++i) b[i] += a[i] + 1;
+          },
+          on(true), versa::read(handles[k]), versa::write(handles[(k + 1) % handles.size()]));
+  rt.wait_all();
+  EXPECT_GT(rt.statistics()[1].evictions, 20u);
+  std::vector<std::vector<double>> expected(16, iota(0));
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t k = 0; k < expected.size(); ++k)
+      for (std::size_t i = 0; i < n; ++i)
+        expected[(k + 1) % expected.size()][i] += expected[k][i] + 1;
+  for (std::size_t k = 0; k < handles.size(); ++k) {
+    auto view = rt.acquire(versa::read(handles[k]));
+    EXPECT_EQ(std::vector<double>(view->begin(), view->end()), expected[k]) << "handle " << k;
+  }
+}
+
 TEST(Devices, WorkingSetLargerThanDeviceMemoryCompletesThroughEviction) {
   // 32 handles of 2 KiB on a device with room for 4: every pass evicts, owned copies go home.
   versa::Runtime rt{one_device(4 * bytes)};
