@@ -353,16 +353,22 @@ struct Handles {
   template <class Add>
   Handles(const GroupTree& groups, GroupData& data,
           std::vector<std::vector<std::int32_t>>& work_lists, const Owners& owners, Add&& add) {
+    // The results and the expansions start at zero (GroupData's arrays): a device makes its
+    // copies of them without copying zeros over the host link.
+    auto zero = [](versa::Handle<double> handle) {
+      if (handle) handle.declare_zero();
+      return handle;
+    };
     for (std::size_t g = 0; g < groups.particle_groups().size(); ++g) {
       points.push_back(add(data.points(g), owners.particle(g), "points"));
-      results.push_back(add(data.results(g), owners.particle(g), "results"));
+      results.push_back(zero(add(data.results(g), owners.particle(g), "results")));
       results.back().set_reduction(versa::sum<double>());
     }
-    // The expansions are intermediate: what tasks on devices leave in them is not copied home
-    // at the end (a CPU task that reads them still gets them).
-    auto intermediate = [](versa::Handle<double> handle) {
+    // The expansions are intermediate too: what tasks on devices leave in them is not copied
+    // home at the end (a CPU task that reads them still gets them).
+    auto intermediate = [&zero](versa::Handle<double> handle) {
       if (handle) handle.set_write_back(false);
-      return handle;
+      return zero(std::move(handle));
     };
     for (std::size_t g = 0; g < groups.cell_groups().size(); ++g) {
       const int owner = owners.cell(g);

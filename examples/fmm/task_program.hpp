@@ -87,7 +87,8 @@ class TaskProgram {
   // own (parallel_for.hpp), not the runtime's; it may run on another thread while run runs an
   // earlier evaluation's tasks, so that the next tree is built while the devices work (the fmm
   // tool's --overlap-tree), but not beside set_leaf_size. run submits the tasks and waits for
-  // them; times.tree is the prepared evaluation's `seconds`. Both throw as evaluate does.
+  // them; times.tree is the prepared evaluation's `seconds`. A prepared evaluation runs once:
+  // its arrays start at zero, and the tasks accumulate into them. Both throw as evaluate does.
   std::unique_ptr<PreparedEvaluation> prepare(const Points& points) const;
   Potentials run(PreparedEvaluation& prepared, PhaseTimes& times);
 

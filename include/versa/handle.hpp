@@ -21,6 +21,7 @@ struct HandleDeleter {
 using HandleOwner = std::unique_ptr<HandleState, HandleDeleter>;
 const std::string& handle_name(const HandleState* state);
 void set_handle_write_back(HandleState* state, bool write_back);
+void declare_handle_zero(HandleState* state);
 void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops);
 }  // namespace detail
 
@@ -52,6 +53,14 @@ class HandleBase {
   // StarPU's starpu_data_unregister_no_coherency. Throws std::invalid_argument on an empty
   // handle.
   void set_write_back(bool write_back) { detail::set_handle_write_back(state(), write_back); }
+
+  // Declares that the data holds zeros now (a zero-initialised array), before any task uses
+  // it: until something changes it in host memory, a device that needs a copy fills its own
+  // buffer with zeros (cudaMemsetAsync) instead of copying the array over the host link. For
+  // accumulators that tasks on devices fill (commute or write after the zeros). Declaring data
+  // that is not zero makes the devices' copies wrong (builds with asserts check it). Throws
+  // std::invalid_argument on an empty handle and std::logic_error once a task has used it.
+  void declare_zero() { detail::declare_handle_zero(state()); }
 
  protected:
   explicit HandleBase(detail::HandleState* state) : state_(state) {}

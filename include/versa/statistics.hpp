@@ -13,6 +13,7 @@ struct DeviceStatistics {
   std::uint64_t bytes_to_device = 0;   // copied host -> this device
   std::uint64_t bytes_to_host = 0;     // copied this device -> host (fetches and write-backs)
   std::uint64_t bytes_from_peers = 0;  // copied into this device from another over a peer link
+  std::uint64_t bytes_zeroed = 0;      // made here by filling zeros, not copied (declare_zero)
   std::uint64_t evictions = 0;         // replicas dropped to make room
   double transfer_seconds = 0;         // time its copies took, summed (as the device measured it)
   double kernel_seconds = 0;           // time its task implementations took, summed

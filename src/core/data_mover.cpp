@@ -5,6 +5,8 @@
 // write_backs.cpp.
 #include "core/data_mover.hpp"
 
+#include <algorithm>
+
 #include "base/assert.hpp"
 #include "base/mutex.hpp"
 #include "base/names.hpp"
@@ -19,6 +21,23 @@ DataMover::DataMover(std::vector<Node> nodes, FillListener& tasks, TraceRecorder
       tasks_(tasks),
       trace_(trace),
       counters_(nodes_.size()) {}
+
+namespace {
+
+// Whether the handle's host data is all zero bytes (checked where asserts are on).
+[[maybe_unused]] bool is_zero(const HandleState& handle) {
+  const Layout& layout = *handle.layout();
+  const auto* data = static_cast<const std::byte*>(handle.data());
+  for (std::size_t column = 0; column < layout.cols; ++column) {
+    const std::byte* first = data + column * layout.ld * layout.element_size;
+    if (std::any_of(first, first + layout.rows * layout.element_size,
+                    [](std::byte b) { return b != std::byte{0}; }))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 BlockCopy DataMover::block_copy(const HandleState& handle, const Replica& to,
                                 const Replica& from) const {
@@ -50,23 +69,29 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
   Device& device = *nodes_[device_node].device;
   DeviceWorker* worker = nodes_[device_node].worker;
   const BlockCopy copy = block_copy(*target.handle, target, source);
+  if (target.node == 0) replicas.forget_host_zero();  // the copy changes the host's
+  const bool zeros = source.node == 0 && replicas.host_zero();
+  VERSA_ASSERT(!zeros || is_zero(*target.handle), "data declared zero changed at home unseen");
   // Recorded where it completes, on the device's thread: the end is the copy's own.
   Completion done = [this, &replicas, worker, handle = target.handle, to = target.node,
-                     from = source.node](OperationResult result) {
+                     from = source.node, zeros](OperationResult result) {
     if (trace_.enabled() && result.error.empty())
       trace_.record_device(to != 0 ? to : from,
                            to != 0 ? TraceRecorder::DeviceTrack::copies_to_device
                                    : TraceRecorder::DeviceTrack::copies_to_host,
-                           to == 0     ? "to host"
+                           zeros       ? "zero fill"
+                           : to == 0   ? "to host"
                            : from == 0 ? "to device"
                                        : "from peer",
                            result.seconds, handle->layout()->bytes(),
                            TraceRecorder::handle_label(handle->name()));
-    worker->post([this, &replicas, to, from, result = std::move(result)] {
-      fill_done(replicas, to, from, result);
+    worker->post([this, &replicas, to, from, zeros, result = std::move(result)] {
+      fill_done(replicas, to, from, zeros, result);
     });
   };
-  if (target.node == 0) {
+  if (zeros) {
+    device.fill_zero(copy.destination, copy.bytes(), std::move(done));
+  } else if (target.node == 0) {
     device.copy_to_host(copy, std::move(done));
   } else if (source.node == 0) {
     device.copy_to_device(copy, std::move(done));
@@ -75,7 +100,7 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
   }
 }
 
-void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
+void DataMover::fill_done(ReplicaSet& replicas, int target, int source, bool zeros,
                           const OperationResult& result) {
   std::vector<FillWaiter> waiters;
   std::string error;
@@ -92,7 +117,8 @@ void DataMover::fill_done(ReplicaSet& replicas, int target, int source,
     }
     const int device_node = target != 0 ? target : source;
     if (result.error.empty()) {
-      auto& counter = target == 0   ? counters_[device_node].bytes_to_host
+      auto& counter = zeros         ? counters_[device_node].bytes_zeroed
+                      : target == 0 ? counters_[device_node].bytes_to_host
                       : source == 0 ? counters_[device_node].bytes_to_device
                                     : counters_[device_node].bytes_from_peers;
       counter.fetch_add(handle.layout()->bytes(), std::memory_order_relaxed);
@@ -164,6 +190,7 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
     if (modifies(access.mode))
       replicas->apply(node, CoherenceEvent::write_here, CoherenceEvent::write_elsewhere);
   }
+  if (node == 0 && modifies(access.mode)) replicas->forget_host_zero();
   access.data = local.data;
   access.layout = node == 0 ? handle.layout() : handle.packed_layout();
   return Acquired::ready;

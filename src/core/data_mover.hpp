@@ -33,6 +33,7 @@ struct TransferCounters {
   std::atomic<std::uint64_t> bytes_to_device{0};
   std::atomic<std::uint64_t> bytes_to_host{0};
   std::atomic<std::uint64_t> bytes_from_peers{0};  // into this device over peer links
+  std::atomic<std::uint64_t> bytes_zeroed{0};      // replicas filled with zeros, not copied
   std::atomic<std::uint64_t> evictions{0};
   std::atomic<double> transfer_seconds{0};
   // Copies out of the node's replicas still in flight: they pin their source, so memory they
@@ -121,7 +122,9 @@ class DataMover {
   // any, on the target.
   void start_fill(ReplicaSet& replicas, Replica& target, Replica& source, const FillWaiter* waiter)
       VERSA_REQUIRES(replicas.mutex());
-  void fill_done(ReplicaSet& replicas, int target, int source, const OperationResult& result);
+  // `zeros`: the fill was a zero fill, not a copy (ReplicaSet::host_zero).
+  void fill_done(ReplicaSet& replicas, int target, int source, bool zeros,
+                 const OperationResult& result);
   void pin_replicas(Task& task, int node);
   void* obtain_buffer(Task& task, int node, std::size_t bytes, const HandleState& handle,
                       bool& writebacks, Reservation& result, std::string& why);

@@ -339,6 +339,7 @@ void DeviceDispatch::add_statistics(std::vector<DeviceStatistics>& nodes) const 
     n.bytes_to_device = counters.bytes_to_device.load(std::memory_order_relaxed);
     n.bytes_to_host = counters.bytes_to_host.load(std::memory_order_relaxed);
     n.bytes_from_peers = counters.bytes_from_peers.load(std::memory_order_relaxed);
+    n.bytes_zeroed = counters.bytes_zeroed.load(std::memory_order_relaxed);
     n.evictions = counters.evictions.load(std::memory_order_relaxed);
     n.transfer_seconds = counters.transfer_seconds.load(std::memory_order_relaxed);
     n.kernel_seconds = kernel_seconds_[i].load(std::memory_order_relaxed);

@@ -162,6 +162,20 @@ void CudaDevice::copy_to_host(const BlockCopy& copy, Completion done) {
   queue_copy(streams() + 1, copy, cudaMemcpyDeviceToHost, std::move(done));
 }
 
+void CudaDevice::fill_zero(void* data, std::size_t bytes, Completion done) {
+  const int stream = streams();
+  Stream& target = *streams_.at(static_cast<std::size_t>(stream));
+  PendingOperation operation;
+  operation.label.operation = "cudaMemsetAsync";
+  operation.label.bytes = bytes;
+  operation.done = std::move(done);
+  CurrentDeviceGuard guard(ordinal_);
+  RecursiveMutexLock lock(target.queue_mutex);
+  queue(stream, std::move(operation), [&](cudaStream_t cuda_stream, PendingOperation&) {
+    return bytes == 0 ? cudaSuccess : cudaMemsetAsync(data, 0, bytes, cuda_stream);
+  });
+}
+
 void CudaDevice::queue_copy(int stream, const BlockCopy& copy, cudaMemcpyKind kind, Completion done,
                             int from) {
   Stream& target = *streams_.at(static_cast<std::size_t>(stream));

@@ -75,6 +75,8 @@ class CudaDevice final : public Device {
   // `stream` out of range throws std::out_of_range (a caller bug).
   void copy_to_device(const BlockCopy& copy, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
+  // cudaMemsetAsync on the stream of copies in.
+  void fill_zero(void* data, std::size_t bytes, Completion done) override;
   void execute(int stream, Task& task, Completion done) override;
   bool runs_bodies_at_launch() const override { return true; }  // the host code queues kernels
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,

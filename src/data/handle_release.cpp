@@ -8,27 +8,9 @@
 
 namespace versa::detail {
 
-const std::string& handle_name(const HandleState* state) { return state->name(); }
-
 void HandleRegistry::register_deferred_tasks() {
   if (HandleHost* runtime = runtime_.load(std::memory_order_acquire))
     runtime->register_deferred_tasks();
-}
-
-void set_handle_write_back(HandleState* state, bool write_back) {
-  if (!state) throw std::invalid_argument("set_write_back: empty handle");
-  state->set_write_back(write_back);
-}
-
-void set_handle_reduction(HandleState* state, std::shared_ptr<const ReductionOps> ops) {
-  if (!state) throw std::invalid_argument("set_reduction: empty handle");
-  // The adds submitted before use the operator they were submitted with.
-  if (state->registry()) state->registry()->register_deferred_tasks();
-  const ReductionOps* raw = ops.get();
-  const std::string refused = state->bind_reduction(raw, std::move(ops), true);
-  if (!refused.empty())
-    throw std::logic_error("cannot set the reduction of " + quoted_handle(state->name()) + ": " +
-                           refused);
 }
 
 namespace {

@@ -85,6 +85,14 @@ class ReplicaSet {
     check_invariant();
   }
 
+  // Whether the host copy holds zeros that nothing has changed since the user declared them
+  // (HandleBase::declare_zero): a device then fills its replica with zeros rather than copy it.
+  // Forgotten when anything is about to change the host copy: a task or host access that
+  // modifies it there, or a copy into it.
+  bool host_zero() const VERSA_REQUIRES(mutex_) { return host_zero_; }
+  void declare_host_zero() VERSA_REQUIRES(mutex_) { host_zero_ = true; }
+  void forget_host_zero() VERSA_REQUIRES(mutex_) { host_zero_ = false; }
+
   // Makes the host copy the only valid one, as it is: for a handle whose device copies are
   // dropped without being written home (HandleState::writes_back).
   void keep_home_only() VERSA_REQUIRES(mutex_) {
@@ -140,6 +148,7 @@ class ReplicaSet {
   const int nodes_;
   Mutex mutex_;
   std::vector<Replica> replicas_ VERSA_GUARDED_BY(mutex_);  // fields as documented in Replica
+  bool host_zero_ VERSA_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace versa::detail

@@ -83,6 +83,18 @@ class Device {
   virtual void copy_to_device(const BlockCopy& copy, Completion done) = 0;
   virtual void copy_to_host(const BlockCopy& copy, Completion done) = 0;
 
+  // Queue the filling of [data, data + bytes) of this device's memory with zero bytes, on the
+  // stream that copies into the device; thread-safe. For data declared zero (HandleBase::
+  // declare_zero): the replica is made on the device, without a copy over the host link. By
+  // default, a copy of zeros from the host (a device kind that can do better overrides it).
+  virtual void fill_zero(void* data, std::size_t bytes, Completion done) {
+    auto zeros = std::make_shared<std::vector<std::byte>>(bytes);
+    BlockCopy copy{data, bytes, zeros->data(), bytes, bytes, 1};
+    copy_to_device(copy, [zeros, done = std::move(done)](OperationResult result) mutable {
+      done(std::move(result));
+    });
+  }
+
   // Whether this device can copy from `peer`'s memory into its own directly (a peer link), so
   // that data moving from `peer` to here need not cross the host links. Symmetric.
   virtual bool has_peer_link(const Device& peer) const {

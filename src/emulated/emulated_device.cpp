@@ -110,6 +110,14 @@ void EmulatedDevice::copy_to_device(const BlockCopy& copy, Completion done) {
   enqueue(streams(), Operation{Engine::copy_in, copy, nullptr, std::move(done), {}});
 }
 
+void EmulatedDevice::fill_zero(void* data, std::size_t bytes, Completion done) {
+  enqueue(streams(), Operation{Engine::zero_in,
+                               BlockCopy{data, bytes, nullptr, bytes, bytes, 1},
+                               nullptr,
+                               std::move(done),
+                               {}});
+}
+
 void EmulatedDevice::copy_to_host(const BlockCopy& copy, Completion done) {
   enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done), {}});
 }
@@ -214,6 +222,16 @@ OperationResult EmulatedDevice::run(Operation& operation) {
     case Engine::peer_in: {
       MutexLock engine(copy_in_engine_);
       return copy(operation.copy, config_.peer_bandwidth_bytes_per_s, config_.peer_latency_s);
+    }
+    case Engine::zero_in: {
+      MutexLock engine(copy_in_engine_);
+      const auto start = Clock::now();
+      std::memset(operation.copy.destination, 0, operation.copy.bytes());
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(config_.latency_s)));
+      OperationResult result;
+      result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      return result;
     }
     case Engine::compute:
       break;

@@ -42,6 +42,8 @@ class EmulatedDevice final : public Device {
   void* allocate(std::size_t bytes) override;
   void deallocate(void* pointer) override;
   void copy_to_device(const BlockCopy& copy, Completion done) override;
+  // On the copy-in stream, as a device's memset: the copy's latency, no link bandwidth.
+  void fill_zero(void* data, std::size_t bytes, Completion done) override;
   void copy_to_host(const BlockCopy& copy, Completion done) override;
   bool has_peer_link(const Device& peer) const override;
   double peer_bandwidth(const Device&) const override { return config_.peer_bandwidth_bytes_per_s; }
@@ -53,7 +55,7 @@ class EmulatedDevice final : public Device {
                              std::size_t count) override;
 
  private:
-  enum class Engine { copy_in, copy_out, peer_in, compute };
+  enum class Engine { copy_in, copy_out, peer_in, zero_in, compute };
   struct Operation {
     Engine engine;
     BlockCopy copy;

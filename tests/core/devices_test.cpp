@@ -242,6 +242,78 @@ TEST(Devices, DataWithoutWriteBackSurvivesEviction) {
   }
 }
 
+// Data declared zero: a device fills its copy with zeros instead of copying it, until the
+// host's copy changes (a CPU task's change, or a copy home); then it copies.
+TEST(Devices, DataDeclaredZeroIsFilledOnTheDeviceUntilTheHostChangesIt) {
+  versa::Runtime rt{one_device()};
+  std::vector<double> a(n, 0.0), b(n, 0.0);
+  auto ha = rt.data(a, "a"), hb = rt.data(b, "b");
+  ha.declare_zero();
+  hb.declare_zero();
+  double seen = -1;
+  access(rt, ha, versa::AccessMode::commute, true, &seen);  // adds 1 on the device
+  rt.wait_all();
+  EXPECT_EQ(seen, 0.0);
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device, 0u);
+  EXPECT_EQ(rt.statistics()[1].bytes_zeroed, bytes);
+  EXPECT_EQ(a, std::vector<double>(n, 1.0));
+  // "b" changes on the CPU first: the device must copy it.
+  access(rt, hb, versa::AccessMode::commute, false, &seen);
+  access(rt, hb, versa::AccessMode::write, true, &seen);
+  rt.wait_all();
+  EXPECT_EQ(seen, static_cast<double>(n));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device, bytes);
+  EXPECT_EQ(b, std::vector<double>(n, 2.0));
+  // "a" came home at wait_all: a device that needs it again copies it.
+  access(rt, ha, versa::AccessMode::write, false, &seen);
+  rt.wait_all();
+  std::vector<double> c(n, 0.0);
+  {
+    auto hc = rt.data(c, "c");
+    hc.declare_zero();
+    rt.submit(
+        "a into c",
+        [](Span<const double> x, Span<double> y) { std::copy(x.begin(), x.end(), y.begin()); },
+        on(true), versa::read(ha), versa::write(hc));
+  }
+  EXPECT_EQ(c, std::vector<double>(n, 2.0));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device, 2 * bytes) << "\"a\" changed at home";
+  EXPECT_EQ(rt.statistics()[1].bytes_zeroed, 2 * bytes) << "\"c\" is zero";
+}
+
+// A tile declared zero, with a leading dimension larger than its rows, filled on the device
+// (where it is packed) and written home into its place; declared too late, or empty, refused.
+TEST(Devices, TileDeclaredZeroAndDeclarationsRefused) {
+  versa::Runtime rt{one_device()};
+  constexpr std::size_t rows = 6, cols = 5, ld = 8;
+  std::vector<double> matrix(ld * cols, 0.0);
+  for (std::size_t j = 0; j < cols; ++j)
+    for (std::size_t i = rows; i < ld; ++i) matrix[j * ld + i] = 7;  // outside the tile
+  auto tile = rt.tile(matrix.data(), rows, cols, ld, "tile");
+  tile.declare_zero();
+  rt.submit(
+      "count",
+      [](versa::Tile<double> t) {
+        for (std::size_t j = 0; j < t.cols(); ++j)
+          for (std::size_t i = 0; i < t.rows(); ++i) t(i, j) += static_cast<double>(i + 10 * j);
+      },
+      on(true), versa::commute(tile));
+  rt.wait_all();
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device, 0u);
+  for (std::size_t j = 0; j < cols; ++j)
+    for (std::size_t i = 0; i < ld; ++i)
+      EXPECT_EQ(matrix[j * ld + i], i < rows ? static_cast<double>(i + 10 * j) : 7.0)
+          << i << ", " << j;
+  // Used already (its copy lives on the device): refused, naming it.
+  try {
+    tile.declare_zero();
+    ADD_FAILURE() << "declared zero after use";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'tile'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(versa::Handle<double>{}.declare_zero(), std::invalid_argument);
+}
+
 TEST(Devices, WorkingSetLargerThanDeviceMemoryCompletesThroughEviction) {
   // 32 handles of 2 KiB on a device with room for 4: every pass evicts, owned copies go home.
   versa::Runtime rt{one_device(4 * bytes)};
