@@ -317,15 +317,16 @@ std::vector<DeviceStatistics> RuntimeCore::statistics() const {
 void RuntimeCore::print_statistics() const {
   std::fprintf(stderr, "versa: statistics%s\n",
                !dispatch_ ? " (tasks are counted per device when accelerators are present)" : "");
-  std::fprintf(stderr, "  %-28s %10s %14s %14s %14s %10s %12s %12s\n", "device", "tasks",
-               "MiB to device", "MiB to host", "MiB from peers", "evictions", "copies s",
-               "kernels s");
+  std::fprintf(stderr, "  %-28s %10s %14s %14s %14s %12s %10s %12s %12s\n", "device", "tasks",
+               "MiB to device", "MiB to host", "MiB from peers", "MiB zeroed", "evictions",
+               "copies s", "kernels s");
   for (const DeviceStatistics& d : statistics())
-    std::fprintf(stderr, "  %-28s %10llu %14.1f %14.1f %14.1f %10llu %12.3f %12.3f\n",
+    std::fprintf(stderr, "  %-28s %10llu %14.1f %14.1f %14.1f %12.1f %10llu %12.3f %12.3f\n",
                  d.name.c_str(), static_cast<unsigned long long>(d.tasks),
                  static_cast<double>(d.bytes_to_device) / (1 << 20),
                  static_cast<double>(d.bytes_to_host) / (1 << 20),
                  static_cast<double>(d.bytes_from_peers) / (1 << 20),
+                 static_cast<double>(d.bytes_zeroed) / (1 << 20),
                  static_cast<unsigned long long>(d.evictions), d.transfer_seconds,
                  d.kernel_seconds);
   std::fprintf(stderr, "  %-28s %-10s %10s %14s %14s %14s\n", "task type", "on", "tasks",
