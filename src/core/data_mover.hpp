@@ -132,10 +132,10 @@ class DataMover {
   Eviction evict_one(int node);
   void free_buffer(Replica& replica);
   BlockCopy block_copy(const HandleState& handle, const Replica& to, const Replica& from) const;
-  // Brings `handles` home and waits; a failed copy throws CopyFailure for `operation`. Unless
-  // `all`, leaves out those that do not write back (HandleState::writes_back), waiting only
-  // for copies home already under way.
-  void write_back(std::vector<HandleState*>& handles, const char* operation, bool all);
+  // Brings `handles` home and waits; a failed copy throws CopyFailure for `operation`. Those
+  // that do not write back (HandleState::writes_back) only have copies home already under way
+  // waited for.
+  void write_back(std::vector<HandleState*>& handles, const char* operation);
   void write_back_resident() VERSA_REQUIRES(walk_mutex_);
   // The handles with a buffer on `node`.
   std::vector<HandleState*> resident_handles(int node);

@@ -73,7 +73,7 @@ std::vector<HandleState*> DataMover::resident_handles(int node) {
   return handles;
 }
 
-void DataMover::write_back(std::vector<HandleState*>& handles, const char* operation, bool all) {
+void DataMover::write_back(std::vector<HandleState*>& handles, const char* operation) {
   CopyLatch latch;
   for (HandleState* handle : handles) {
     const FillWaiter waiter{&latch, handle};
@@ -85,7 +85,7 @@ void DataMover::write_back(std::vector<HandleState*>& handles, const char* opera
     if (host.filling) {
       latch.expect();
       host.fill_waiters.push_back(waiter);
-    } else if (!is_valid(host.state) && (all || handle->writes_back())) {
+    } else if (!is_valid(host.state) && handle->writes_back()) {
       latch.expect();
       start_fill(replicas, host, *replicas.source_for(0), &waiter);
     }
@@ -112,7 +112,7 @@ void DataMover::write_back_resident() {
   destroy_dropped();  // no need to bring dead data home
   for (int node = 1; node < nodes(); ++node) {
     std::vector<HandleState*> handles = resident_handles(node);
-    write_back(handles, "wait_all", false);
+    write_back(handles, "wait_all");
   }
   destroy_dropped();  // those whose copies were in flight
 }
@@ -145,7 +145,7 @@ void DataMover::retire(HandleState& handle) {
   }
   landed.wait();
   std::vector<HandleState*> one{&handle};
-  write_back(one, "destroying a handle", false);
+  write_back(one, "destroying a handle");
   MutexLock guard(replicas.mutex());
   // Without write-back the host copy may be stale: the device copies are dropped all the same.
   if (!is_valid(replicas.at(0).state)) replicas.keep_home_only();

@@ -268,6 +268,8 @@ Outcome parallel(const Program& program, versa::Config config) {
     handles.push_back(rt.data(&outcome.data[h * width], width));
     handles.back().set_reduction(versa::sum<Value>());
     if (starts_at_zero(h)) handles.back().declare_zero();
+    // Every fourth is not written back at wait_all: the reads below bring it home.
+    if (h % 4 == 3) handles.back().set_write_back(false);
   }
   for (const TaskSpec& task : program.tasks)
     submit(rt, task, handles, &outcome.observed[task.id], false, devices);
@@ -276,7 +278,7 @@ Outcome parallel(const Program& program, versa::Config config) {
   } catch (const versa::TaskFailure& failure) {
     outcome.reported = failure.what();
   }
-  // A handle is failed when reading it reports the failure.
+  // A handle is failed when reading it reports the failure. Reading brings it home.
   for (int h = 0; h < program.handles; ++h) {
     try {
       (void)rt.acquire(versa::read(handles[h]));
