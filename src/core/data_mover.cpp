@@ -71,6 +71,13 @@ void DataMover::start_fill(ReplicaSet& replicas, Replica& target, Replica& sourc
   const BlockCopy copy = block_copy(*target.handle, target, source);
   if (target.node == 0) replicas.forget_host_zero();  // the copy changes the host's
   const bool zeros = source.node == 0 && replicas.host_zero();
+  if (!zeros && (source.node == 0 || target.node == 0)) {
+    HandleState& handle = *target.handle;
+    std::size_t bytes = 0;
+    if (std::shared_ptr<HostPins> pins = replicas.take_pending_pin(bytes);
+        pins && pins->pin(handle.data(), bytes))
+      handle.set_host_pins(std::move(pins));
+  }
   VERSA_ASSERT(!zeros || is_zero(*target.handle), "data declared zero changed at home unseen");
   // Recorded where it completes, on the device's thread: the end is the copy's own.
   Completion done = [this, &replicas, worker, handle = target.handle, to = target.node,

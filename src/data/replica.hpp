@@ -10,6 +10,7 @@
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 #include "data/coherence.hpp"
+#include "data/host_pins.hpp"
 
 namespace versa::detail {
 
@@ -85,6 +86,19 @@ class ReplicaSet {
     check_invariant();
   }
 
+  // The host memory to pin (page-lock) before the first copy between it and a device, and its
+  // extent in bytes: set at registration for large handles when a device pins host memory
+  // (HostPins), taken by the first such copy, so that data never copied is never pinned.
+  void pin_before_first_copy(std::shared_ptr<HostPins> pins, std::size_t bytes)
+      VERSA_REQUIRES(mutex_) {
+    pending_pin_ = std::move(pins);
+    pending_pin_bytes_ = bytes;
+  }
+  std::shared_ptr<HostPins> take_pending_pin(std::size_t& bytes) VERSA_REQUIRES(mutex_) {
+    bytes = pending_pin_bytes_;
+    return std::move(pending_pin_);
+  }
+
   // Whether the host copy holds zeros that nothing has changed since the user declared them
   // (HandleBase::declare_zero): a device then fills its replica with zeros rather than copy it.
   // Forgotten when anything is about to change the host copy: a task or host access that
@@ -149,6 +163,8 @@ class ReplicaSet {
   Mutex mutex_;
   std::vector<Replica> replicas_ VERSA_GUARDED_BY(mutex_);  // fields as documented in Replica
   bool host_zero_ VERSA_GUARDED_BY(mutex_) = false;
+  std::shared_ptr<HostPins> pending_pin_ VERSA_GUARDED_BY(mutex_);
+  std::size_t pending_pin_bytes_ VERSA_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace versa::detail

@@ -110,11 +110,28 @@ TEST(CudaRuntime, HostMemoryIsPinnedWhileInUse) {
     (void)cudaGetLastError();
     return ok && attributes.type == cudaMemoryTypeHost;
   };
+  auto on_gpu = versa::task_type("on the GPU")
+                    .cuda([](versa::CudaContext&, versa::Span<double>) {})
+                    .placement(versa::Placement::gpu_only);
   {
-    auto h = rt.data(big);  // 8 MiB: pinned with the handle
+    auto h = rt.data(big);  // 8 MiB: pinned before its first copy, with the handle
+    EXPECT_FALSE(registered(big.data())) << "pinned before any copy";
+    rt.submit(on_gpu, versa::write(h));
+    rt.wait_all();
     EXPECT_TRUE(registered(big.data()));
   }
   EXPECT_FALSE(registered(big.data()));
+  {
+    // Declared zero and not written back: made on the GPU, never copied, never pinned.
+    std::vector<double> zeros(1 << 20);
+    auto h = rt.data(zeros);
+    h.declare_zero();
+    h.set_write_back(false);
+    rt.submit(on_gpu, versa::write(h));
+    rt.wait_all();
+    EXPECT_FALSE(registered(zeros.data()));
+    EXPECT_EQ(rt.statistics()[1].bytes_zeroed, zeros.size() * sizeof(double));
+  }
   {
     versa::PinnedHostMemory pinned = rt.pin_host_memory(big.data(), big.size() * sizeof(double));
     EXPECT_TRUE(pinned);

@@ -3,10 +3,13 @@
 // devices keep their memory on the host and run tasks through the emulated implementation
 // (they are emulated devices under another kind and name). The fuzzers run their programs on
 // it (fuzz_test.cpp), which shows that core, placement and reductions hold nothing specific
-// to the kinds they were written with.
+// to the kinds they were written with. It asks for pinned host memory, as a GPU does, and
+// records what it is given to pin.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +29,29 @@ using versa::detail::ReductionOps;
 using versa::detail::Task;
 
 DeviceKind loopback_kind();
+
+// The host ranges the loopback devices hold pinned, by first address (all devices together,
+// as CUDA pins for every GPU at once).
+class PinnedRanges {
+ public:
+  void add(const void* p) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    pinned_.insert(p);
+  }
+  void remove(const void* p) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    pinned_.erase(p);
+  }
+  bool contains(const void* p) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return pinned_.count(p) != 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<const void*> pinned_;
+};
+PinnedRanges pinned_ranges;
 
 class LoopbackDevice final : public Device {
  public:
@@ -51,6 +77,12 @@ class LoopbackDevice final : public Device {
     inner_.execute(stream, task, std::move(done));
   }
   bool runs_bodies_at_launch() const override { return inner_.runs_bodies_at_launch(); }
+  bool pins_host_memory() const override { return true; }
+  bool register_host_memory(void* pointer, std::size_t) override {
+    pinned_ranges.add(pointer);
+    return true;
+  }
+  void unregister_host_memory(void* pointer) override { pinned_ranges.remove(pointer); }
   void set_body_host(versa::detail::BodyHost* host) override { inner_.set_body_host(host); }
   std::string merge_partials(const ReductionOps& ops, void* into, const void* from,
                              std::size_t count) override {
@@ -117,6 +149,43 @@ TEST(RegisteredDeviceKind, RunsTasksAndReductionsAndNamesItself) {
   EXPECT_EQ(statistics[1].name, "loopback:0");
   EXPECT_EQ(statistics[1].tasks, 16u);
   EXPECT_EQ(versa::detail::device_kind_name(registered), "loopback");
+}
+
+// A large handle's memory is pinned before its first copy to or from a device, not when it is
+// registered, and unpinned with the handle; data made on the device (declared zero, without
+// write-back) and data below 256 KiB are never pinned. The loopback kind keeps the default
+// zero fill, a copy of zeros from a buffer of the runtime's.
+TEST(RegisteredDeviceKind, HostMemoryIsPinnedBeforeItsFirstCopy) {
+  versa::Config config = versa::testing::workers(1);
+  config.other_devices["loopback"] = 1;
+  versa::Runtime rt{config};
+  auto on_device = versa::placement(versa::Placement::gpu_only);
+  auto bump = [](versa::Span<double> v) {
+    for (double& e : v) e += 1;
+  };
+  std::vector<double> big(1 << 16, 1.0), zeros(1 << 16, 0.0), small(1 << 10, 1.0);
+  {
+    auto h = rt.data(big, "big");
+    EXPECT_FALSE(pinned_ranges.contains(big.data())) << "pinned when registered";
+    rt.submit("bump", bump, on_device, versa::write(h));
+    rt.wait_all();
+    EXPECT_TRUE(pinned_ranges.contains(big.data()));
+  }
+  EXPECT_FALSE(pinned_ranges.contains(big.data())) << "still pinned after the handle went";
+  EXPECT_EQ(big[0], 2.0);
+  {
+    auto hz = rt.data(zeros, "zeros"), hs = rt.data(small, "small");
+    hz.declare_zero();
+    hz.set_write_back(false);
+    rt.submit("bump", bump, on_device, versa::write(hz));
+    rt.submit("bump", bump, on_device, versa::write(hs));
+    rt.wait_all();
+    EXPECT_FALSE(pinned_ranges.contains(zeros.data()));
+    EXPECT_FALSE(pinned_ranges.contains(small.data()));
+    EXPECT_EQ(small[0], 2.0);
+  }
+  EXPECT_EQ(zeros[0], 0.0) << "not written back";
+  EXPECT_EQ(rt.statistics()[1].bytes_zeroed, zeros.size() * sizeof(double));
 }
 
 TEST(RegisteredDeviceKind, UnknownKindIsRefused) {
