@@ -92,12 +92,18 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     ReplicaSet* replicas = access.handle->replicas();
     if (!replicas || overwrites(access.mode)) continue;
     int source = -1;
+    bool zeros = false;
     {
       MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(node).state)) continue;
       if (Replica* from = links_.source_for(*replicas, node)) source = from->node;
       if (source == 0)
         if (Replica* landing = links_.landing_on_peer(*replicas, node)) source = landing->node;
+      zeros = source == 0 && replicas->host_zero();
+    }
+    if (zeros) {  // filled on the device: no host link crossed
+      seconds += nodes_[node].device->latency();
+      continue;
     }
     const double bytes = static_cast<double>(access.handle->layout()->bytes());
     if (node > 0 && source > 0 && links_.linked(node, source)) {
