@@ -51,6 +51,28 @@ versa::TaskPlacement on(bool device) {
   return versa::placement(device ? Placement::gpu_only : Placement::cpu_only);
 }
 
+// Submits `passes` passes over a ring of handles on the device: each task adds handle k, plus
+// one, into handle k + 1.
+void shift_ring(versa::Runtime& rt, const std::vector<versa::Handle<double>>& handles, int passes) {
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t k = 0; k < handles.size(); ++k)
+      rt.submit(
+          "shift",
+          [](Span<const double> a, Span<double> b) {
+            for (std::size_t i = 0; i < b.size(); ++i) b[i] += a[i] + 1;
+          },
+          on(true), versa::read(handles[k]), versa::write(handles[(k + 1) % handles.size()]));
+}
+
+// What shift_ring leaves in `count` handles that start as iota(0), computed in order.
+std::vector<std::vector<double>> shifted_ring(std::size_t count, int passes) {
+  std::vector<std::vector<double>> expected(count, iota(0));
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t k = 0; k < count; ++k)
+      for (std::size_t i = 0; i < n; ++i) expected[(k + 1) % count][i] += expected[k][i] + 1;
+  return expected;
+}
+
 // Submits a task with `mode` on `h` at the chosen node. It records what it saw (element sum
 // before its update) in `seen` and updates the data: write/commute/add add 1 to every element,
 // write_only stores 1000 + i.
@@ -221,21 +243,10 @@ TEST(Devices, DataWithoutWriteBackSurvivesEviction) {
     handles.push_back(rt.data(d));
     handles.back().set_write_back(false);
   }
-  for (int pass = 0; pass < 3; ++pass)
-    for (std::size_t k = 0; k < handles.size(); ++k)
-      rt.submit(
-          "shift",
-          [](Span<const double> a, Span<double> b) {
-            for (std::size_t i = 0; i < b.size(); ++i) b[i] += a[i] + 1;
-          },
-          on(true), versa::read(handles[k]), versa::write(handles[(k + 1) % handles.size()]));
+  shift_ring(rt, handles, 3);
   rt.wait_all();
   EXPECT_GT(rt.statistics()[1].evictions, 20u);
-  std::vector<std::vector<double>> expected(16, iota(0));
-  for (int pass = 0; pass < 3; ++pass)
-    for (std::size_t k = 0; k < expected.size(); ++k)
-      for (std::size_t i = 0; i < n; ++i)
-        expected[(k + 1) % expected.size()][i] += expected[k][i] + 1;
+  const std::vector<std::vector<double>> expected = shifted_ring(handles.size(), 3);
   for (std::size_t k = 0; k < handles.size(); ++k) {
     auto view = rt.acquire(versa::read(handles[k]));
     EXPECT_EQ(std::vector<double>(view->begin(), view->end()), expected[k]) << "handle " << k;
@@ -320,22 +331,9 @@ TEST(Devices, WorkingSetLargerThanDeviceMemoryCompletesThroughEviction) {
   std::vector<std::vector<double>> data(32, iota(0));
   std::vector<versa::Handle<double>> handles;
   for (auto& d : data) handles.push_back(rt.data(d));
-  for (int pass = 0; pass < 5; ++pass)
-    for (std::size_t k = 0; k < handles.size(); ++k)
-      rt.submit(
-          "shift",
-          [](Span<const double> a, Span<double> b) {
-            for (std::size_t i = 0; i < b.size(); ++i) b[i] += a[i] + 1;
-          },
-          on(true), versa::read(handles[k]), versa::write(handles[(k + 1) % handles.size()]));
+  shift_ring(rt, handles, 5);
   rt.wait_all();
-  // Sequential reference.
-  std::vector<std::vector<double>> expected(32, iota(0));
-  for (int pass = 0; pass < 5; ++pass)
-    for (std::size_t k = 0; k < expected.size(); ++k)
-      for (std::size_t i = 0; i < n; ++i)
-        expected[(k + 1) % expected.size()][i] += expected[k][i] + 1;
-  EXPECT_EQ(data, expected);
+  EXPECT_EQ(data, shifted_ring(handles.size(), 5));
   const auto stats = rt.statistics()[1];
   EXPECT_EQ(stats.tasks, 5u * 32u);
   EXPECT_GT(stats.evictions, 100u);
