@@ -269,6 +269,17 @@ void l2p_cuda_body(void* b[], void* arg) {
   });
 }
 
+// StarPU calls an initialisation codelet's CUDA body before the task that needs the data, on
+// that task's worker, whose stream then runs the task.
+void zero_cuda_body(void* b[], void*) {
+  const Out array = out(b[0]);
+  if (cudaMemsetAsync(array.data(), 0, array.size_bytes(), starpu_cuda_get_local_stream()) !=
+      cudaSuccess) {
+    std::fprintf(stderr, "StarPU FMM CUDA worker: cudaMemsetAsync failed\n");
+    std::abort();
+  }
+}
+
 // Gives `cl` the CUDA body `body`.
 void add_cuda(starpu_codelet& cl, starpu_cuda_func_t body) {
   cl.where |= STARPU_CUDA;
@@ -278,6 +289,7 @@ void add_cuda(starpu_codelet& cl, starpu_cuda_func_t body) {
 #endif
 
 // STARPU_REDUX's methods on results: a worker's copy starts at zero; copies merge by adding.
+// `zero` also makes the expansions, which have no home copy (Registration).
 void zero_body(void* b[], void*) {
   for (double& x : out(b[0])) x = 0;
 }
@@ -380,11 +392,22 @@ struct Registration {
       results.push_back(doubles(data.results(g)));
       if (redux) starpu_data_set_reduction_methods(results.back(), sum, zero);
     }
+    // The expansions are intermediate, as in Versa's flow, where they are declared zero and not
+    // written back: registered with no home copy (home node -1), each is made on the node of
+    // the first task that uses it and zeroed there by `zero`, StarPU's initialisation codelet
+    // (on a GPU a memset), so no zeros cross a host link.
+    const auto intermediate = [&](std::span<double> array) {
+      starpu_data_handle_t handle = nullptr;
+      starpu_vector_data_register(&handle, -1, 0, static_cast<uint32_t>(array.size()),
+                                  sizeof(double));
+      starpu_data_set_reduction_methods(handle, sum, zero);
+      return handle;
+    };
     for (std::size_t g = 0; g < groups.cell_groups().size(); ++g) {
-      multipoles.push_back(doubles(data.multipoles(g)));
-      compressed_multipoles.push_back(doubles(data.compressed_multipoles(g)));
-      compressed_locals.push_back(doubles(data.compressed_locals(g)));
-      locals.push_back(doubles(data.locals(g)));
+      multipoles.push_back(intermediate(data.multipoles(g)));
+      compressed_multipoles.push_back(intermediate(data.compressed_multipoles(g)));
+      compressed_locals.push_back(intermediate(data.compressed_locals(g)));
+      locals.push_back(intermediate(data.locals(g)));
     }
     for (const fmm::GroupTask& task : groups.tasks())
       work.push_back(task.work.empty()
@@ -392,8 +415,7 @@ struct Registration {
                          : vector(task.work.data(), task.work.size(), sizeof(std::int32_t)));
   }
 
-  // The expansions are intermediate: what the GPUs leave in them is dropped, not copied home
-  // (as Versa's flow does with set_write_back(false)).
+  // What the expansions hold at the end is dropped where it is.
   ~Registration() {
     for (auto* list : {&points, &results, &work})
       for (starpu_data_handle_t handle : *list)
@@ -505,6 +527,7 @@ struct StarpuFmm::Session {
       cuda(Kernel::expand, expand_cuda_body);
       cuda(Kernel::l2l, l2l_cuda_body);
       cuda(Kernel::l2p, l2p_cuda_body);
+      add_cuda(zero, zero_cuda_body);
     }
 #endif
   }
