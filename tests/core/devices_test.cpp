@@ -546,6 +546,53 @@ TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
   EXPECT_EQ(stats[1].tasks - calibrated[1].tasks, 16u);
 }
 
+// Placement counts an input that a device fills with zeros as a copy's latency, not a transfer.
+// One CPU worker and a device as fast as it; the host link takes 100 ms for each task's 2 MiB
+// input and the tasks take 5 ms: the device takes its share of the tasks when their inputs are
+// declared zero (about half), and almost none when it would have to copy them.
+TEST(Devices, PlacementCountsAnInputDeclaredZeroAsNoTransfer) {
+  constexpr std::size_t input_doubles = (std::size_t{2} << 20) / sizeof(double);
+  constexpr int calibration = 8, measured = 20;
+  for (const bool declared : {true, false}) {
+    versa::Config config = versa::testing::with_emulated(versa::testing::workers(1), 1, 96 << 20);
+    config.emulated_devices[0].bandwidth_bytes_per_s = 20e6;
+    versa::Runtime rt{config};
+    const auto body = [](Span<const double> in, Span<double> out) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      out[0] = std::accumulate(in.begin(), in.end(), 1.0);
+    };
+    auto work = versa::task_type("work").cpu(body).emulated(body);
+    std::vector<std::vector<double>> inputs(calibration + measured,
+                                            std::vector<double>(input_doubles, 0.0));
+    std::vector<std::vector<double>> outputs(inputs.size(), std::vector<double>(1, 0.0));
+    std::vector<versa::Handle<double>> in, out;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      in.push_back(rt.data(inputs[i]));
+      out.push_back(rt.data(outputs[i]));
+      // The calibration's inputs are zero in both settings, so that exploring is quick.
+      if (declared || i < calibration) in.back().declare_zero();
+    }
+    for (int i = 0; i < calibration; ++i)
+      rt.submit(work, versa::read(in[i]), versa::write_only(out[i]));
+    rt.wait_all();
+    const auto calibrated = rt.statistics();
+    ASSERT_GE(calibrated[1].tasks, 3u) << "the device was explored";
+    for (int i = calibration; i < calibration + measured; ++i)
+      rt.submit(work, versa::read(in[i]), versa::write_only(out[i]));
+    rt.wait_all();
+    for (const auto& o : outputs) ASSERT_EQ(o[0], 1.0);
+    const auto stats = rt.statistics();
+    const auto on_device = stats[1].tasks - calibrated[1].tasks;
+    EXPECT_EQ(stats[0].tasks + stats[1].tasks, static_cast<std::size_t>(calibration + measured));
+    if (declared) {
+      EXPECT_GE(on_device, 5u) << "inputs declared zero counted as transfers";
+      EXPECT_EQ(stats[1].bytes_to_device, calibrated[1].bytes_to_device);
+    } else {
+      EXPECT_LE(on_device, 3u) << "the 100 ms copies were not counted";
+    }
+  }
+}
+
 TEST(Devices, FailedAllocationSendsTheTaskToTheCpu) {
   versa::Config config = one_device();
   config.emulated_devices[0].fail_allocations_from = 1;
