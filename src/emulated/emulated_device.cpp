@@ -21,6 +21,19 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::align_val_t buffer_alignment{64};
 
+// Runs `move` (which moves the bytes and returns the operation's result), then waits out the rest
+// of the `modelled` seconds the link takes; a failure too is known when the operation ends.
+template <class Move>
+OperationResult for_modelled_time(double modelled, Move move) {
+  const auto start = Clock::now();
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled));
+  OperationResult result = move();
+  std::this_thread::sleep_until(end);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
 // A slot of the compute engine, held while a kernel or a merge runs.
 template <class Engine>
 class ComputeSlot {
@@ -225,13 +238,10 @@ OperationResult EmulatedDevice::run(Operation& operation) {
     }
     case Engine::zero_in: {
       MutexLock engine(copy_in_engine_);
-      const auto start = Clock::now();
-      std::memset(operation.copy.destination, 0, operation.copy.bytes());
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(config_.latency_s)));
-      OperationResult result;
-      result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      return result;
+      return for_modelled_time(config_.latency_s, [&] {
+        std::memset(operation.copy.destination, 0, operation.copy.bytes());
+        return OperationResult{};
+      });
     }
     case Engine::compute:
       break;
@@ -260,30 +270,26 @@ OperationResult EmulatedDevice::run_task(Task& task, bool launched) {
 }
 
 OperationResult EmulatedDevice::copy(const BlockCopy& copy, double bandwidth, double latency) {
-  OperationResult result;
-  const auto start = Clock::now();
   const std::uint64_t n = copies_.fetch_add(1, std::memory_order_relaxed) + 1;
   double modelled = latency;
   if (bandwidth > 0) modelled += static_cast<double>(copy.bytes()) / bandwidth;
-  const auto end =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(modelled));
-  if (n == config_.fail_copy_at) {  // a failed copy is known when it ends, as on a GPU
-    std::this_thread::sleep_until(end);
-    result.error = "injected copy failure (copy " + std::to_string(n) + ")";
+  return for_modelled_time(modelled, [&] {
+    OperationResult result;
+    if (n == config_.fail_copy_at) {
+      result.error = "injected copy failure (copy " + std::to_string(n) + ")";
+      return result;
+    }
+    auto* destination = static_cast<std::byte*>(copy.destination);
+    const auto* source = static_cast<const std::byte*>(copy.source);
+    if (copy.destination_pitch == copy.width && copy.source_pitch == copy.width) {
+      std::memcpy(destination, source, copy.bytes());
+    } else {
+      for (std::size_t c = 0; c < copy.columns; ++c)
+        std::memcpy(destination + c * copy.destination_pitch, source + c * copy.source_pitch,
+                    copy.width);
+    }
     return result;
-  }
-  auto* destination = static_cast<std::byte*>(copy.destination);
-  const auto* source = static_cast<const std::byte*>(copy.source);
-  if (copy.destination_pitch == copy.width && copy.source_pitch == copy.width) {
-    std::memcpy(destination, source, copy.bytes());
-  } else {
-    for (std::size_t c = 0; c < copy.columns; ++c)
-      std::memcpy(destination + c * copy.destination_pitch, source + c * copy.source_pitch,
-                  copy.width);
-  }
-  std::this_thread::sleep_until(end);
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return result;
+  });
 }
 
 }  // namespace versa::detail
