@@ -46,6 +46,9 @@ class GroupData {
 
   // The results in the order of the input points (tree.original_index()).
   Potentials results_in_input_order(const Octree& tree) const;
+  // The same into `into`, resized to the points where it is not their size: one kept from an
+  // earlier evaluation of as many points is written over, not allocated and zeroed again.
+  void results_in_input_order(const Octree& tree, Potentials& into) const;
 
  private:
   const GroupTree& groups_;

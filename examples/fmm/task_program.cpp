@@ -130,6 +130,12 @@ Potentials TaskProgram::evaluate(const Points& points, PhaseTimes& times) {
 }
 
 Potentials TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times) {
+  Potentials result;
+  run(prepared, times, result);
+  return result;
+}
+
+void TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times, Potentials& into) {
   const Octree& tree = prepared.plan.tree;
   const GroupTree& groups = prepared.plan.groups;
   work_ = prepared.work;
@@ -164,7 +170,7 @@ Potentials TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times) {
   times.m2l = after.m2l - before.m2l;
   times.p2p = after.p2p - before.p2p;
   times.downward = after.downward - before.downward;
-  return prepared.data.results_in_input_order(tree);
+  prepared.data.results_in_input_order(tree, into);
 }
 
 }  // namespace fmm
