@@ -567,7 +567,7 @@ int StarpuFmm::gpus() const { return session_->gpus; }
 
 bool StarpuFmm::gpu_built() { return VERSA_BENCH_STARPU_CUDA; }
 
-fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times) {
+void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm::Potentials& into) {
   const auto start = std::chrono::steady_clock::now();
   const fmm::ChebyshevInterpolation& operators = solver_.operators();
   const fmm::Solver::Plan plan = solver_.plan(points);
@@ -675,7 +675,7 @@ fmm::Potentials StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& 
     last_tasks_[static_cast<std::size_t>(k)] = {static_cast<long>(s.clocks.tasks[k].load()),
                                                 seconds};
   }
-  return data.results_in_input_order(tree);
+  data.results_in_input_order(tree, into);
 }
 
 }  // namespace bench

@@ -4,7 +4,8 @@
 //
 //   const fmm::Solver solver({.eps = 1e-6, .group_size = 64});
 //   bench::StarpuFmm starpu(solver, {.scheduler = "heteroprio"});
-//   fmm::Potentials result = starpu.evaluate(points, times);
+//   fmm::Potentials result;
+//   starpu.evaluate(points, times, result);
 #pragma once
 
 #include <array>
@@ -67,8 +68,10 @@ class StarpuFmm {
   // computes them, by StarPU tasks; waits for them. Like the task program: the tree, the groups
   // and the registration of their arrays are part of each evaluation, `times.tree` is the wall
   // time of building the tree and groups and the other phases are kernel times summed over the
-  // workers. Throws like Solver::evaluate on bad points, std::runtime_error when StarPU fails.
-  fmm::Potentials evaluate(const fmm::Points& points, fmm::PhaseTimes& times);
+  // workers. The results go into `into`, written over where it holds as many points already
+  // (as the task program's run into). Throws like Solver::evaluate on bad points,
+  // std::runtime_error when StarPU fails.
+  void evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm::Potentials& into);
 
   // The last evaluation's tasks per kernel, indexed by fmm::Kernel.
   const std::array<KernelTally, fmm::kernel_count>& last_tasks() const { return last_tasks_; }

@@ -134,11 +134,11 @@ int run(const Options& o) {
   const fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
   fmm::Potentials result;
   fmm::PhaseTimes times;
-  for (int w = 0; w < o.warmup; ++w) result = starpu.evaluate(points, times);
+  for (int w = 0; w < o.warmup; ++w) starpu.evaluate(points, times, result);
   std::vector<double> seconds, tree, upward, m2l, p2p, downward;
   for (int rep = 0; rep < o.repeat; ++rep) {
     start = bench::Clock::now();
-    result = starpu.evaluate(points, times);
+    starpu.evaluate(points, times, result);
     seconds.push_back(bench::seconds_since(start));
     tree.push_back(times.tree);
     upward.push_back(times.upward);
