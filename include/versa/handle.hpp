@@ -77,7 +77,9 @@ inline detail::HandleState* detail::state_of(const HandleBase& handle) {
 
 // A handle on a contiguous host array of T, registered with Runtime::data(). Tasks see it as a
 // Span<T> (Span<const T> when reading). Movable, not copyable; destroying it waits for the tasks
-// that still use it (and reports that as a misuse). The array must outlive the handle.
+// that still use it (and reports that as a misuse); destroyed while a view from acquire() on it is
+// alive, it reports the misuse and is destroyed at the first wait_all after the view's release.
+// The array must outlive the handle.
 template <class T>
 class Handle : public HandleBase {
  public:

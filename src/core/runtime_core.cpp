@@ -155,6 +155,7 @@ RuntimeCore::~RuntimeCore() {
   try {
     apply_all_partials();
     scheduler_.bring_all_home();
+    retire_unused_handles();  // one whose view outlives the runtime stays allocated
   } catch (const std::exception& e) {
     diagnostics_.report(e.what());
   }
@@ -285,6 +286,23 @@ void RuntimeCore::retire_replicas(HandleState& handle) {
   }
 }
 
+void RuntimeCore::keep_until_unused(HandleState& handle) {
+  MutexLock guard(kept_mutex_);
+  kept_handles_.push_back(&handle);
+}
+
+void RuntimeCore::retire_unused_handles() {
+  std::vector<HandleState*> kept;
+  {
+    MutexLock guard(kept_mutex_);
+    kept.swap(kept_handles_);
+  }
+  // Retired outside the lock: retiring may copy data home.
+  std::erase_if(kept, retire_if_unused);
+  MutexLock guard(kept_mutex_);
+  kept_handles_.insert(kept_handles_.end(), kept.begin(), kept.end());
+}
+
 void RuntimeCore::apply_all_partials() {
   for (;;) {
     const auto open_runs = reductions_.close_open_runs();
@@ -306,6 +324,7 @@ void RuntimeCore::wait_all() {
   // while a copy of theirs was in flight.
   if (dispatch_) dispatch_->write_back_all();
   renaming_.trim();
+  retire_unused_handles();
   failures_.rethrow();
 }
 

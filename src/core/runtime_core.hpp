@@ -91,6 +91,7 @@ class RuntimeCore final : public HandleHost {
     renaming_.forget(&handle);
   }
   void register_deferred_tasks() override { scheduler_.register_deferred_tasks(); }
+  void keep_until_unused(HandleState& handle) override;
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.
@@ -107,6 +108,8 @@ class RuntimeCore final : public HandleHost {
   [[gnu::noinline]] const char* intern_new_name(std::string_view name);
   // Writes the files asked for at shutdown (trace, DOT); errors go to the diagnostics.
   void write_files();
+  // Destroys the handles kept by keep_until_unused that are no longer used (wait_all, shutdown).
+  void retire_unused_handles();
 
   const std::uint64_t id_;  // distinguishes runtimes in thread-local caches
   Config config_;
@@ -125,6 +128,10 @@ class RuntimeCore final : public HandleHost {
   std::unordered_set<std::string> names_ VERSA_GUARDED_BY(names_mutex_);
   Mutex types_mutex_;
   std::vector<std::shared_ptr<const TaskTypeBase>> types_ VERSA_GUARDED_BY(types_mutex_);
+
+  // Handles destroyed while a view on them was alive (keep_until_unused).
+  Mutex kept_mutex_;
+  std::vector<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
 
   WriteRenaming renaming_;
   Scheduler scheduler_;

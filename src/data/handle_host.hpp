@@ -8,6 +8,11 @@ namespace versa::detail {
 
 class HandleState;
 
+// Destroys `handle` as releasing its last reference does, if no view from acquire() on it is
+// alive and none of its accesses is pending; otherwise leaves it and returns false
+// (handle_release.cpp).
+bool retire_if_unused(HandleState* handle);
+
 // The runtime a handle belongs to, as the handle sees it.
 class HandleHost {
  public:
@@ -27,6 +32,10 @@ class HandleHost {
   // through the handle's registry (HandleRegistry::register_deferred_tasks), and only while the
   // runtime lives.
   virtual void register_deferred_tasks() = 0;
+  // Called when the handle is destroyed while a view from acquire() on it is alive (it cannot be
+  // waited for: the destroying thread may hold the view): the runtime keeps it and destroys it
+  // with retire_if_unused once the view is released and its accesses have finished.
+  virtual void keep_until_unused(HandleState& handle) = 0;
 
  protected:
   ~HandleHost() = default;

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "base/names.hpp"
+#include "data/handle_host.hpp"
 #include "data/handle_registry.hpp"
 #include "data/handle_state.hpp"
 #include "versa/handle.hpp"
@@ -26,6 +27,12 @@ void retire(HandleState* state) {
 }
 }  // namespace
 
+bool retire_if_unused(HandleState* state) {
+  if (state->host_views() > 0 || state->pending_accesses() > 0) return false;
+  retire(state);
+  return true;
+}
+
 void release_handle(HandleState* state) {
   if (!state) return;
   // The tasks submitted before count among the handle's accesses.
@@ -37,12 +44,14 @@ void release_handle(HandleState* state) {
   }
   const std::string handle = quoted_handle(state->name());
   // A view from acquire() may be held by the very thread destroying the handle: waiting would
-  // never end. The state stays allocated so that the view's release stays safe.
+  // never end. The state stays allocated, so that the view's release stays safe, until the
+  // runtime finds it unused.
   if (state->host_views() > 0) {
     state->owner()->report_misuse(handle +
                                   " was destroyed while a view from acquire() on it was alive; "
-                                  "release the view first (the handle's bookkeeping is left "
-                                  "allocated)");
+                                  "release the view first (the handle is destroyed once the view "
+                                  "is released and its tasks have run)");
+    state->owner()->keep_until_unused(*state);
     return;
   }
   state->owner()->report_misuse(handle + " was destroyed while " + std::to_string(pending) +

@@ -428,6 +428,23 @@ TEST_P(ErrorsTest, HandleDestroyedWhileItsHostViewIsAliveIsDiagnosedWithoutHangi
   EXPECT_EQ(x, 3);
 }
 
+// The handle destroyed under a view is kept while the view lives, through a wait_all, and
+// destroyed at the next wait_all after the view's release (a use after free there, or a leak,
+// shows in the AddressSanitizer build).
+TEST_P(ErrorsTest, HandleDestroyedUnderAViewIsKeptUntilTheViewIsReleased) {
+  int x = 0;
+  auto h = std::make_unique<versa::Handle<int>>(rt.data(x, "viewed"));
+  rt.submit(
+      "writer", [](versa::Span<int> v) { v[0] = 1; }, versa::write(*h));
+  auto view = rt.acquire(versa::write(*h));
+  h.reset();
+  EXPECT_THAT(message_of<std::logic_error>([&] { rt.wait_all(); }), HasSubstr("'viewed'"));
+  view.view()[0] += 2;
+  view.release();
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(x, 3);
+}
+
 TEST_P(ErrorsTest, AcquireInsideATaskIsRefused) {
   int x = 0;
   auto h = rt.data(x, "x");
