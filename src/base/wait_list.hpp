@@ -4,7 +4,9 @@
 // never allocates. Tasks usually arrive in submission order, i.e. in increasing required
 // version, so insertion scans from the tail and is O(1) in the common case; waking pops from the
 // head while the head's version is available. Together these keep the cost per task flat however
-// many tasks wait at one handle (the "generations" benchmark).
+// many tasks wait at one handle (the "generations" benchmark). A task that parked at another
+// handle first arrives late, behind tasks submitted after it: its version is nearer the head's
+// than the tail's, and it is placed from the head.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +27,19 @@ class WaitList {
  public:
   bool empty() const { return head_ == nullptr; }
 
+  // After the waiters of its version or lower, before those of higher ones; scanning from the
+  // end whose version is nearer.
   void insert(Waiter* w) {
+    const std::uint64_t v = w->wait_version;
     Waiter* after = tail_;
-    while (after && after->wait_version > w->wait_version) after = after->wait_prev;
+    if (head_ && v < tail_->wait_version &&
+        (v < head_->wait_version || v - head_->wait_version < tail_->wait_version - v)) {
+      after = nullptr;  // from the head: after every waiter of version v or lower
+      for (Waiter* next = head_; next && next->wait_version <= v; next = next->wait_next)
+        after = next;
+    } else {
+      while (after && after->wait_version > v) after = after->wait_prev;
+    }
     w->wait_prev = after;
     w->wait_next = after ? after->wait_next : head_;
     (w->wait_next ? w->wait_next->wait_prev : tail_) = w;

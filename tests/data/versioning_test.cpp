@@ -1,6 +1,8 @@
 // Required versions and wait lists of a handle (DESIGN.md section 1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "data/handle_state.hpp"
@@ -114,6 +116,30 @@ TEST(WaitList, ManyWaitersInSubmissionOrderStayCheapAndOrdered) {
     ASSERT_EQ(w, &waiters[i]);
   }
   EXPECT_TRUE(list.empty());
+}
+
+// Waiters arriving in any order (a task that parked at another handle first comes late) end in
+// the order of a stable sort by version: equal versions first come, first woken, whichever end
+// the insertion scanned from.
+TEST(WaitList, WaitersArrivingOutOfOrderAreKeptInVersionOrder) {
+  std::mt19937 random(7);
+  for (const std::uint64_t versions : {3u, 50u, 5000u}) {
+    WaitList list;
+    std::vector<Waiter> waiters(2000);
+    std::vector<Waiter*> expected;
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+      // Mostly in increasing order, as submitted; every third one late, from anywhere before.
+      const std::uint64_t rising = i * versions / waiters.size();
+      waiters[i].wait_version = i % 3 == 2 ? random() % (rising + 1) : rising;
+      list.insert(&waiters[i]);
+      expected.push_back(&waiters[i]);
+    }
+    std::stable_sort(expected.begin(), expected.end(), [](const Waiter* a, const Waiter* b) {
+      return a->wait_version < b->wait_version;
+    });
+    for (Waiter* w : expected) ASSERT_EQ(list.pop_ready(UINT64_MAX), w) << versions;
+    EXPECT_TRUE(list.empty());
+  }
 }
 
 }  // namespace
