@@ -230,7 +230,7 @@ class Runtime {
   template <class... Args>
   bool plan_task(std::string_view name, const Args&... args) {
     constexpr std::size_t n = (std::size_t{0} + ... + (versa::detail::is_access_v<Args> ? 1 : 0));
-    detail::RemoteAccess accesses[n > 0 ? n : 1];
+    detail::RemoteAccess accesses[n > 0 ? n : 1]{};  // {}: with none, one unread entry
     detail::RemoteAccess* next = accesses;
     int executor = -1;
     auto collect = [&](const auto& arg) {
