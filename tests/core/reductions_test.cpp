@@ -60,6 +60,10 @@ std::vector<Step> random_program(std::uint64_t seed, int steps, int handles) {
 // Element k of an add's contribution.
 long contribution(const Step& step, std::size_t k) { return step.value * static_cast<long>(k + 1); }
 
+// What a write does to an element: it does not commute with the adds, and keeps the values
+// small, so that no sum overflows.
+long scramble(long e) { return (e * 3 + 1) % 1000003; }
+
 struct Outcome {
   std::vector<std::vector<long>> data;
   std::vector<long> seen;  // per step: what a read saw in element 1 (0 for other steps)
@@ -78,7 +82,7 @@ Outcome sequential(const std::vector<Step>& program, int handles) {
         out.seen[i] = v[1];
         break;
       case Step::write:
-        for (long& e : v) e = e * 3 + 1;
+        for (long& e : v) e = scramble(e);
         break;
     }
   }
@@ -126,7 +130,7 @@ TEST_P(ReductionPrograms, ThousandsOfAddsEqualTheSequentialSums) {
             rt.submit(
                 "write",
                 [](Span<long> v) {
-                  for (long& e : v) e = e * 3 + 1;
+                  for (long& e : v) e = scramble(e);
                 },
                 versa::placement(rule), versa::write(h[step->handle]));
             break;
