@@ -1,11 +1,12 @@
 // Benchmarks of heterogeneous execution, on CPU + emulated accelerator (and a GPU when present):
-//   versa-bench-devices [--reps N] [--quick] overlap placement
+//   versa-bench-devices [--reps N] [--quick] overlap placement task-rate
 //
 // overlap    A stream of independent tasks, each reading a fresh input that must be copied to
 //            the device: wall time against the bound max(total copy time, total compute time).
 // placement  A mixed workload whose task types cost differently on the CPU and on the device:
 //            makespan of automatic placement against the lower bound of the work balanced over
 //            all workers (the fractional optimum).
+// task-rate  Tasks of no work on the device: microseconds per task, submission to wait_all.
 //
 // Device implementations wait without spinning (a real GPU kernel costs no CPU time), CPU
 // implementations busy-wait, so the figures are honest on a 2-core machine.
@@ -21,7 +22,9 @@ int main(int argc, char** argv) {
   bench::DeviceOptions options;
   std::vector<std::string> suites;
   const std::map<std::string, void (*)(const bench::DeviceOptions&)> known = {
-      {"overlap", bench::suite_overlap}, {"placement", bench::suite_placement}};
+      {"overlap", bench::suite_overlap},
+      {"placement", bench::suite_placement},
+      {"task-rate", bench::suite_task_rate}};
   CLI::App app{"Heterogeneous execution on CPU + emulated accelerator (and a GPU when present).",
                "versa-bench-devices"};
   example::use_tool_rules(app);
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", options.quick, "smaller workloads");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
-  if (suites.empty()) suites = {"overlap", "placement"};
+  if (suites.empty()) suites = {"overlap", "placement", "task-rate"};
   for (const std::string& suite : suites) known.at(suite)(options);
   return 0;
 }
