@@ -1,5 +1,5 @@
 // Benchmarks of heterogeneous execution, on CPU + emulated accelerator (and a GPU when present):
-//   versa-bench-devices [--reps N] [--quick] overlap placement task-rate
+//   versa-bench-devices [--reps N] [--quick] overlap placement task-rate pinning
 //
 // overlap    A stream of independent tasks, each reading a fresh input that must be copied to
 //            the device: wall time against the bound max(total copy time, total compute time).
@@ -7,6 +7,7 @@
 //            makespan of automatic placement against the lower bound of the work balanced over
 //            all workers (the fractional optimum).
 // task-rate  Tasks of no work on the device: microseconds per task, submission to wait_all.
+// pinning    On a GPU: cudaHostRegister of 256 MiB against a pinned and a pageable copy of it.
 //
 // Device implementations wait without spinning (a real GPU kernel costs no CPU time), CPU
 // implementations busy-wait, so the figures are honest on a 2-core machine.
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, void (*)(const bench::DeviceOptions&)> known = {
       {"overlap", bench::suite_overlap},
       {"placement", bench::suite_placement},
-      {"task-rate", bench::suite_task_rate}};
+      {"task-rate", bench::suite_task_rate},
+      {"pinning", bench::suite_pinning}};
   CLI::App app{"Heterogeneous execution on CPU + emulated accelerator (and a GPU when present).",
                "versa-bench-devices"};
   example::use_tool_rules(app);
@@ -36,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", options.quick, "smaller workloads");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
-  if (suites.empty()) suites = {"overlap", "placement", "task-rate"};
+  if (suites.empty()) suites = {"overlap", "placement", "task-rate", "pinning"};
   for (const std::string& suite : suites) known.at(suite)(options);
   return 0;
 }

@@ -11,5 +11,6 @@ struct DeviceOptions {
 void suite_overlap(const DeviceOptions& options);
 void suite_placement(const DeviceOptions& options);
 void suite_task_rate(const DeviceOptions& options);
+void suite_pinning(const DeviceOptions& options);
 
 }  // namespace bench
