@@ -5,12 +5,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/harness.hpp"
 #include "devices/cuda_spin.hpp"
+#include "devices/gpu_config.hpp"
 #include "devices/suites.hpp"
 #include "versa/versa.hpp"
 #if VERSA_HAVE_CUDA
@@ -127,14 +129,9 @@ void suite_overlap(const DeviceOptions& options) {
                  "ratio_to_bound", ratio, "x");
   }
 #if VERSA_HAVE_CUDA
-  versa::Config gpu;
-  gpu.cpu_workers = 1;
-  gpu.quiet = true;
-  gpu.gpus = 1;
-  if (versa::Runtime(gpu).device_count() == 0) {
-    std::printf("(no GPU: the cuda rows need one)\n");
-    return;
-  }
+  const std::optional<versa::Config> found = one_gpu(1);
+  if (!found) return;
+  const versa::Config& gpu = *found;
   std::vector<double> ratios, walls, copy_times, computes, versa_bandwidths, peaks;
   const std::size_t gpu_bytes = std::size_t{64} << 20;
   for (int r = 0; r < options.reps; ++r) {

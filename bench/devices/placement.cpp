@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/harness.hpp"
 #include "devices/cuda_spin.hpp"
+#include "devices/gpu_config.hpp"
 #include "devices/suites.hpp"
 #include "versa/versa.hpp"
 #if VERSA_HAVE_CUDA
@@ -216,15 +218,8 @@ void suite_placement(const DeviceOptions& options) {
   run_placement(config, "emulated", cpus, options);
   std::printf("StarPU's dmda cannot be given an emulated device; it is compared on a real GPU.\n");
 #if VERSA_HAVE_CUDA
-  versa::Config gpu;
-  gpu.cpu_workers = cpus;
-  gpu.quiet = true;
-  gpu.gpus = 1;
-  if (versa::Runtime(gpu).device_count() == 0) {
-    std::printf("(no GPU: the cuda rows need one)\n");
-    return;
-  }
-  run_placement(gpu, "cuda", cpus, options);
+  if (const std::optional<versa::Config> gpu = one_gpu(cpus))
+    run_placement(*gpu, "cuda", cpus, options);
 #endif
 }
 

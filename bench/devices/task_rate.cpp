@@ -4,11 +4,13 @@
 // kernel; on the emulated device the body returns at once. This is what bounds small kernels:
 // the FMM at 10^7 points with groups of 256 leaves makes 54188 tasks.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/harness.hpp"
 #include "devices/cuda_spin.hpp"
+#include "devices/gpu_config.hpp"
 #include "devices/suites.hpp"
 #include "versa/versa.hpp"
 #if VERSA_HAVE_CUDA
@@ -69,15 +71,8 @@ void suite_task_rate(const DeviceOptions& options) {
   emulated.emulated_devices[0].bandwidth_bytes_per_s = 0;
   report("emulated", emulated, tasks, options.reps);
 #if VERSA_HAVE_CUDA
-  versa::Config gpu;
-  gpu.cpu_workers = 1;
-  gpu.quiet = true;
-  gpu.gpus = 1;
-  if (versa::Runtime(gpu).device_count() == 0) {
-    std::printf("(no GPU: the cuda row needs one)\n");
-    return;
-  }
-  report("cuda", gpu, tasks, options.reps);
+  if (const std::optional<versa::Config> gpu = one_gpu(1))
+    report("cuda", *gpu, tasks, options.reps);
 #endif
 }
 
