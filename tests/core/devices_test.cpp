@@ -547,21 +547,25 @@ TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
 }
 
 // Placement counts an input that a device fills with zeros as a copy's latency, not a transfer.
-// One CPU worker and a device as fast as it; the host link takes 100 ms for each task's 2 MiB
-// input and the tasks take 5 ms: the device takes its share of the tasks when their inputs are
-// declared zero (about half), and almost none when it would have to copy them.
+// One CPU worker, and a device that runs the tasks in 2 ms where the CPU takes 10 ms but whose
+// host link takes 0.4 s for each task's 256 KiB input: the device takes most of the tasks when
+// their inputs are declared zero, and almost none when it would have to copy them.
 TEST(Devices, PlacementCountsAnInputDeclaredZeroAsNoTransfer) {
-  constexpr std::size_t input_doubles = (std::size_t{2} << 20) / sizeof(double);
+  constexpr std::size_t input_doubles = (std::size_t{256} << 10) / sizeof(double);
   constexpr int calibration = 8, measured = 20;
   for (const bool declared : {true, false}) {
     versa::Config config = versa::testing::with_emulated(versa::testing::workers(1), 1, 96 << 20);
-    config.emulated_devices[0].bandwidth_bytes_per_s = 20e6;
+    config.emulated_devices[0].bandwidth_bytes_per_s = 640e3;
     versa::Runtime rt{config};
-    const auto body = [](Span<const double> in, Span<double> out) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      out[0] = std::accumulate(in.begin(), in.end(), 1.0);
+    const auto body = [](std::chrono::milliseconds takes) {
+      return [takes](Span<const double> in, Span<double> out) {
+        std::this_thread::sleep_for(takes);
+        out[0] = in[0] + in[in.size() - 1] + 1.0;
+      };
     };
-    auto work = versa::task_type("work").cpu(body).emulated(body);
+    auto work = versa::task_type("work")
+                    .cpu(body(std::chrono::milliseconds(10)))
+                    .emulated(body(std::chrono::milliseconds(2)));
     std::vector<std::vector<double>> inputs(calibration + measured,
                                             std::vector<double>(input_doubles, 0.0));
     std::vector<std::vector<double>> outputs(inputs.size(), std::vector<double>(1, 0.0));
@@ -585,10 +589,10 @@ TEST(Devices, PlacementCountsAnInputDeclaredZeroAsNoTransfer) {
     const auto on_device = stats[1].tasks - calibrated[1].tasks;
     EXPECT_EQ(stats[0].tasks + stats[1].tasks, static_cast<std::size_t>(calibration + measured));
     if (declared) {
-      EXPECT_GE(on_device, 5u) << "inputs declared zero counted as transfers";
+      EXPECT_GE(on_device, 8u) << "inputs declared zero counted as transfers";
       EXPECT_EQ(stats[1].bytes_to_device, calibrated[1].bytes_to_device);
     } else {
-      EXPECT_LE(on_device, 3u) << "the 100 ms copies were not counted";
+      EXPECT_LE(on_device, 3u) << "the 0.4 s copies were not counted";
     }
   }
 }
