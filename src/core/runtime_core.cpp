@@ -289,18 +289,24 @@ void RuntimeCore::retire_replicas(HandleState& handle) {
 void RuntimeCore::keep_until_unused(HandleState& handle) {
   MutexLock guard(kept_mutex_);
   kept_handles_.push_back(&handle);
+  any_kept_.store(true, std::memory_order_release);
 }
 
 void RuntimeCore::retire_unused_handles() {
+  // Every wait_all passes here, and a handle is almost never kept: one load then.
+  if (!any_kept_.load(std::memory_order_acquire)) return;
   std::vector<HandleState*> kept;
   {
     MutexLock guard(kept_mutex_);
     kept.swap(kept_handles_);
+    any_kept_.store(false, std::memory_order_relaxed);
   }
   // Retired outside the lock: retiring may copy data home.
   std::erase_if(kept, retire_if_unused);
+  if (kept.empty()) return;
   MutexLock guard(kept_mutex_);
   kept_handles_.insert(kept_handles_.end(), kept.begin(), kept.end());
+  any_kept_.store(true, std::memory_order_relaxed);
 }
 
 void RuntimeCore::apply_all_partials() {

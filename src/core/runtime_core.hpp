@@ -132,6 +132,7 @@ class RuntimeCore final : public HandleHost {
   // Handles destroyed while a view on them was alive (keep_until_unused).
   Mutex kept_mutex_;
   std::vector<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
+  std::atomic<bool> any_kept_{false};  // kept_handles_ is not empty (set under kept_mutex_)
 
   WriteRenaming renaming_;
   Scheduler scheduler_;
