@@ -54,6 +54,7 @@ struct TaskArg {
   Kernel kernel;
   double interactions;  // GroupTask::interactions: what the performance models are indexed by
   const fmm::M2LBatches* m2l_batches;  // M2L as batched products on a GPU; null: the block kernel
+  fmm::steps::NearFieldRows rows;      // P2P: GroupTask::rows, the GPU launch's shape
 };
 
 template <class T>
@@ -189,19 +190,19 @@ void m2l_cuda_body(void* b[], void* arg) {
 }
 void p2p_inner_cuda_body(void* b[], void* arg) {
   on_gpu(arg, [&](const fmm::KernelContext&, versa::CudaContext& gpu) {
-    const WorkList w = work(b[0]);
     const In points = in(b[1]);
     const Out results = out(b[2]);
-    fmm::cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
-                   points.size() / 4, results.data(), results.data(), true);
+    fmm::cuda::p2p(gpu, static_cast<const TaskArg*>(arg)->rows, work(b[0]).data(), points.data(),
+                   points.size() / 4, points.data(), points.size() / 4, results.data(),
+                   results.data(), true);
   });
 }
 void p2p_pair_cuda_body(void* b[], void* arg) {
   on_gpu(arg, [&](const fmm::KernelContext&, versa::CudaContext& gpu) {
-    const WorkList w = work(b[0]);
     const In a = in(b[1]), points_b = in(b[2]);
-    fmm::cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, points_b.data(),
-                   points_b.size() / 4, out(b[3]).data(), out(b[4]).data(), false);
+    fmm::cuda::p2p(gpu, static_cast<const TaskArg*>(arg)->rows, work(b[0]).data(), a.data(),
+                   a.size() / 4, points_b.data(), points_b.size() / 4, out(b[3]).data(),
+                   out(b[4]).data(), false);
   });
 }
 
@@ -601,7 +602,7 @@ void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm:
                                               static_cast<int>(operators.rank())));
         plan = &batches.back();
       }
-      args.push_back({&context, &s.clocks, task.kernel, task.interactions, plan});
+      args.push_back({&context, &s.clocks, task.kernel, task.interactions, plan, task.rows});
       starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
       const int priority = s.priority(task.kernel);
       void* arg = &args.back();

@@ -1,501 +1,162 @@
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "group_kernels_cuda.hpp"
-#include "kernel_steps.hpp"
+#include "group_kernels_device.hpp"
 #include "versa/cuda.hpp"
 
 namespace fmm::cuda {
 
 namespace {
 
-constexpr int threads_per_block = 128;
+// The Device of group_kernels_device.hpp on the GPU worker's stream and cuBLAS handle.
+class Gpu {
+ public:
+  explicit Gpu(versa::CudaContext& context) : context_(context) {}
 
-// P2P by target (steps::NearFieldByTarget): one thread block per row of the view (the blocks
-// go through the rows in turn), each thread taking two of the row's targets, so that each
-// source value read from shared memory serves two pairs; the sources are staged a tile at a
-// time. The rows are disjoint: each point's sums are written by one thread, without atomics.
-constexpr int p2p_targets_per_thread = 2;
-
-__global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
-                           const double* points_b, int count_b, double* results_a,
-                           double* results_b) {
-  __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
-      sq[threads_per_block];
-  constexpr int per_thread = p2p_targets_per_thread;
-  const steps::NearFieldByTarget view = steps::NearFieldByTarget::of(work);
-  for (int r = blockIdx.x; r < view.rows; r += gridDim.x) {
-    const int* row = view.row + 5 * r;
-    const double* target = row[0] ? points_b : points_a;
-    const int target_n = row[0] ? count_b : count_a;
-    double* result = row[0] ? results_b : results_a;
-    for (int base = 0; base < row[2]; base += per_thread * threads_per_block) {
-      double position[per_thread][3], sum[per_thread][4] = {};
-      int k[per_thread];
-      bool active[per_thread];
-      for (int i = 0; i < per_thread; ++i) {
-        const int t = base + i * threads_per_block + static_cast<int>(threadIdx.x);
-        active[i] = t < row[2];
-        k[i] = row[1] + (active[i] ? t : 0);
-        for (int axis = 0; axis < 3; ++axis) position[i][axis] = target[axis * target_n + k[i]];
-      }
-      for (int s = row[3]; s < row[4]; ++s) {
-        const int* source = view.sources + 3 * s;
-        const double* from = source[0] ? points_b : points_a;
-        const int from_n = source[0] ? count_b : count_a;
-        for (int start = 0; start < source[2]; start += threads_per_block) {
-          const int l = start + static_cast<int>(threadIdx.x);
-          if (l < source[2]) {
-            const int j = source[1] + l;
-            sx[threadIdx.x] = from[j];
-            sy[threadIdx.x] = from[from_n + j];
-            sz[threadIdx.x] = from[2 * from_n + j];
-            sq[threadIdx.x] = from[3 * from_n + j];
-          }
-          __syncthreads();
-          const int tile = min(threads_per_block, source[2] - start);
-          for (int m = 0; m < tile; ++m)
-#pragma unroll
-            for (int i = 0; i < per_thread; ++i)
-              steps::p2p_add(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
-          __syncthreads();
-        }
-      }
-      for (int i = 0; i < per_thread; ++i)
-        if (active[i])
-          for (int v = 0; v < 4; ++v) result[v * target_n + k[i]] += sum[i][v];
-    }
+  template <class... Parameters, class... Arguments>
+  void launch(const char* name, void (*kernel)(Parameters...), unsigned blocks, unsigned threads,
+              std::size_t shared_bytes, Arguments&&... arguments) {
+    // Dynamic shared memory beyond the default 48 KiB must be asked for per kernel; a refusal
+    // (more than the device has) is reported as itself, not as the launch's failure after it.
+    if (shared_bytes > 48 * 1024)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(shared_bytes)),
+            ("asking for " + std::to_string(shared_bytes) +
+             " bytes of shared memory per block for " + name)
+                .c_str());
+    kernel<<<blocks, threads, shared_bytes, context_.stream()>>>(
+        std::forward<Arguments>(arguments)...);
+    check(cudaGetLastError(), (std::string(name) + " launch").c_str());
   }
-}
 
-// M2L: one thread block per steps::m2l_entries_per_block consecutive entries (offset, target
-// cell, source cell), their sources staged in shared memory, then each run of one offset through
-// its operator (kernel_steps.hpp): a whole C_d a thread per row, a truncated one a thread per
-// column of R and then per row of L. A target cell appears once per offset, in several blocks:
-// the sums go in with atomic adds.
-__global__ void m2l_kernel(const int* work, int entry_count, const double* operators, int rank,
-                           const double* sources, double* targets, double root_width) {
-  constexpr int per_block = steps::m2l_entries_per_block;
-  const int* entries = work + 1;                           // after the header, the cells' level
-  const double scale = 1.0 / ldexp(root_width, -work[0]);  // 1 / the cells' width
-  extern __shared__ double staged[];  // the sources, r x per_block, then y, r x per_block
-  double* y = staged + rank * per_block;
-  const int first = static_cast<int>(blockIdx.x) * per_block;
-  const int count = min(per_block, entry_count - first);
-  const int* entry = entries + 3 * first;
-  for (int v = static_cast<int>(threadIdx.x); v < per_block * rank; v += blockDim.x) {
-    const int j = v / rank, k = v % rank;
-    staged[k * per_block + j] =
-        j < count ? sources[static_cast<size_t>(entry[3 * j + 2]) * rank + k] : 0.0;
+  void* workspace(std::size_t bytes) { return context_.workspace(bytes); }
+
+  void copy(double* to, const double* from, std::size_t count, const char* what) {
+    check(cudaMemcpyAsync(to, from, count * sizeof(double), cudaMemcpyDeviceToDevice,
+                          context_.stream()),
+          what);
   }
-  __syncthreads();
-  for (int run = 0; run < count;) {
-    const int offset = entry[3 * run];
-    int end = run + 1;
-    while (end < count && entry[3 * end] == offset) ++end;
-    const steps::M2LOperator op = steps::m2l_operator(operators, offset);
-    const double* left = op.values + static_cast<size_t>(rank) * op.rank;
-    if (op.rank < rank) {
-      for (int q = static_cast<int>(threadIdx.x); q < op.rank; q += blockDim.x)
-        steps::m2l_project(op.values, op.rank, rank, staged, q, y);
-      __syncthreads();
-    }
-    for (int i = static_cast<int>(threadIdx.x); i < rank; i += blockDim.x) {
-      double sum[per_block] = {};
-      if (op.rank < rank)
-        steps::m2l_expand_row(left, op.rank, rank, y, i, sum);
-      else
-        steps::m2l_whole_row(op.values, rank, staged, i, sum);
-#pragma unroll
-      for (int j = 0; j < per_block; ++j)
-        if (j >= run && j < end)
-          atomicAdd(&targets[static_cast<size_t>(entry[3 * j + 1]) * rank + i], sum[j] * scale);
-    }
-    __syncthreads();  // y is rewritten by the next run
-    run = end;
+
+  void gemm(const steps::GemmShape& g, const double* a, const double* b, double* c,
+            const char* what) {
+    const double one = 1;
+    check(cublasDgemm(context_.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                      g.m, g.n, g.k, &one, a, g.lda, b, g.ldb, &g.beta, c, g.ldc),
+          what);
   }
-}
 
-// M2L as batched products (m2l_batches.hpp): the entries' sources gathered into the columns of
-// S, the products' pointer arrays written for cuBLAS from the runs, and the columns of Z added
-// into their targets. A target cell appears once per offset, in several runs: atomic adds.
-__global__ void m2l_gather_kernel(const int* entries, size_t values, int rank,
-                                  const double* sources, double* s) {
-  for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
-       v += static_cast<size_t>(gridDim.x) * blockDim.x)
-    s[v] = sources[steps::m2l_source_value(entries, v, rank)];
-}
+  void axpy(std::size_t count, const double* x, double* y, const char* what) {
+    const double one = 1;
+    check(cublasDaxpy(context_.cublas(), static_cast<int>(count), &one, x, 1, y, 1), what);
+  }
 
-__global__ void m2l_scatter_kernel(const int* entries, size_t values, int rank, const double* z,
-                                   double* targets) {
-  for (size_t v = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; v < values;
-       v += static_cast<size_t>(gridDim.x) * blockDim.x)
-    atomicAdd(&targets[steps::m2l_target_value(entries, v, rank)], z[v]);
-}
+  void grouped_gemm(const std::vector<int>& m, const std::vector<int>& n, const std::vector<int>& k,
+                    const std::vector<double>& alpha, const double* const* a,
+                    const std::vector<int>& lda, const double* const* b,
+                    const std::vector<int>& ldb, double* const* c, const std::vector<int>& ldc,
+                    const std::vector<int>& sizes, const char* what) {
+    const std::size_t groups = sizes.size();
+    const std::vector<cublasOperation_t> no_transpose(groups, CUBLAS_OP_N);
+    const std::vector<double> beta(groups, 0.0);
+    check(cublasDgemmGroupedBatched(context_.cublas(), no_transpose.data(), no_transpose.data(),
+                                    m.data(), n.data(), k.data(), alpha.data(), a, lda.data(), b,
+                                    ldb.data(), beta.data(), c, ldc.data(),
+                                    static_cast<int>(groups), sizes.data()),
+          what);
+  }
 
-// The runs travel as a kernel argument, in chunks that keep it under the 4 KB every CUDA
-// version takes.
-constexpr int m2l_runs_per_launch = 128;
-struct M2LRunChunk {
-  int first_run, count;
-  steps::M2LRun run[m2l_runs_per_launch];
+ private:
+  static void check(cudaError_t status, const char* what) {
+    if (status != cudaSuccess)
+      throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(status));
+  }
+  static void check(cublasStatus_t status, const char* what) {
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusString(status));
+  }
+
+  versa::CudaContext& context_;
 };
-
-// Pointer arrays: pass p's A, B and C of run i at pointers[(3 p + 0, 1, 2) * runs + i].
-__global__ void m2l_pointers_kernel(M2LRunChunk chunk, int runs, int truncated, int rank,
-                                    const double* operators, const double* s, double* y, double* z,
-                                    const double** pointers) {
-  const int j = static_cast<int>(threadIdx.x);
-  if (j >= chunk.count) return;
-  const int i = chunk.first_run + j;
-  for (int pass = 0; pass < 2; ++pass) {
-    if (pass == 0 && i >= truncated) continue;
-    const steps::M2LOperands p = steps::m2l_operands(pass, chunk.run[j], rank, operators, s, y, z);
-    pointers[(3 * pass + 0) * runs + i] = p.a;
-    pointers[(3 * pass + 1) * runs + i] = p.b;
-    pointers[(3 * pass + 2) * runs + i] = p.c;
-  }
-}
-
-// P2M: one block per entry (cell, x, y, z, first point, count); the block stages a tile's
-// bases, then its threads take the multipole's nodes. A cell has one entry per task.
-__global__ void p2m_kernel(const int* work, const double* tables_data, int order,
-                           steps::RootCube cube, const double* points, size_t point_count,
-                           double* multipoles) {
-  extern __shared__ double staged[];  // 3 p values per tile point
-  __shared__ double charges[steps::p2m_tile_points];
-  const steps::Tables t = steps::Tables::at(tables_data, order);
-  const steps::PositionedEntry entry(cube, work, blockIdx.x);
-  const int nodes = order * order * order;
-  double* multipole = multipoles + entry.cell() * nodes;
-  const int count = entry.count();
-  for (int start = 0; start < count; start += steps::p2m_tile_points) {
-    const int tile = min(steps::p2m_tile_points, count - start);
-    const size_t first = entry.first() + start;
-    for (int v = threadIdx.x; v < 3 * tile; v += blockDim.x)
-      steps::stage_basis(t, points, point_count, first, v, entry.box.center, entry.box.half_width,
-                         staged);
-    for (int j = threadIdx.x; j < tile; j += blockDim.x)
-      charges[j] = points[3 * point_count + first + j];
-    __syncthreads();
-    for (int node = threadIdx.x; node < nodes; node += blockDim.x)
-      multipole[node] += steps::p2m_node(t, charges, tile, staged, node);
-    __syncthreads();
-  }
-}
-
-// M2M (toward_parent) and L2L: one block per entry, the three phases of the tensor product
-// through two scratch vectors in shared memory. Several children share a parent in one M2M
-// task, so the products go in with atomic adds.
-__global__ void tensor_kernel(const int* work, const double* tables_data, int order,
-                              bool toward_parent, const double* from_cells, double* to_cells) {
-  extern __shared__ double scratch[];  // t1 then t2, p^3 each
-  const steps::Tables t = steps::Tables::at(tables_data, order);
-  const int* entry = work + 1 + 3 * blockIdx.x;  // m2m: child, parent; l2l: parent, child
-  const int nodes = order * order * order;
-  const steps::OctantMatrices a(toward_parent ? t.child_to_parent : t.parent_to_child, entry[2]);
-  const double* in = from_cells + static_cast<size_t>(entry[0]) * nodes;
-  double* out = to_cells + static_cast<size_t>(entry[1]) * nodes;
-  double *t1 = scratch, *t2 = scratch + nodes;
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t1[i] = steps::tensor_z(order, a.z, in, i);
-  __syncthreads();
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x) t2[i] = steps::tensor_y(order, a.y, t1, i);
-  __syncthreads();
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    atomicAdd(&out[i], steps::tensor_x(order, a.x, t2, i));
-}
-
-// P2L: one block per entry (target cell, x, y, z, first source point, count), the sources
-// staged in shared memory a tile at a time, a thread per node of the local. Several source
-// leaves of a group may reach one cell: the sums go in with atomic adds.
-__global__ void p2l_kernel(const int* work, const double* tables_data, int order,
-                           steps::RootCube cube, const double* points, size_t point_count,
-                           double* locals) {
-  __shared__ double sx[threads_per_block], sy[threads_per_block], sz[threads_per_block],
-      sq[threads_per_block];
-  const steps::Tables t = steps::Tables::at(tables_data, order);
-  const steps::PositionedEntry entry(cube, work, blockIdx.x);
-  const steps::CellBox& box = entry.box;
-  const int nodes = order * order * order;
-  double* local = locals + entry.cell() * nodes;
-  for (int start = 0; start < entry.count(); start += threads_per_block) {
-    const int tile = min(threads_per_block, entry.count() - start);
-    const size_t first = entry.first() + start;
-    if (static_cast<int>(threadIdx.x) < tile) {
-      sx[threadIdx.x] = points[first + threadIdx.x];
-      sy[threadIdx.x] = points[point_count + first + threadIdx.x];
-      sz[threadIdx.x] = points[2 * point_count + first + threadIdx.x];
-      sq[threadIdx.x] = points[3 * point_count + first + threadIdx.x];
-    }
-    __syncthreads();
-    for (int node = threadIdx.x; node < nodes; node += blockDim.x)
-      atomicAdd(&local[node],
-                steps::p2l_node(t, node, box.center, box.half_width, sx, sy, sz, sq, tile));
-    __syncthreads();
-  }
-}
-
-// M2P (from_multipole: the source cell's multipole) and L2P (the cell's local): one block per
-// entry (cell, x, y, z, first point, count), the expansion staged in shared memory, a thread
-// per point. Several source cells may reach one leaf in an M2P task: its sums go in with atomic
-// adds; an L2P task has one entry per leaf.
-template <bool from_multipole>
-__global__ void expansion_to_points_kernel(const int* work, const double* tables_data, int order,
-                                           steps::RootCube cube, const double* expansions,
-                                           const double* points, size_t point_count,
-                                           double* results) {
-  extern __shared__ double expansion[];
-  const steps::Tables t = steps::Tables::at(tables_data, order);
-  const steps::PositionedEntry entry(cube, work, blockIdx.x);
-  const int nodes = order * order * order;
-  for (int i = threadIdx.x; i < nodes; i += blockDim.x)
-    expansion[i] = expansions[entry.cell() * nodes + i];
-  __syncthreads();
-  for (int j = threadIdx.x; j < entry.count(); j += blockDim.x) {
-    const size_t k = entry.first() + j;
-    double out[4];
-    steps::expansion_at_point<from_multipole>(t, expansion, points, point_count, k, entry.box, out);
-    for (int r = 0; r < 4; ++r) {
-      if (from_multipole)
-        atomicAdd(&results[r * point_count + k], out[r]);
-      else
-        results[r * point_count + k] += out[r];
-    }
-  }
-}
-
-void check_launch(const char* kernel) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(kernel) + " launch failed: " + cudaGetErrorString(status));
-}
-
-std::size_t entries_of(std::size_t work_size, int stride) {
-  return work_size > 0 ? (work_size - 1) / static_cast<std::size_t>(stride) : 0;
-}
-
-// Dynamic shared memory beyond the default 48 KiB must be asked for per kernel; a refusal
-// (more than the device has) is reported as itself, not as the launch's failure after it.
-template <class Kernel>
-void allow_shared(Kernel kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return;
-  const cudaError_t status = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (status != cudaSuccess)
-    throw std::runtime_error(
-        "asking for " + std::to_string(bytes) +
-        " bytes of shared memory per block failed: " + cudaGetErrorString(status));
-}
-
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(call) + " failed: " + cublasGetStatusString(status));
-}
-
-void tensor(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-            const double* tables, int order, bool toward_parent, const double* from, double* to) {
-  const std::size_t entries = entries_of(work_size, 3);
-  if (entries == 0) return;
-  const std::size_t shared = 2 * static_cast<std::size_t>(order * order * order) * sizeof(double);
-  allow_shared(tensor_kernel, shared);
-  tensor_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
-      work, tables, order, toward_parent, from, to);
-  check_launch(toward_parent ? "fmm m2m" : "fmm l2l");
-}
-
-template <bool from_multipole>
-void expansion_to_points(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
-                         const double* tables, int order, const steps::RootCube& cube,
-                         const double* expansions, const double* points, std::size_t point_count,
-                         double* results) {
-  const std::size_t entries = entries_of(work_size, 6);
-  if (entries == 0) return;
-  const std::size_t shared = static_cast<std::size_t>(order * order * order) * sizeof(double);
-  expansion_to_points_kernel<from_multipole>
-      <<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
-          work, tables, order, cube, expansions, points, point_count, results);
-  check_launch(from_multipole ? "fmm m2p" : "fmm l2p");
-}
 
 }  // namespace
 
-void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+void p2p(versa::CudaContext& gpu, const steps::NearFieldRows& rows, const std::int32_t* work,
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
          double* results_a, double* results_b, bool inner) {
-  if (work_size < 2) return;
-  if (inner) {
-    points_b = points_a;
-    count_b = count_a;
-    results_b = results_a;
-  }
-  // The row count lies in device memory: enough blocks for every row there could be (each
-  // takes at least 8 values of the list), at most 1024; the extra ones return at once.
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(work_size / 8 + 1, 1024));
-  p2p_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(
-      work, points_a, static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a,
-      results_b);
-  check_launch("fmm p2p");
+  Gpu d(gpu);
+  device::p2p(d, rows, work, points_a, count_a, points_b, count_b, results_a, results_b, inner);
 }
 
 void m2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* operators, std::size_t rank, const double* sources, double* targets,
          double root_width) {
-  const std::size_t entries = entries_of(work_size, 3);
-  if (entries == 0) return;
-  constexpr std::size_t per_block = steps::m2l_entries_per_block;
-  const auto blocks = static_cast<unsigned>((entries + per_block - 1) / per_block);
-  const std::size_t shared = 2 * per_block * rank * sizeof(double);
-  allow_shared(m2l_kernel, shared);
-  m2l_kernel<<<blocks, threads_per_block, shared, gpu.stream()>>>(work, static_cast<int>(entries),
-                                                                  operators, static_cast<int>(rank),
-                                                                  sources, targets, root_width);
-  check_launch("fmm m2l");
+  Gpu d(gpu);
+  device::m2l(d, work, work_size, operators, rank, sources, targets, root_width);
 }
 
 void m2l_products(versa::CudaContext& gpu, const std::int32_t* work, const M2LBatches& plan,
                   const double* operators, std::size_t rank, const double* sources, double* targets,
                   double root_width) {
-  if (plan.entries == 0) return;
-  const int r = static_cast<int>(rank);
-  const int runs = static_cast<int>(plan.runs.size());
-  const std::size_t values = plan.entries * rank;
-  // One workspace: S and Z (r values per entry), Y, then the 6 pointer arrays.
-  const std::size_t doubles = 2 * values + plan.projections;
-  auto* scratch = static_cast<double*>(
-      gpu.workspace(doubles * sizeof(double) + 6 * static_cast<std::size_t>(runs) * sizeof(void*)));
-  double* s = scratch;
-  double* z = s + values;
-  double* y = z + values;
-  const auto** pointers = reinterpret_cast<const double**>(scratch + doubles);
-  const int* entries = work + 1;
-  const auto blocks = static_cast<unsigned>(
-      std::min<std::size_t>((values + threads_per_block - 1) / threads_per_block, 4096));
-
-  m2l_gather_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(entries, values, r, sources, s);
-  check_launch("fmm m2l gather");
-  for (int first = 0; first < runs; first += m2l_runs_per_launch) {
-    M2LRunChunk chunk{first, std::min(m2l_runs_per_launch, runs - first), {}};
-    std::copy_n(plan.runs.begin() + first, chunk.count, chunk.run);
-    m2l_pointers_kernel<<<1, m2l_runs_per_launch, 0, gpu.stream()>>>(chunk, runs, plan.truncated, r,
-                                                                     operators, s, y, z, pointers);
-    check_launch("fmm m2l pointers");
-  }
-  // The grouped calls: per group of equal shapes, its shape (from its first run) on the host.
-  const double scale = 1.0 / std::ldexp(root_width, -plan.level);
-  for (int pass = 0; pass < 2; ++pass) {
-    const std::vector<int> sizes = plan.group_sizes(pass);
-    if (sizes.empty()) continue;
-    const std::size_t groups = sizes.size();
-    std::vector<cublasOperation_t> no_transpose(groups, CUBLAS_OP_N);
-    std::vector<int> m(groups), n(groups), k(groups), lda(groups), ldb(groups), ldc(groups);
-    std::vector<double> alpha(groups, pass == 0 ? 1.0 : scale), beta(groups, 0.0);
-    for (std::size_t g = 0, first = 0; g < groups; first += static_cast<std::size_t>(sizes[g++])) {
-      const steps::M2LShape p = steps::m2l_shape(pass, plan.runs[first], r);
-      m[g] = p.m, n[g] = p.n, k[g] = p.k, lda[g] = p.lda, ldb[g] = p.ldb, ldc[g] = p.ldc;
-    }
-    const double* const* a = pointers + 3 * pass * runs;
-    check_cublas(
-        cublasDgemmGroupedBatched(gpu.cublas(), no_transpose.data(), no_transpose.data(), m.data(),
-                                  n.data(), k.data(), alpha.data(), a, lda.data(), a + runs,
-                                  ldb.data(), beta.data(), const_cast<double* const*>(a + 2 * runs),
-                                  ldc.data(), static_cast<int>(groups), sizes.data()),
-        pass == 0 ? "fmm m2l projection (cublasDgemmGroupedBatched)"
-                  : "fmm m2l (cublasDgemmGroupedBatched)");
-  }
-  m2l_scatter_kernel<<<blocks, threads_per_block, 0, gpu.stream()>>>(entries, values, r, z,
-                                                                     targets);
-  check_launch("fmm m2l scatter");
+  Gpu d(gpu);
+  device::m2l_products(d, work, plan, operators, rank, sources, targets, root_width);
 }
 
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* multipoles) {
-  const std::size_t entries = entries_of(work_size, 6);
-  if (entries == 0) return;
-  const std::size_t shared =
-      3 * steps::p2m_tile_points * static_cast<std::size_t>(order) * sizeof(double);
-  p2m_kernel<<<static_cast<unsigned>(entries), threads_per_block, shared, gpu.stream()>>>(
-      work, tables, order, cube, points, point_count, multipoles);
-  check_launch("fmm p2m");
+  Gpu d(gpu);
+  device::p2m(d, work, work_size, tables, order, cube, points, point_count, multipoles);
 }
 
 void m2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const double* child_multipoles,
          double* parent_multipoles) {
-  tensor(gpu, work, work_size, tables, order, true, child_multipoles, parent_multipoles);
+  Gpu d(gpu);
+  device::tensor(d, work, work_size, tables, order, true, child_multipoles, parent_multipoles);
 }
 
 void l2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const double* parent_locals, double* child_locals) {
-  tensor(gpu, work, work_size, tables, order, false, parent_locals, child_locals);
+  Gpu d(gpu);
+  device::tensor(d, work, work_size, tables, order, false, parent_locals, child_locals);
 }
 
 void compress(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
               const double* multipoles, double* compressed, std::size_t cells) {
-  const int nodes = order * order * order;
-  if (cells == 0) return;
-  if (rank == static_cast<std::size_t>(nodes)) {  // not compressed: a copy
-    const cudaError_t status =
-        cudaMemcpyAsync(compressed, multipoles, cells * rank * sizeof(double),
-                        cudaMemcpyDeviceToDevice, gpu.stream());
-    if (status != cudaSuccess)
-      throw std::runtime_error(std::string("fmm compress copy failed: ") +
-                               cudaGetErrorString(status));
-    return;
-  }
-  const steps::GemmShape g =
-      steps::compress_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
-  const double one = 1;
-  check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
-                           g.m, g.n, g.k, &one, tables + steps::tables_head(order), g.lda,
-                           multipoles, g.ldb, &g.beta, compressed, g.ldc),
-               "fmm compress (cublasDgemm)");
+  Gpu d(gpu);
+  device::compress(d, tables, order, rank, multipoles, compressed, cells);
 }
 
 void expand(versa::CudaContext& gpu, const double* tables, int order, std::size_t rank,
             const double* compressed, double* locals, std::size_t cells) {
-  const int nodes = order * order * order;
-  if (cells == 0) return;
-  const double one = 1;
-  if (rank == static_cast<std::size_t>(nodes)) {  // not compressed: an addition
-    check_cublas(
-        cublasDaxpy(gpu.cublas(), static_cast<int>(cells * rank), &one, compressed, 1, locals, 1),
-        "fmm expand (cublasDaxpy)");
-    return;
-  }
-  const steps::GemmShape g =
-      steps::expand_shape(nodes, static_cast<int>(rank), static_cast<int>(cells));
-  check_cublas(cublasDgemm(gpu.cublas(), g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
-                           g.m, g.n, g.k, &one, tables + steps::tables_head(order), g.lda,
-                           compressed, g.ldb, &g.beta, locals, g.ldc),
-               "fmm expand (cublasDgemm)");
+  Gpu d(gpu);
+  device::expand(d, tables, order, rank, compressed, locals, cells);
 }
 
 void p2l(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* points,
          std::size_t point_count, double* locals) {
-  const std::size_t entries = entries_of(work_size, 6);
-  if (entries == 0) return;
-  p2l_kernel<<<static_cast<unsigned>(entries), threads_per_block, 0, gpu.stream()>>>(
-      work, tables, order, cube, points, point_count, locals);
-  check_launch("fmm p2l");
+  Gpu d(gpu);
+  device::p2l(d, work, work_size, tables, order, cube, points, point_count, locals);
 }
 
 void m2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* multipoles,
          const double* points, std::size_t point_count, double* results) {
-  expansion_to_points<true>(gpu, work, work_size, tables, order, cube, multipoles, points,
-                            point_count, results);
+  Gpu d(gpu);
+  device::expansion_to_points<true>(d, work, work_size, tables, order, cube, multipoles, points,
+                                    point_count, results);
 }
 
 void l2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* locals,
          const double* points, std::size_t point_count, double* results) {
-  expansion_to_points<false>(gpu, work, work_size, tables, order, cube, locals, points, point_count,
-                             results);
+  Gpu d(gpu);
+  device::expansion_to_points<false>(d, work, work_size, tables, order, cube, locals, points,
+                                     point_count, results);
 }
 
 }  // namespace fmm::cuda

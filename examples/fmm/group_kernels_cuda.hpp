@@ -14,11 +14,11 @@
 
 namespace fmm::cuda {
 
-// P2P on a p2p_inner (inner: a and b are one group) or p2p_pair work list of `work_size`
-// values, through its by-target view (group_tree.hpp): each leaf pair's points receive the
-// other leaf's potential and field (pairs at zero distance left out), as fmm::p2p_inner and
+// P2P on a p2p_inner (inner: a and b are one group) or p2p_pair work list, through its
+// by-target view (group_tree.hpp) of `rows` (GroupTask::rows): each leaf pair's points receive
+// the other leaf's potential and field (pairs at zero distance left out), as fmm::p2p_inner and
 // fmm::p2p_pair do. Throws std::runtime_error when the launch fails.
-void p2p(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
+void p2p(versa::CudaContext& gpu, const steps::NearFieldRows& rows, const std::int32_t* work,
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
          double* results_a, double* results_b, bool inner);
 
@@ -45,7 +45,7 @@ void m2l_products(versa::CudaContext& gpu, const std::int32_t* work, const M2LBa
 // ChebyshevInterpolation::device_tables() of `order`, `rank` the values per compressed
 // expansion, `cube` the root cube; a point group's arrays hold `points` points. The work lists'
 // headers (the cell level) are read on the device. Each kernel does the steps of
-// kernel_steps.hpp, as its emulated twin (group_kernels_emulated.hpp) does. Throw
+// kernel_steps.hpp (group_kernels_device.hpp, which the emulated device runs too). Throw
 // std::runtime_error when a launch fails.
 void p2m(versa::CudaContext& gpu, const std::int32_t* work, std::size_t work_size,
          const double* tables, int order, const steps::RootCube& cube, const double* points,

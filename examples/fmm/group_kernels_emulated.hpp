@@ -1,8 +1,9 @@
-// The emulated twins of the CUDA kernels (group_kernels_cuda.hpp) of every pass
-// (group_kernels_cuda.hpp): the same arguments, in host memory, and the same steps
-// (kernel_steps.hpp) taken one after the other instead of by a block's threads, so that the
-// emulated device, which CI runs, checks what the GPU computes. The task types' .emulated bodies
-// call them (task_flow.hpp).
+// The FMM's device kernels (group_kernels_device.hpp) on the emulated device: the kernels the
+// GPU runs, with the GPU's launch shapes, each block's threads run in turn between barriers
+// (cuda_on_cpu.hpp), and the products that cuBLAS computes there computed by OpenBLAS with the
+// same arguments; on host memory, in the layouts of group_kernels.hpp, with the arguments of
+// the CUDA versions (group_kernels_cuda.hpp) less the GPU's context. The task types' .emulated
+// bodies call them (task_flow.hpp).
 #pragma once
 
 #include <cstddef>
@@ -13,7 +14,7 @@
 
 namespace fmm::emulated {
 
-void p2p(const std::int32_t* work, std::size_t work_size, const double* points_a,
+void p2p(const steps::NearFieldRows& rows, const std::int32_t* work, const double* points_a,
          std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
          double* results_b, bool inner);
 void m2l(const std::int32_t* work, std::size_t work_size, const double* operators, std::size_t rank,

@@ -136,18 +136,19 @@ void append_by_target(GroupTask& task, const std::vector<std::int32_t>* leaf_sta
     }
   });
   std::vector<std::int32_t> rows;
-  std::int32_t row_count = 0;
+  task.rows = {};
   for (std::int32_t side = 0; side < 2; ++side) {
     const std::vector<std::int32_t>& starts = *leaf_starts[side];
     for (std::size_t r = 0; r + 1 < starts.size(); ++r) {
       if (next[side][r] == first_source[side][r]) continue;  // not a target here
       rows.insert(rows.end(), {side, starts[r], starts[r + 1] - starts[r], first_source[side][r],
                                next[side][r]});
-      ++row_count;
+      ++task.rows.rows;
+      task.rows.points += starts[r + 1] - starts[r];
     }
   }
   task.work[0] = to_int(entries);
-  task.work.push_back(row_count);
+  task.work.push_back(task.rows.rows);
   task.work.insert(task.work.end(), rows.begin(), rows.end());
   task.work.insert(task.work.end(), flat.begin(), flat.end());
 }
@@ -209,7 +210,7 @@ class TaskCollector {
     } else {
       last_ = tasks_.size();
       targets.emplace_back(target, last_);
-      tasks_.push_back({kernel_, source, target, {0}, 0});
+      tasks_.push_back({kernel_, source, target, {0}, 0, {}});
     }
     return tasks_[last_];
   }
@@ -266,9 +267,12 @@ class M2LTaskBuilder {
       std::size_t count = 0;
       for (std::size_t o = task * offsets; o < (task + 1) * offsets; ++o)
         count += std::exchange(next_entry_[o], count);
-      out.push_back({Kernel::m2l, sources_[task], target,
+      out.push_back({Kernel::m2l,
+                     sources_[task],
+                     target,
                      std::vector<std::int32_t>(1 + entry_size * count, 0),
-                     static_cast<double>(count)});
+                     static_cast<double>(count),
+                     {}});
     }
     for (const Entry& entry : entries_) {
       const std::size_t place = next_entry_[entry.slot]++;
@@ -342,14 +346,14 @@ void GroupTree::split_near_field(std::size_t first) {
         for (std::size_t p = begin; p < end; ++p) {
           const GroupTask& task = tasks_[first + p];
           const auto stride = static_cast<std::size_t>(fmm::stride(task.kernel));
-          GroupTask current{task.kernel, task.source, task.target, {0}, 0};
+          GroupTask current{task.kernel, task.source, task.target, {0}, 0, {}};
           for (std::size_t e = 0; e < (task.work.size() - 1) / stride; ++e) {
             const std::int32_t* entry = task.work.data() + 1 + e * stride;
             current.work.insert(current.work.end(), entry, entry + stride);
             current.interactions += static_cast<double>(entry[1]) * static_cast<double>(entry[3]);
             if (current.interactions >= piece) {
               pieces[p].push_back(std::move(current));
-              current = {task.kernel, task.source, task.target, {0}, 0};
+              current = {task.kernel, task.source, task.target, {0}, 0, {}};
             }
           }
           if (current.work.size() > 1) pieces[p].push_back(std::move(current));
@@ -427,7 +431,7 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   for (const GroupTask& task : m2l) compressed[task.source] = true, expanded[task.target] = true;
   for (std::size_t g = 0; g < cell_groups_.size(); ++g)
     if (compressed[g])
-      tasks_.push_back({Kernel::compress, g, g, {}, double(cell_groups_[g].cell_count)});
+      tasks_.push_back({Kernel::compress, g, g, {}, double(cell_groups_[g].cell_count), {}});
   std::move(m2l.begin(), m2l.end(), std::back_inserter(tasks_));
   TaskCollector p2l(Kernel::p2l), m2p(Kernel::m2p);
   for (std::size_t b = 0; b < cells.size(); ++b) {
@@ -520,7 +524,7 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   for (int level = 0; level < tree.levels(); ++level) {
     for (std::size_t g = 0; g < cell_groups_.size(); ++g)
       if (cell_groups_[g].level == level && expanded[g])
-        tasks_.push_back({Kernel::expand, g, g, {}, double(cell_groups_[g].cell_count)});
+        tasks_.push_back({Kernel::expand, g, g, {}, double(cell_groups_[g].cell_count), {}});
     if (level + 1 == tree.levels()) break;
     TaskCollector l2l(Kernel::l2l);
     for (std::size_t c = tree.level_begin(level + 1); c < tree.level_begin(level + 2); ++c) {

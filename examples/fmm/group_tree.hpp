@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "interaction_lists.hpp"
+#include "kernel_steps.hpp"
 #include "octree.hpp"
 
 namespace fmm {
@@ -94,7 +95,8 @@ struct GroupTask {
   Kernel kernel;
   std::size_t source, target;      // group indices (cell or particle groups, as the kernel says)
   std::vector<std::int32_t> work;  // empty for compress and expand
-  double interactions = 0;  // a work estimate proportional to its run time, for the cost model
+  double interactions = 0;    // a work estimate proportional to its run time, for the cost model
+  steps::NearFieldRows rows;  // P2P: the size of the work list's by-target view
 };
 
 class GroupTree {

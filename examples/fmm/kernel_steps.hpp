@@ -1,9 +1,8 @@
-// The FMM's operators as the steps one GPU thread takes: the CUDA kernels
-// (group_kernels_cuda.cu) and their emulated twins (group_kernels_emulated.hpp) both call these,
-// so the emulated device, which CI runs, computes with the very code the GPU runs. Each step
-// computes one value of a block's phase (one basis row, one expansion value, one point's
-// potential); a kernel spreads a phase's values over its block's threads with a barrier between
-// phases, the twin runs them in a loop. Internal to the example.
+// The FMM's operators as the steps one GPU thread takes: the kernels (group_kernels_device.hpp),
+// which the GPU and the emulated device both run, call these. Each step computes one value of a
+// block's phase (one basis row, one expansion value, one point's potential); a kernel spreads a
+// phase's values over its block's threads with a barrier between phases. Internal to the
+// example.
 #pragma once
 
 #include <cmath>
@@ -261,7 +260,7 @@ FMM_HOST_DEVICE inline void m2p_point(const Tables& t, const double* multipole,
 }
 
 // P2P by target (the view after a P2P work list's entries, group_tree.hpp): one thread block
-// per row, a thread per target point, the sources staged in shared memory a tile at a time.
+// per row, a thread per two target points, the sources staged in shared memory a tile at a time.
 struct NearFieldByTarget {
   int rows;
   const std::int32_t* row;      // 5 values each: side, first point, count, first source, end
@@ -273,9 +272,25 @@ struct NearFieldByTarget {
   }
 };
 
+// The size of a P2P work list's by-target view, known on the host that made the list
+// (GroupTask::rows), where a launch chooses its blocks and their threads: the rows, and the
+// target points of all of them.
+struct NearFieldRows {
+  std::int32_t rows = 0, points = 0;
+};
+
+// The threads of a P2P launch's blocks (32, 64 or 128), each taking two targets of a row:
+// enough for a mean row of `rows` in one pass. Leaves hold from a few points to the leaf size,
+// so that a fixed block of 128 would leave most of its threads idle where they are small (38
+// points on average at 10^7 uniform points and leaf size 256).
+inline int p2p_block_threads(const NearFieldRows& rows) {
+  const int mean = rows.rows > 0 ? (rows.points + rows.rows - 1) / rows.rows : 0;
+  return mean <= 2 * 32 ? 32 : mean <= 2 * 64 ? 64 : 128;
+}
+
 // What a target at `target` receives from a source at (sx, sy, sz) of charge q: potential and
 // field added to sum[0..3]; nothing at zero distance. The GPU takes CUDA's double-precision
-// reciprocal square root, the twin 1 / sqrt.
+// reciprocal square root, the emulated device 1 / sqrt.
 FMM_HOST_DEVICE inline void p2p_add(const double target[3], double sx, double sy, double sz,
                                     double q, double sum[4]) {
   const double dx = target[0] - sx, dy = target[1] - sy, dz = target[2] - sz;
@@ -350,8 +365,8 @@ FMM_HOST_DEVICE inline void m2l_expand_row(const double* left, int k, int r, con
 //   pass 0 (truncated only): Y = R^T S   (k x count; R^T is R's row-major storage, lda k)
 //   pass 1:                  Z = L Y     (r x count; L column-major, after R)
 //                       or   Z = C_d S   (r x count; a whole C_d, column-major)
-// as column-major GEMMs without transposes (cuBLAS on a GPU, cblas in the twin, the same
-// arguments), pass 1 scaled by 1 / the cells' width.
+// as column-major GEMMs without transposes (cuBLAS on a GPU, OpenBLAS on the emulated device, the
+// same arguments), pass 1 scaled by 1 / the cells' width.
 struct M2LRun {
   std::int32_t first, count, k, values, y;
 };
@@ -408,7 +423,7 @@ FMM_HOST_DEVICE inline void expansion_at_point(const Tables& t, const double* ex
 }
 
 // Compression and expansion as one column-major matrix product over a cell group's `count`
-// expansions (cuBLAS on a GPU, cblas in the twin, the same arguments):
+// expansions (cuBLAS on a GPU, OpenBLAS on the emulated device, the same arguments):
 //   compress: C (rank x count) = V^T (rank x p^3) M (p^3 x count), V^T being V's row-major
 //             storage read column-major (lda = rank)
 //   expand:   L (p^3 x count) += V (p^3 x rank) C (rank x count), V = op_T of that storage

@@ -3,8 +3,8 @@
 // value (versa::value), since the sizes of the products must be known on the host to launch
 // them. The entries of a work list come in runs of one offset (sorted by offset); each run is
 // one product, or two through a truncated operator (steps::m2l_shape, steps::m2l_operands). On
-// a GPU the runs' products are cuBLAS grouped batched GEMMs (cuda::m2l_products), in the
-// emulated twin cblas products with the same arguments (emulated::m2l_products). Internal to
+// a GPU the runs' products are cuBLAS grouped batched GEMMs (cuda::m2l_products), on the
+// emulated device OpenBLAS products with the same arguments (emulated::m2l_products). Internal to
 // the example; C++17, as the .cu file that includes it.
 #pragma once
 

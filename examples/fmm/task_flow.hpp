@@ -31,10 +31,10 @@ using Out = Span<double>;
 
 // The task types. Their CPU bodies call the kernels through lambdas, not the kernels'
 // addresses, so the call is inlined into the task's invoker. The kernels with CUDA bodies
-// (group_kernels_cuda.hpp) have their emulated twins (group_kernels_emulated.hpp) as emulated
-// bodies; Versa drops CUDA bodies in a build without the CUDA backend. The context is the current
-// evaluation's (TaskProgram::evaluate sets it before it submits and waits for the tasks before it
-// changes).
+// (group_kernels_cuda.hpp) run the same device kernels on the emulated device
+// (group_kernels_emulated.hpp); Versa drops CUDA bodies in a build without the CUDA backend. The
+// context is the current evaluation's (TaskProgram::evaluate sets it before it submits and waits
+// for the tasks before it changes).
 inline auto p2m_type(const KernelContext* c) {
   return versa::task_type("p2m").cpu(
       [c](Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); });
@@ -85,9 +85,9 @@ inline auto m2l_products_type(const KernelContext* c) {
 }
 // The upward and downward passes, P2L and M2P, with the device tables
 // (ChebyshevInterpolation::device_tables) as a handle (their first access), so that they travel to
-// a device once and stay there, and every pass may run there: the emulated bodies are the twins of
-// the CUDA kernels; the CPU bodies take the operators from the interpolation. Used when the runtime
-// has devices.
+// a device once and stay there, and every pass may run there: the emulated bodies run the CUDA
+// kernels on the CPU; the CPU bodies take the operators from the interpolation. Used when the
+// runtime has devices.
 inline auto p2m_on_devices_type(const KernelContext* c) {
   return versa::task_type("p2m")
       .cpu([c](In, Work w, In points, Out m) { p2m(*c, in(w), in(points), out(m)); })
@@ -214,17 +214,18 @@ inline auto p2p_inner_type(NearFieldPairs* pairs) {
     total.fetch_add(p2p_pairs(in(w), Kernel::p2p_inner), std::memory_order_relaxed);
   };
   return versa::task_type("p2p_inner")
-      .cpu([pairs, count](Work w, In points, Out results) {
+      .cpu([pairs, count](const steps::NearFieldRows&, Work w, In points, Out results) {
         p2p_inner(in(w), in(points), out(results));
         count(w, pairs->cpu);
       })
-      .emulated([pairs, count](Work w, In points, Out results) {
-        emulated::p2p(w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+      .emulated([pairs, count](const steps::NearFieldRows& rows, Work w, In points, Out results) {
+        emulated::p2p(rows, w.data(), points.data(), points.size() / 4, points.data(),
                       points.size() / 4, results.data(), results.data(), true);
         count(w, pairs->emulated);
       })
-      .cuda([](versa::CudaContext& gpu, Work w, In points, Out results) {
-        cuda::p2p(gpu, w.data(), w.size(), points.data(), points.size() / 4, points.data(),
+      .cuda([](versa::CudaContext& gpu, const steps::NearFieldRows& rows, Work w, In points,
+               Out results) {
+        cuda::p2p(gpu, rows, w.data(), points.data(), points.size() / 4, points.data(),
                   points.size() / 4, results.data(), results.data(), true);
       });
 }
@@ -233,18 +234,20 @@ inline auto p2p_pair_type(NearFieldPairs* pairs) {
     total.fetch_add(p2p_pairs(in(w), Kernel::p2p_pair), std::memory_order_relaxed);
   };
   return versa::task_type("p2p_pair")
-      .cpu([pairs, count](Work w, In a, In b, Out ra, Out rb) {
+      .cpu([pairs, count](const steps::NearFieldRows&, Work w, In a, In b, Out ra, Out rb) {
         p2p_pair(in(w), in(a), in(b), out(ra), out(rb));
         count(w, pairs->cpu);
       })
-      .emulated([pairs, count](Work w, In a, In b, Out ra, Out rb) {
-        emulated::p2p(w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4, ra.data(),
-                      rb.data(), false);
-        count(w, pairs->emulated);
-      })
-      .cuda([](versa::CudaContext& gpu, Work w, In a, In b, Out ra, Out rb) {
-        cuda::p2p(gpu, w.data(), w.size(), a.data(), a.size() / 4, b.data(), b.size() / 4,
-                  ra.data(), rb.data(), false);
+      .emulated(
+          [pairs, count](const steps::NearFieldRows& rows, Work w, In a, In b, Out ra, Out rb) {
+            emulated::p2p(rows, w.data(), a.data(), a.size() / 4, b.data(), b.size() / 4, ra.data(),
+                          rb.data(), false);
+            count(w, pairs->emulated);
+          })
+      .cuda([](versa::CudaContext& gpu, const steps::NearFieldRows& rows, Work w, In a, In b,
+               Out ra, Out rb) {
+        cuda::p2p(gpu, rows, w.data(), a.data(), a.size() / 4, b.data(), b.size() / 4, ra.data(),
+                  rb.data(), false);
       });
 }
 inline auto expand_type(const KernelContext* c) {
@@ -450,12 +453,13 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
                versa::read(h.points[d]), versa::add(h.results[d]), priority, work);
         break;
       case Kernel::p2p_inner:
-        rt.submit(types.p2p_inner, list(), versa::read(h.points[s]), versa::add(h.results[s]),
-                  priority, work);
+        rt.submit(types.p2p_inner, versa::value(task.rows), list(), versa::read(h.points[s]),
+                  versa::add(h.results[s]), priority, work);
         break;
       case Kernel::p2p_pair:
-        rt.submit(types.p2p_pair, list(), versa::read(h.points[s]), versa::read(h.points[d]),
-                  versa::add(h.results[s]), versa::add(h.results[d]), priority, work);
+        rt.submit(types.p2p_pair, versa::value(task.rows), list(), versa::read(h.points[s]),
+                  versa::read(h.points[d]), versa::add(h.results[s]), versa::add(h.results[d]),
+                  priority, work);
         break;
       case Kernel::expand:
         submit(types.expand, types.expand_on_devices, versa::read(h.compressed_locals[s]),

@@ -98,7 +98,7 @@ class TaskProgram {
 
   // How M2L tasks run on devices in the evaluations prepared from now on: false (the default),
   // the block kernel (cuda::m2l); true, batched matrix products (cuda::m2l_products: cuBLAS
-  // grouped batched GEMMs, each task's plan made by prepare). The emulated twins follow the
+  // grouped batched GEMMs, each task's plan made by prepare). The emulated device follows the
   // same choice; CPUs do not change. Not while prepare runs on another thread.
   void set_m2l_products(bool products) { m2l_products_ = products; }
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.

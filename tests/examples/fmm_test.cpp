@@ -1260,6 +1260,8 @@ TEST(FmmGroupTree, NearFieldByTargetTakesEveryPairOfTheEntries) {
         }
         EXPECT_EQ(task.work.size(), static_cast<std::size_t>(sources - task.work.data()) +
                                         3 * static_cast<std::size_t>(view[5 * rows]));
+        EXPECT_EQ(task.rows.rows, rows);
+        EXPECT_EQ(static_cast<std::size_t>(task.rows.points), targets.size());
         std::sort(targets.begin(), targets.end());
         EXPECT_EQ(std::adjacent_find(targets.begin(), targets.end()), targets.end())
             << "a point in two rows";
@@ -1269,6 +1271,49 @@ TEST(FmmGroupTree, NearFieldByTargetTakesEveryPairOfTheEntries) {
       }
       EXPECT_GT(tasks, 0u);
     }
+}
+
+// The GPU's P2P kernel, run on the CPU as the emulated device runs it, with blocks of 32, 64 and
+// 128 threads (each row taken in one pass of the block or in several), on leaves of a few
+// points (blobs, with W cells' runs of leaves) and of a few hundred: every P2P task gives the
+// CPU kernel's sums to rounding.
+TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
+  const std::pair<Points, std::size_t> cases[] = {{blob_points(3000, 5), 20},
+                                                  {uniform_points(4000), 600}};
+  for (const auto& [points, leaf] : cases) {
+    const fmm::Solver solver({.eps = 1e-3, .leaf_size = leaf, .group_size = 4});
+    const fmm::Solver::Plan plan = solver.plan(points);
+    fmm::GroupData data(plan.tree, plan.groups, solver.operators());
+    std::size_t tasks = 0;
+    for (const fmm::GroupTask& task : plan.groups.tasks()) {
+      const bool inner = task.kernel == fmm::Kernel::p2p_inner;
+      if (!inner && task.kernel != fmm::Kernel::p2p_pair) continue;
+      ++tasks;
+      const std::span<const double> a = data.points(task.source), b = data.points(task.target);
+      const std::size_t na = a.size() / 4, nb = b.size() / 4;
+      std::vector<double> expected_a(4 * na, 0.0), expected_b(inner ? 0 : 4 * nb, 0.0);
+      if (inner)
+        fmm::p2p_inner(task.work, a, expected_a);
+      else
+        fmm::p2p_pair(task.work, a, b, expected_a, expected_b);
+      double largest = 0;
+      for (double v : expected_a) largest = std::max(largest, std::abs(v));
+      for (double v : expected_b) largest = std::max(largest, std::abs(v));
+      for (std::int32_t threads : {32, 64, 128}) {
+        // A mean row of 2 x threads points asks for `threads` per block.
+        const fmm::steps::NearFieldRows rows{task.rows.rows, task.rows.rows * 2 * threads};
+        ASSERT_EQ(fmm::steps::p2p_block_threads(rows), threads);
+        std::vector<double> ra(4 * na, 0.0), rb(inner ? 0 : 4 * nb, 0.0);
+        fmm::emulated::p2p(rows, task.work.data(), a.data(), na, b.data(), nb, ra.data(),
+                           inner ? ra.data() : rb.data(), inner);
+        for (std::size_t i = 0; i < ra.size(); ++i)
+          ASSERT_NEAR(ra[i], expected_a[i], 1e-12 * (1 + largest)) << threads << " " << i;
+        for (std::size_t i = 0; i < rb.size(); ++i)
+          ASSERT_NEAR(rb[i], expected_b[i], 1e-12 * (1 + largest)) << threads << " " << i;
+      }
+    }
+    EXPECT_GT(tasks, 0u);
+  }
 }
 
 // The W cells with few points go to P2P: every pair of points is still taken exactly once.
