@@ -33,66 +33,107 @@ namespace context = boost::context;
 // Enough for the kernels' frames, also in sanitizer builds, which make them larger.
 constexpr std::size_t stack_bytes = 256 << 10;
 
-// One thread of a block: its stack, kept from block to block, and the two ends of its switches.
-struct Fiber {
-  Fiber() : stack(new std::byte[stack_bytes]) {
-#if defined(CUDA_ON_CPU_TSAN)
-    sanitizer = __tsan_create_fiber(0);
-#endif
-  }
-  ~Fiber() {
-#if defined(CUDA_ON_CPU_TSAN)
-    __tsan_destroy_fiber(sanitizer);
-#endif
-  }
-  Fiber(const Fiber&) = delete;
-  Fiber& operator=(const Fiber&) = delete;
-
-  std::unique_ptr<std::byte[]> stack;
-  context::fiber thread;     // where the thread goes on, while it waits at a barrier
-  context::fiber scheduler;  // where run_grid goes on, while the thread runs
-  void* sanitizer = nullptr;
-  bool ended = false;
-};
-
-// Boost.Context's stack allocator for a Fiber's own stack: nothing to allocate or free.
-struct KeptStack {
-  std::byte* memory;
-  context::stack_context allocate() {
-    context::stack_context stack;
-    stack.size = stack_bytes;
-    stack.sp = memory + stack_bytes;  // stacks grow down
-    return stack;
-  }
-  void deallocate(context::stack_context&) noexcept {}
-};
-
-// The fibers and shared memory of the launches on one OS thread, kept from one launch to the
-// next. Only the thread that owns it touches it.
-struct BlockRunner {
-  void* scheduler_sanitizer = nullptr;
-  std::vector<std::unique_ptr<Fiber>> fibers;  // as many as the largest block so far
-  std::vector<std::max_align_t> shared;        // dynamic shared memory
-  const std::function<void()>* body = nullptr;
-  unsigned running = 0;  // the fiber that runs, while one does
-};
-
-thread_local BlockRunner runner;
-
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "cuda_on_cpu: %s\n", what);
   std::abort();
 }
 
-void resume(unsigned t) {
-  runner.running = t;
-  threadIdx = {t, 0, 0};
-  Fiber& fiber = *runner.fibers[t];
+// The thread `index` of every block that the launches on one OS thread run: a fiber that runs
+// the kernel's thread body once per block and waits for the next block between them, made once
+// (with its stack) and kept. Made, run and destroyed on that OS thread only.
+class Fiber {
+ public:
+  Fiber(const std::function<void()>* const* body, void* scheduler_sanitizer)
+      : stack_(new std::byte[stack_bytes]), scheduler_sanitizer_(scheduler_sanitizer) {
 #if defined(CUDA_ON_CPU_TSAN)
-  __tsan_switch_to_fiber(fiber.sanitizer, 0);
+    sanitizer_ = __tsan_create_fiber(0);
 #endif
-  fiber.thread = std::move(fiber.thread).resume();
-}
+    thread_ = context::fiber(std::allocator_arg, KeptStack{stack_.get()},
+                             [this, body](context::fiber&& scheduler) {
+                               scheduler_ = std::move(scheduler);
+                               while (!stopping_) {
+                                 (**body)();
+                                 ended_ = true;
+                                 wait();
+                               }
+                               to_scheduler();
+                               return std::move(scheduler_);
+                             });
+  }
+  ~Fiber() {
+    if (thread_) {  // waiting for a next block: let the loop end
+      stopping_ = true;
+      resume();
+    }
+#if defined(CUDA_ON_CPU_TSAN)
+    __tsan_destroy_fiber(sanitizer_);
+#endif
+  }
+  Fiber(const Fiber&) = delete;
+  Fiber& operator=(const Fiber&) = delete;
+
+  // The scheduler's side: runs the thread until its next barrier or the end of its body.
+  void resume() {
+#if defined(CUDA_ON_CPU_TSAN)
+    __tsan_switch_to_fiber(sanitizer_, 0);
+#endif
+    thread_ = std::move(thread_).resume();
+  }
+  // The thread's side: goes back to the scheduler until it resumes this thread.
+  void wait() {
+    to_scheduler();
+    scheduler_ = std::move(scheduler_).resume();
+  }
+
+  void start_block() { ended_ = false; }
+  bool ended() const { return ended_; }
+
+ private:
+  // Boost.Context's stack allocator for the fiber's own stack: nothing to allocate or free.
+  struct KeptStack {
+    std::byte* memory;
+    context::stack_context allocate() {
+      context::stack_context stack;
+      stack.size = stack_bytes;
+      stack.sp = memory + stack_bytes;  // stacks grow down
+      return stack;
+    }
+    void deallocate(context::stack_context&) noexcept {}
+  };
+
+  void to_scheduler() {
+#if defined(CUDA_ON_CPU_TSAN)
+    __tsan_switch_to_fiber(scheduler_sanitizer_, 0);
+#endif
+  }
+
+  std::unique_ptr<std::byte[]> stack_;
+  context::fiber thread_;     // where the thread goes on, while it waits
+  context::fiber scheduler_;  // where run_grid goes on, while the thread runs
+  void* sanitizer_ = nullptr;
+  void* scheduler_sanitizer_;
+  bool ended_ = false;  // its body has run in this block
+  bool stopping_ = false;
+};
+
+// The fibers and shared memory of the launches on one OS thread, kept from one launch to the
+// next. Only the thread that owns it touches it.
+struct BlockRunner {
+  BlockRunner() {
+#if defined(CUDA_ON_CPU_TSAN)
+    scheduler_sanitizer = __tsan_get_current_fiber();
+#endif
+  }
+  ~BlockRunner() { fibers.clear(); }  // before the body pointer they refer to
+
+  const std::function<void()>* body = nullptr;
+  void* scheduler_sanitizer = nullptr;
+  std::vector<std::unique_ptr<Fiber>> fibers;  // as many as the largest block so far
+  std::vector<std::max_align_t> shared;        // dynamic shared memory
+  unsigned running = 0;                        // the fiber that runs, while one does
+};
+
+thread_local BlockRunner runner;
 
 }  // namespace
 
@@ -100,37 +141,25 @@ void run_grid(unsigned blocks, unsigned threads, std::size_t shared_bytes,
               const std::function<void()>& thread_body) {
   if (threads == 0 || threads > 1024) fail("a block has 1 to 1024 threads");
   if (runner.body) fail("a kernel launched another");
-  while (runner.fibers.size() < threads) runner.fibers.push_back(std::make_unique<Fiber>());
+  while (runner.fibers.size() < threads)
+    runner.fibers.push_back(std::make_unique<Fiber>(&runner.body, runner.scheduler_sanitizer));
   runner.shared.resize((shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
-#if defined(CUDA_ON_CPU_TSAN)
-  runner.scheduler_sanitizer = __tsan_get_current_fiber();
-#endif
   runner.body = &thread_body;
   gridDim = {blocks, 1, 1};
   blockDim = {threads, 1, 1};
   for (unsigned b = 0; b < blocks; ++b) {
     blockIdx = {b, 0, 0};
-    for (unsigned t = 0; t < threads; ++t) {
-      Fiber& fiber = *runner.fibers[t];
-      fiber.ended = false;
-      fiber.thread = context::fiber(std::allocator_arg, KeptStack{fiber.stack.get()},
-                                    [&fiber](context::fiber&& scheduler) {
-                                      fiber.scheduler = std::move(scheduler);
-                                      (*runner.body)();
-                                      fiber.ended = true;
-#if defined(CUDA_ON_CPU_TSAN)
-                                      __tsan_switch_to_fiber(runner.scheduler_sanitizer, 0);
-#endif
-                                      return std::move(fiber.scheduler);
-                                    });
-    }
+    for (unsigned t = 0; t < threads; ++t) runner.fibers[t]->start_block();
     // Phase by phase: each thread runs to its next barrier or its end, in thread order.
-    for (unsigned alive = threads; alive > 0;) {
-      alive = 0;
+    for (bool waiting = true; waiting;) {
+      waiting = false;
       for (unsigned t = 0; t < threads; ++t) {
-        if (runner.fibers[t]->ended) continue;
-        resume(t);
-        if (!runner.fibers[t]->ended) ++alive;
+        Fiber& fiber = *runner.fibers[t];
+        if (fiber.ended()) continue;
+        runner.running = t;
+        threadIdx = {t, 0, 0};
+        fiber.resume();
+        waiting = waiting || !fiber.ended();
       }
     }
   }
@@ -141,11 +170,7 @@ void* dynamic_shared_memory() { return runner.shared.data(); }
 
 void sync_threads() {
   if (!runner.body) fail("__syncthreads outside a kernel");
-  Fiber& fiber = *runner.fibers[runner.running];
-#if defined(CUDA_ON_CPU_TSAN)
-  __tsan_switch_to_fiber(runner.scheduler_sanitizer, 0);
-#endif
-  fiber.scheduler = std::move(fiber.scheduler).resume();
+  runner.fibers[runner.running]->wait();
 }
 
 }  // namespace cuda_on_cpu
