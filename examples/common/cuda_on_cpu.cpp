@@ -38,9 +38,10 @@ constexpr std::size_t stack_bytes = 256 << 10;
   std::abort();
 }
 
-// The thread `index` of every block that the launches on one OS thread run: a fiber that runs
+// One thread position of every block that the launches on one OS thread run: a fiber that runs
 // the kernel's thread body once per block and waits for the next block between them, made once
-// (with its stack) and kept. Made, run and destroyed on that OS thread only.
+// (with its stack) and kept, so that ThreadSanitizer's record of its stack stays balanced. Made,
+// run and destroyed on that OS thread only.
 class Fiber {
  public:
   Fiber(const std::function<void()>* const* body, void* scheduler_sanitizer)
@@ -124,7 +125,6 @@ struct BlockRunner {
     scheduler_sanitizer = __tsan_get_current_fiber();
 #endif
   }
-  ~BlockRunner() { fibers.clear(); }  // before the body pointer they refer to
 
   const std::function<void()>* body = nullptr;
   void* scheduler_sanitizer = nullptr;

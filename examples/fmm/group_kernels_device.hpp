@@ -11,7 +11,7 @@
 //   copy(to, from, count, what)               count doubles, device to device
 //   gemm(shape, a, b, c, what)                C = op(A) B + beta C (steps::GemmShape, alpha 1)
 //   axpy(count, x, y, what)                   y += x
-//   grouped_gemm(pass, m, n, k, alpha, a, lda, b, ldb, c, ldc, sizes, what)
+//   grouped_gemm(m, n, k, alpha, a, lda, b, ldb, c, ldc, sizes, what)
 //                                             per group g, sizes[g] products C = alpha A B of
 //                                             its shape, the operands' addresses in device
 //                                             arrays a, b, c (cublasDgemmGroupedBatched's)
