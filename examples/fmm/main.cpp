@@ -41,6 +41,7 @@ struct Options {
   long device_memory_mib = 0;
   int workers = 0;
   fmm::Placements place{};
+  std::string place_text;  // as given, for the RESULT lines
   bool sequential = false;
   bool tune_leaf = false;
   bool overlap_tree = false;
@@ -87,7 +88,11 @@ void add_options(CLI::App& app, Options& o) {
       ->transform(example::positive<long>());
   example::add_workers_option(app, o.workers);
   example::add_parsed_option(
-      app, "--place", o.place, [](const std::string& text) { return fmm::parse_placements(text); },
+      app, "--place", o.place,
+      [&o](const std::string& text) {
+        o.place_text = text;
+        return fmm::parse_placements(text);
+      },
       "where each kernel's tasks run, e.g. p2p=gpu,m2l=auto (rules: auto,\n"
       "cpu, gpu, prefer-gpu; kernels: p2m m2m compress m2l p2l m2p p2p expand\n"
       "l2l l2p, or all; default auto)")
@@ -362,10 +367,22 @@ int run(const Options& o) {
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", o.eps);
   const std::string used = rt ? example::devices_used(devices, '+') : "sequential";
-  const std::string param = "n=" + std::to_string(n) +
-                            (targets ? ",targets=" + std::to_string(targets->size()) : "") +
-                            ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used +
-                            (o.m2l_products ? ",m2l=products" : "");
+  // What differs from the defaults, so that each run's RESULT lines have a key of their own.
+  std::string place = o.place_text;
+  std::replace(place.begin(), place.end(), ',', '+');
+  const std::size_t auto_pin =
+      rt ? versa::Config::from_environment(versa::Config{}).auto_pin_bytes : 0;
+  const std::string param =
+      "n=" + std::to_string(n) + (targets ? ",targets=" + std::to_string(targets->size()) : "") +
+      ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used +
+      (o.m2l_products ? ",m2l=products" : "") + (place.empty() ? "" : ",place=" + place) +
+      (o.leaf != 0 ? ",leaf=" + std::to_string(o.leaf) : "") +
+      (o.group != static_cast<long>(fmm::default_group_size) ? ",group=" + std::to_string(o.group)
+                                                             : "") +
+      (o.overlap_tree ? ",overlap=tree" : "") +
+      (rt && auto_pin != versa::Config{}.auto_pin_bytes
+           ? ",auto_pin_kib=" + std::to_string(auto_pin >> 10)
+           : "");
   example::print_result("fmm", "versa", param, "seconds", time, "s");
   const std::pair<const char*, double> phases[] = {{"tree", median(tree)},
                                                    {"upward", median(upward)},

@@ -59,6 +59,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
+//   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
 //   VERSA_PERF_MODEL=<file>   perf_model_file
 //   VERSA_LINK_COSTS=<file|none> link_cost_file
 //   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
@@ -158,6 +159,13 @@ struct Config {
   // When not 0, caps the memory each device (GPU or emulated) may use, in bytes (at least 64):
   // makes a working set larger than device memory easy to try.
   std::size_t device_memory_limit = 0;
+
+  // Handles of at least this many bytes have their host memory page-locked before their first
+  // copy to or from a GPU, and unlocked with the handle, since a copy from pageable memory goes
+  // through a bounce buffer and holds the copying thread. Locking costs about as much as a
+  // copy, so that memory copied only once may be better left pageable. 0: nothing is locked
+  // but what Runtime::pin_host_memory locks.
+  std::size_t auto_pin_bytes = std::size_t{256} << 10;
 
   // Devices of kinds the program registered itself (beyond cuda and emulated): how many of
   // each, by kind name. A name no kind registered is refused.

@@ -137,11 +137,11 @@ class Runtime {
   Token token(std::string name = {});
 
   // Page-locks [data, data + bytes) for as long as the returned object lives, so that copies
-  // between it and GPUs run asynchronously at full speed. Handles of 256 KiB or more are pinned
-  // automatically, before their first copy to or from a GPU; pin a whole array first when many
-  // handles lie inside it (the tiles of one matrix, which CUDA cannot pin separately: TiledMatrix
-  // does this). Does nothing without a GPU, or when the range overlaps one pinned already. The
-  // memory must stay allocated while the object lives.
+  // between it and GPUs run asynchronously at full speed. Handles of Config::auto_pin_bytes or
+  // more are pinned automatically, before their first copy to or from a GPU; pin a whole array
+  // first when many handles lie inside it (the tiles of one matrix, which CUDA cannot pin
+  // separately: TiledMatrix does this). Does nothing without a GPU, or when the range overlaps
+  // one pinned already. The memory must stay allocated while the object lives.
   PinnedHostMemory pin_host_memory(void* data, std::size_t bytes);
 
   // --- Tasks ------------------------------------------------------------------------------

@@ -92,6 +92,11 @@ Config Config::from_environment(Config base) {
         static_cast<std::size_t>(parse_integer("VERSA_DEVICE_MEMORY", value, 1, 1L << 24,
                                                "a size in MiB from 1 to 16777216"))
         << 20;
+  if (const char* value = std::getenv("VERSA_AUTO_PIN"))
+    base.auto_pin_bytes =
+        static_cast<std::size_t>(parse_integer("VERSA_AUTO_PIN", value, 0, 1L << 34,
+                                               "a size in KiB from 0 (none) to 17179869184"))
+        << 10;
   if (const char* value = std::getenv("VERSA_REDUCTION_MEMORY"))
     base.reduction_memory_limit =
         static_cast<std::size_t>(parse_integer("VERSA_REDUCTION_MEMORY", value, 0, 1L << 24,

@@ -205,15 +205,14 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
   if (dot_) dot_->handle_created(handle->id(), handle->name());
   handles_->add(handle->id(), handle);
   // Copies from pageable memory go through a bounce buffer and block the copying thread: the
-  // handle's memory is pinned before its first copy (DataMover::start_fill) unless it is small,
-  // or lies in a range pinned already (a TiledMatrix pins its whole matrix; its tiles' ranges
-  // overlap, which CUDA would refuse). Not here: pinning costs about as much as a copy, and
-  // data that tasks on devices only make and use (declared zero, without write-back) is never
-  // copied.
-  constexpr std::size_t pin_threshold = 256 << 10;
+  // handle's memory is pinned before its first copy (DataMover::start_fill) unless it is smaller
+  // than Config::auto_pin_bytes, or lies in a range pinned already (a TiledMatrix pins its whole
+  // matrix; its tiles' ranges overlap, which CUDA would refuse). Not here: pinning costs about
+  // as much as a copy, and data that tasks on devices only make and use (declared zero, without
+  // write-back) is never copied.
   const std::shared_ptr<HostPins>& pins = host_pins();
   ReplicaSet* replicas = handle->replicas();
-  if (pins && replicas && layout.bytes() >= pin_threshold) {
+  if (pins && replicas && config_.auto_pin_bytes != 0 && layout.bytes() >= config_.auto_pin_bytes) {
     MutexLock guard(replicas->mutex());
     replicas->pin_before_first_copy(pins, elements * layout.element_size);
   }

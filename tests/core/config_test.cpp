@@ -28,6 +28,7 @@ constexpr const char* all_variables[] = {
     "VERSA_PERF_MODEL",   "VERSA_QUIET",
     "VERSA_STATS",        "VERSA_SUBMISSION_WINDOW",
     "VERSA_CUDA_DEVICES", "VERSA_LINK_COSTS",
+    "VERSA_AUTO_PIN",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -120,6 +121,16 @@ TEST_F(ConfigTest, DeviceMemoryIsInMebibytes) {
   EXPECT_EQ(Config::from_environment(Config{}).device_memory_limit, std::size_t{16} << 20);
 }
 
+TEST_F(ConfigTest, AutoPinIsInKibibytesAndZeroTurnsItOff) {
+  EXPECT_EQ(Config::from_environment(Config{}).auto_pin_bytes, std::size_t{256} << 10);
+  {
+    const ScopedEnvironment variable("VERSA_AUTO_PIN", "1024");
+    EXPECT_EQ(Config::from_environment(Config{}).auto_pin_bytes, std::size_t{1} << 20);
+  }
+  const ScopedEnvironment variable("VERSA_AUTO_PIN", "0");
+  EXPECT_EQ(Config::from_environment(Config{}).auto_pin_bytes, 0u);
+}
+
 TEST_F(ConfigTest, PerfModelAndQuiet) {
   const std::string model = ::testing::TempDir() + "versa_config_test_model.txt";
   const ScopedEnvironment perf_model("VERSA_PERF_MODEL", model.c_str());
@@ -187,7 +198,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaDevicesWord", "VERSA_CUDA_DEVICES", "gpu0"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
                       BadVariable{"PinTwo", "VERSA_PIN", "2"},
-                      BadVariable{"QuietWord", "VERSA_QUIET", "yes"}),
+                      BadVariable{"QuietWord", "VERSA_QUIET", "yes"},
+                      BadVariable{"AutoPinNegative", "VERSA_AUTO_PIN", "-1"},
+                      BadVariable{"AutoPinWithUnit", "VERSA_AUTO_PIN", "256K"}),
     [](const ::testing::TestParamInfo<BadVariable>& info) { return info.param.name; });
 
 TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {

@@ -188,6 +188,29 @@ TEST(RegisteredDeviceKind, HostMemoryIsPinnedBeforeItsFirstCopy) {
   EXPECT_EQ(rt.statistics()[1].bytes_zeroed, zeros.size() * sizeof(double));
 }
 
+// Config::auto_pin_bytes sets the smallest handle pinned automatically; 0 pins none.
+TEST(RegisteredDeviceKind, AutomaticPinningTakesHandlesOfTheConfiguredSize) {
+  auto on_device = versa::placement(versa::Placement::gpu_only);
+  auto bump = [](versa::Span<double> v) {
+    for (double& e : v) e += 1;
+  };
+  std::vector<double> half(1 << 16, 1.0), whole(1 << 17, 1.0);  // 512 KiB and 1 MiB
+  for (const std::size_t threshold : {std::size_t{0}, std::size_t{1} << 20}) {
+    versa::Config config = versa::testing::workers(1);
+    config.other_devices["loopback"] = 1;
+    config.auto_pin_bytes = threshold;
+    versa::Runtime rt{config};
+    auto h = rt.data(half, "half"), w = rt.data(whole, "whole");
+    rt.submit("bump", bump, on_device, versa::write(h));
+    rt.submit("bump", bump, on_device, versa::write(w));
+    rt.wait_all();
+    EXPECT_FALSE(pinned_ranges.contains(half.data())) << threshold;
+    EXPECT_EQ(pinned_ranges.contains(whole.data()), threshold != 0) << threshold;
+  }
+  EXPECT_EQ(half[0], 3.0);
+  EXPECT_EQ(whole[0], 3.0);
+}
+
 TEST(RegisteredDeviceKind, UnknownKindIsRefused) {
   versa::Config config = versa::testing::workers(1);
   config.other_devices["nonesuch"] = 1;
