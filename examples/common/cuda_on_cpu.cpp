@@ -3,6 +3,7 @@
 #include <boost/context/fiber.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -149,6 +150,9 @@ void run_grid(unsigned blocks, unsigned threads, std::size_t shared_bytes,
   blockDim = {threads, 1, 1};
   for (unsigned b = 0; b < blocks; ++b) {
     blockIdx = {b, 0, 0};
+    // A block's shared memory starts undefined: all ones (a NaN in every double), so that a read
+    // before any thread of this block wrote shows rather than finding the block before's value.
+    std::memset(runner.shared.data(), 0xff, runner.shared.size() * sizeof(std::max_align_t));
     for (unsigned t = 0; t < threads; ++t) runner.fibers[t]->start_block();
     // Phase by phase: each thread runs to its next barrier or its end, in thread order.
     for (bool waiting = true; waiting;) {

@@ -17,6 +17,8 @@
 // between, what another of its threads writes, reads it unwritten (or overwritten) here, as
 // it may on the GPU, and a test that compares the result finds it. Shared memory is thread_local:
 // the fibers of one launch share it, concurrent launches on other threads have their own.
+// Dynamic shared memory starts each block as all ones bits (NaNs); static shared memory keeps
+// what the block before left.
 // Not modelled: warps (no warp intrinsics may be used), and atomics between blocks, which run
 // one at a time here.
 #pragma once
