@@ -24,45 +24,60 @@ void PerfModel::add_sample(Curve& curve, Entry& entry, double seconds) {
   ++entry.count;
   const int n = std::min(entry.count, window);
   std::array<double, window> sorted = entry.samples;
-  std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
+  std::sort(sorted.begin(), sorted.begin() + n);
   entry.median = sorted[n / 2];
+  entry.low = sorted[n / 4];
+  entry.high = sorted[(3 * n) / 4];
 }
 
-std::optional<double> PerfModel::Curve::at(std::size_t size) const {
+std::optional<PerfModel::Spread> PerfModel::Curve::at(std::size_t size) const {
   if (!calibrated()) return std::nullopt;
   // A size with samples of its own goes by them.
   const auto exact = sizes.find(size);
-  if (exact != sizes.end() && exact->second.count > 0) return exact->second.median;
+  if (exact != sizes.end() && exact->second.count > 0)
+    return Spread{exact->second.median, exact->second.low, exact->second.high};
   // The two sizes with samples nearest below and above (either may be missing).
-  using Point = std::pair<double, double>;  // (size, seconds)
+  using Point = std::pair<double, const Entry*>;  // (size, its samples)
   std::vector<Point> below, above;
   for (auto it = sizes.lower_bound(size); it != sizes.begin() && below.size() < 2;) {
     --it;
-    if (it->second.count > 0) below.emplace_back(it->first, it->second.median);
+    if (it->second.count > 0) below.emplace_back(it->first, &it->second);
   }
   for (auto it = sizes.upper_bound(size); it != sizes.end() && above.size() < 2; ++it)
-    if (it->second.count > 0) above.emplace_back(it->first, it->second.median);
+    if (it->second.count > 0) above.emplace_back(it->first, &it->second);
   Point a, b;
   if (!below.empty() && !above.empty()) {
     a = below[0], b = above[0];
   } else {
     const std::vector<Point>& side = below.empty() ? above : below;
-    if (side.size() == 1) {  // in proportion to the only size with samples
-      a = side[0];
-      return a.first > 0 ? a.second * static_cast<double>(size) / a.first : a.second;
-    }
-    a = side[0], b = side[1];
+    a = side[0];
+    if (side.size() > 1) b = side[1];
   }
-  if (size == 0 || a.first <= 0 || a.second <= 0 || b.second <= 0) return a.second;
+  // The nearest size's spread, in proportion to the estimate.
+  auto spread = [&a](double seconds) {
+    const double scale = a.second->median > 0 ? seconds / a.second->median : 1;
+    return Spread{seconds, a.second->low * scale, a.second->high * scale};
+  };
+  if (!b.second)  // in proportion to the only size with samples
+    return spread(a.first > 0 ? a.second->median * static_cast<double>(size) / a.first
+                              : a.second->median);
+  if (size == 0 || a.first <= 0 || a.second->median <= 0 || b.second->median <= 0)
+    return spread(a.second->median);
   // A power law through both; its exponent bounded so that two noisy samples of nearby sizes
   // cannot send an extrapolation far off.
-  const double exponent =
-      std::clamp(std::log(b.second / a.second) / std::log(b.first / a.first), 0.0, 3.0);
-  return a.second * std::pow(static_cast<double>(size) / a.first, exponent);
+  const double exponent = std::clamp(
+      std::log(b.second->median / a.second->median) / std::log(b.first / a.first), 0.0, 3.0);
+  return spread(a.second->median * std::pow(static_cast<double>(size) / a.first, exponent));
 }
 
 std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind,
                                           std::size_t size) {
+  const std::optional<Spread> spread = estimate_spread(type, kind, size);
+  return spread ? std::optional<double>(spread->seconds) : std::nullopt;
+}
+
+std::optional<PerfModel::Spread> PerfModel::estimate_spread(std::string_view type, DeviceKind kind,
+                                                            std::size_t size) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
@@ -133,7 +148,7 @@ void PerfModel::load(const std::string& file) {
     entry.count = std::min(count, window);
     curve.samples += entry.count;
     std::fill(entry.samples.begin(), entry.samples.begin() + entry.count, seconds);
-    entry.median = seconds;
+    entry.median = entry.low = entry.high = seconds;
   }
 }
 

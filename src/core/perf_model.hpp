@@ -30,6 +30,16 @@ class PerfModel {
   // `Curve`), so that the edge tiles of a tiled algorithm are not explored one by one, and
   // tasks whose sizes all differ (an FMM's interaction counts) still calibrate.
   std::optional<double> estimate(std::string_view type, DeviceKind kind, std::size_t size);
+  // The estimate with the spread of the runs behind it: their median and their first and third
+  // quartiles (for a size without samples of its own, the nearest such size's quartiles in
+  // proportion to the estimate; for sizes loaded from a file, the median). Placement asks
+  // whether one device kind is faster than another beyond the noise of their runs.
+  struct Spread {
+    double seconds;
+    double low;
+    double high;
+  };
+  std::optional<Spread> estimate_spread(std::string_view type, DeviceKind kind, std::size_t size);
   // Samples recorded plus explorations in flight for the combination's type and kind;
   // calibration_samples when it needs none (it is calibrated).
   int explorations(std::string_view type, DeviceKind kind);
@@ -54,6 +64,7 @@ class PerfModel {
     std::array<double, window> samples{};
     int count = 0;  // samples recorded (the window keeps the last `window`)
     double median = 0;
+    double low = 0, high = 0;  // quartiles
   };
   // The sizes seen of one (task type, device kind), in order, so that a size without samples is
   // estimated from its nearest neighbours with samples: on the straight line through the two
@@ -64,7 +75,7 @@ class PerfModel {
     int samples = 0;    // recorded, over all sizes (each size counting at most `window`)
     int exploring = 0;  // claimed explorations not yet recorded
     bool calibrated() const { return samples >= calibration_samples; }
-    std::optional<double> at(std::size_t size) const;
+    std::optional<Spread> at(std::size_t size) const;
   };
   // (type name, kind): looked up with a view of the name, stored with its own copy.
   struct Key {

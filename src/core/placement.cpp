@@ -123,6 +123,17 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
   return seconds;
 }
 
+bool PlacementPolicy::changes_device_data(const Task& task) {
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    ReplicaSet* replicas = access.handle->replicas();
+    if (!replicas || !modifies(access.mode) || !reads_contents(access.mode)) continue;
+    MutexLock guard(replicas->mutex());
+    if (!is_valid(replicas->at(0).state)) return true;
+  }
+  return false;
+}
+
 int PlacementPolicy::lanes(int node) const {
   return node == 0 ? cpu_workers_ : nodes_[node].device->concurrent_kernels();
 }
@@ -153,6 +164,10 @@ int PlacementPolicy::choose(Task& task) {
   int best = -1;
   double best_finish = std::numeric_limits<double>::infinity();
   double best_execution = 0;
+  // The CPU's slowest likely time and the devices' fastest: transfers plus the quartiles of
+  // the model's runs.
+  double cpu_high = std::numeric_limits<double>::infinity();
+  double devices_low = std::numeric_limits<double>::infinity();
   // While no candidate is calibrated (and the explorations are under way), tasks are dealt to
   // the candidate with the fewest queued tasks per worker.
   int fallback = -1;
@@ -187,23 +202,28 @@ int PlacementPolicy::choose(Task& task) {
       fallback = node;
       fallback_load = load;
     }
-    const std::optional<double> execution =
-        model_.estimate(task.type_name, nodes_[node].kind, bytes);
+    const std::optional<PerfModel::Spread> execution =
+        model_.estimate_spread(task.type_name, nodes_[node].kind, bytes);
     if (!execution) {  // being explored
       calibrated = false;
       continue;
     }
-    seconds[node] = transfer_seconds(task, node) + *execution;
+    const double transfer = transfer_seconds(task, node);
+    seconds[node] = transfer + execution->seconds;
+    if (node == 0)
+      cpu_high = transfer + execution->high;
+    else
+      devices_low = std::min(devices_low, transfer + execution->low);
     ++choices;
     const double finish = backlog + seconds[node];
     if (finish < best_finish) {
       best = node;
       best_finish = finish;
-      best_execution = *execution;
+      best_execution = execution->seconds;
     }
   }
   if (task.placement == Placement::automatic && calibrated && choices > 1) {
-    add_to_pool(task, std::move(seconds), bytes);
+    add_to_pool(task, std::move(seconds), cpu_high < devices_low, bytes);
     return pooled;
   }
   if (best < 0) best = fallback;
@@ -211,13 +231,15 @@ int PlacementPolicy::choose(Task& task) {
   return best;
 }
 
-void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes) {
+void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, bool cpu_surely_faster,
+                                  std::size_t bytes) {
   MutexLock guard(pool_mutex_);
   Group* group = nullptr;
   for (Group& g : pool_)
     if (g.type_name == task.type_name && g.bytes == bytes) group = &g;
-  if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, {}});
+  if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, false, {}});
   group->seconds = std::move(seconds);  // the latest estimates
+  group->cpu_surely_faster = cpu_surely_faster;
   group->tasks.emplace_back(&task, pooled_total_++);
   std::push_heap(group->tasks.begin(), group->tasks.end(), runs_later);
   pooled_count_.fetch_add(1, std::memory_order_relaxed);
@@ -227,21 +249,30 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, std::
 // that is not coming). Another node takes them only if it would finish one no later than the
 // fastest node would: each node's projected load is its backlog plus the pooled work it is
 // fastest at, shared among its lanes (CPU workers, or a device's concurrent kernels).
-// The group whose next task `node` should take now, or null: under pool_mutex_.
-PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
+//
+// Unless they run a group's tasks faster than any device beyond the noise of the runs, the CPU
+// workers take none that changes data only a device holds (a write or commute whose host
+// replica is stale): its data would cross the host link home and, for the device's next task
+// on it, back again, bytes that time alone barely weighs (a 512 KiB tile crosses a 12 GB/s
+// link in 44 us, against milliseconds for the tile's kernel on a core). A device takes it: the
+// fastest node, or one that finishes it as early as the CPU workers would.
+PlacementPolicy::Choice PlacementPolicy::group_for(int node) {
   const int count = static_cast<int>(nodes_.size());
   constexpr double never = std::numeric_limits<double>::infinity();
   for (int n = 0; n < count; ++n) projected_[n] = backlog_seconds(n);
+  // The CPU workers are a group's fastest node only when surely faster: else its fastest
+  // device is, and takes the tasks they leave.
   auto fastest = [&](const Group& g) {
-    return static_cast<int>(std::min_element(g.seconds.begin(), g.seconds.end()) -
-                            g.seconds.begin());
+    const auto first = g.seconds.begin() + (g.cpu_surely_faster ? 0 : 1);
+    return static_cast<int>(std::min_element(first, g.seconds.end()) - g.seconds.begin());
   };
   for (const Group& g : pool_) {
     if (g.tasks.empty()) continue;
     const int best = fastest(g);
     projected_[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
   }
-  Group* chosen = nullptr;
+  constexpr std::size_t unchosen = std::numeric_limits<std::size_t>::max();
+  Choice chosen;
   double chosen_affinity = never;
   for (Group& g : pool_) {
     if (g.tasks.empty() || !(g.seconds[node] < never)) continue;
@@ -252,11 +283,16 @@ PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
     const double affinity = g.seconds[node] / best_other;
     if (affinity > 1 && projected_[node] + g.seconds[node] > projected_[best] + g.seconds[best])
       continue;
-    if (affinity < chosen_affinity) {
-      chosen = &g;
-      chosen_affinity = affinity;
-    }
+    if (affinity >= chosen_affinity) continue;
+    // Which task, only where it decides whether the group is taken at all.
+    const bool host_data_only = node == 0 && !g.cpu_surely_faster;
+    const std::size_t task = host_data_only ? nearest_task(g, node, true) : unchosen;
+    if (task == g.tasks.size()) continue;
+    chosen = {&g, task};
+    chosen_affinity = affinity;
   }
+  if (chosen.group && chosen.task == unchosen)
+    chosen.task = nearest_task(*chosen.group, node, false);
   return chosen;
 }
 
@@ -266,15 +302,16 @@ PlacementPolicy::Group* PlacementPolicy::group_for(int node) {
 // task dragging its inputs across a host link. Only tasks of the top priority compete, so the
 // critical path keeps its order, and only those near the top of the heap, so that a pull costs
 // the same whatever the pool holds. Ties go to the task nearest the top.
-std::size_t PlacementPolicy::nearest_task(const Group& g, int node) const {
+std::size_t PlacementPolicy::nearest_task(const Group& g, int node, bool host_data_only) const {
   constexpr std::size_t window = 32;
   const int top_priority = g.tasks.front().first->priority;
-  std::size_t nearest = 0;
+  std::size_t nearest = g.tasks.size();
   double nearest_seconds = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < std::min(window, g.tasks.size()); ++i) {
     const Task& task = *g.tasks[i].first;
-    if (task.priority != top_priority) continue;
-    if (const double seconds = transfer_seconds(task, node); seconds < nearest_seconds) {
+    if (task.priority != top_priority || (host_data_only && changes_device_data(task))) continue;
+    const double seconds = transfer_seconds(task, node);
+    if (nearest == g.tasks.size() || seconds < nearest_seconds) {
       nearest = i;
       nearest_seconds = seconds;
       if (seconds == 0) break;
@@ -286,15 +323,16 @@ std::size_t PlacementPolicy::nearest_task(const Group& g, int node) const {
 bool PlacementPolicy::would_pull(int node) {
   if (!has_pooled()) return false;
   MutexLock guard(pool_mutex_);
-  return group_for(node) != nullptr;
+  return group_for(node).group != nullptr;
 }
 
 Task* PlacementPolicy::pull(int node) {
   if (!has_pooled()) return nullptr;
   MutexLock guard(pool_mutex_);
-  Group* chosen = group_for(node);
+  const Choice choice = group_for(node);
+  Group* chosen = choice.group;
   if (!chosen) return nullptr;
-  Task* task = take_from_heap(chosen->tasks, nearest_task(*chosen, node)).first;
+  Task* task = take_from_heap(chosen->tasks, choice.task).first;
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;
   task->expected_ns = static_cast<std::int64_t>(chosen->seconds[node] * 1e9);

@@ -77,6 +77,9 @@ class PlacementPolicy {
 
  private:
   double transfer_seconds(const Task& task, int node) const;
+  // Whether `task` writes or commutes on data whose host replica is stale: only devices hold
+  // it.
+  static bool changes_device_data(const Task& task);
   // CPU workers, or the kernels a device runs at once: queued work is shared among them.
   int lanes(int node) const;
   double backlog_seconds(int node) const;
@@ -87,14 +90,26 @@ class PlacementPolicy {
     const char* type_name;
     std::size_t bytes;
     std::vector<double> seconds;  // per node; infinity where the tasks cannot run
+    // Whether the CPU workers are faster than every device beyond the noise of the runs (their
+    // transfer plus the third quartile of their runs below each device's with the first): only
+    // then are they the group's fastest node, and take tasks whose data only a device holds.
+    bool cpu_surely_faster;
     // A heap: highest priority first (the critical path), then submission order.
     std::vector<std::pair<Task*, std::uint64_t>> tasks;
   };
-  void add_to_pool(Task& task, std::vector<double> seconds, std::size_t bytes);
-  // The group whose next task `node` should take now, or null.
-  Group* group_for(int node) VERSA_REQUIRES(pool_mutex_);
-  // Where in `g.tasks` the task that `node` takes from it is.
-  std::size_t nearest_task(const Group& g, int node) const VERSA_REQUIRES(pool_mutex_);
+  void add_to_pool(Task& task, std::vector<double> seconds, bool cpu_surely_faster,
+                   std::size_t bytes);
+  struct Choice {
+    Group* group = nullptr;
+    std::size_t task = 0;  // where in group->tasks
+  };
+  // The group whose task `node` should take now, and which of its tasks; or no group.
+  Choice group_for(int node) VERSA_REQUIRES(pool_mutex_);
+  // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none): among the
+  // most urgent, and where `host_data_only`, among those that change no data only a device
+  // holds.
+  std::size_t nearest_task(const Group& g, int node, bool host_data_only) const
+      VERSA_REQUIRES(pool_mutex_);
 
   std::vector<Node> nodes_;
   const PeerLinks links_;

@@ -597,6 +597,61 @@ TEST(Devices, PlacementCountsAnInputDeclaredZeroAsNoTransfer) {
   }
 }
 
+// The CPU workers leave to the device a task that changes data only the device holds, unless
+// they run it surely faster: it would bring the data home and send it back for the device's
+// next task. The host links are free here, so only that rule keeps them away. Where the device
+// is faster they help with the tasks on data in host memory, as before; where they are three
+// times faster they take tasks on the device's data too.
+TEST(Devices, CpuWorkersLeaveTasksThatChangeDataOnlyADeviceHoldsUnlessSurelyFaster) {
+  for (const bool cpu_faster : {false, true}) {
+    SCOPED_TRACE(cpu_faster ? "the CPU is three times faster" : "the device is faster");
+    versa::Runtime rt{one_device()};
+    const auto cpu_takes = std::chrono::milliseconds(cpu_faster ? 1 : 3);
+    const auto device_takes = std::chrono::milliseconds(cpu_faster ? 3 : 2);
+    // x[0] counts the updates; x[1] says where the last one ran (1: CPU, 2: device).
+    auto update = versa::task_type("update")
+                      .cpu([cpu_takes](Span<double> x) {
+                        std::this_thread::sleep_for(cpu_takes);
+                        x[0] += 1;
+                        x[1] = 1;
+                      })
+                      .emulated([device_takes](Span<double> x) {
+                        std::this_thread::sleep_for(device_takes);
+                        x[0] += 1;
+                        x[1] = 2;
+                      });
+    constexpr std::size_t calibration = 12, held = 8, home = 8;
+    std::vector<std::vector<double>> data(calibration + held + home, std::vector<double>(n, 0.0));
+    std::vector<versa::Handle<double>> handles;
+    for (auto& d : data) handles.push_back(rt.data(d));
+    for (std::size_t i = 0; i < calibration; ++i) rt.submit(update, versa::write(handles[i]));
+    rt.wait_all();
+    const auto calibrated = rt.statistics();
+    ASSERT_GE(calibrated[0].tasks, 3u) << "the CPU was explored";
+    ASSERT_GE(calibrated[1].tasks, 3u) << "the device was explored";
+    // The held handles are written on the device, so the host's copies are stale when their
+    // updates are ready.
+    for (std::size_t i = calibration; i < calibration + held; ++i)
+      rt.submit(
+          "place", [](Span<double> x) { x[0] = 10; }, on(true), versa::write(handles[i]));
+    for (std::size_t i = calibration; i < data.size(); ++i)
+      rt.submit(update, versa::write(handles[i]));
+    rt.wait_all();
+    std::size_t held_on_cpu = 0, home_on_cpu = 0;
+    for (std::size_t i = calibration; i < data.size(); ++i) {
+      const bool is_held = i < calibration + held;
+      EXPECT_EQ(data[i][0], is_held ? 11.0 : 1.0) << "handle " << i;
+      (is_held ? held_on_cpu : home_on_cpu) += data[i][1] == 1.0;
+    }
+    EXPECT_GT(home_on_cpu, 0u) << "the CPU workers took no task on host data";
+    if (cpu_faster) {
+      EXPECT_GT(held_on_cpu, 0u) << "the CPU workers, surely faster, left every held task";
+    } else {
+      EXPECT_EQ(held_on_cpu, 0u) << "the CPU workers took tasks on data only the device held";
+    }
+  }
+}
+
 TEST(Devices, FailedAllocationSendsTheTaskToTheCpu) {
   versa::Config config = one_device();
   config.emulated_devices[0].fail_allocations_from = 1;

@@ -138,6 +138,32 @@ TEST(PerfModelTest, ASizeWithoutSamplesIsEstimatedFromItsNeighbours) {
   EXPECT_EQ(model.estimate("syrk", DeviceKind::cpu, 1000), std::nullopt);
 }
 
+TEST(PerfModelTest, TheSpreadIsTheQuartilesOfTheRecentRuns) {
+  PerfModel model;
+  EXPECT_FALSE(model.estimate_spread("gemm", DeviceKind::cpu, 1000).has_value());
+  // Eight runs: sorted 1..8, the quartiles at positions 2, 4 and 6.
+  for (double seconds : {8.0, 1.0, 7.0, 2.0, 6.0, 3.0, 5.0, 4.0})
+    model.record("gemm", DeviceKind::cpu, 1000, seconds, false);
+  const auto own = model.estimate_spread("gemm", DeviceKind::cpu, 1000);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_EQ(own->seconds, 5.0);
+  EXPECT_EQ(own->low, 3.0);
+  EXPECT_EQ(own->high, 7.0);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 1000), std::optional<double>(5.0));
+  // A size without samples: the nearest size's spread, in proportion to the estimate.
+  const auto half = model.estimate_spread("gemm", DeviceKind::cpu, 500);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_NEAR(half->seconds, 2.5, 1e-12);
+  EXPECT_NEAR(half->low, 1.5, 1e-12);
+  EXPECT_NEAR(half->high, 3.5, 1e-12);
+  // Runs that all took the same: no spread.
+  record_n(model, "trsm", DeviceKind::cuda, 64, 2.0, calibration);
+  const auto same = model.estimate_spread("trsm", DeviceKind::cuda, 64);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->low, 2.0);
+  EXPECT_EQ(same->high, 2.0);
+}
+
 TEST(PerfModelTest, TasksOfAllDifferentSizesCalibrateTogether) {
   // An FMM's tasks each have an interaction count of their own: no size ever repeats, and the
   // curve must calibrate from one sample of each.
