@@ -11,6 +11,9 @@
 // and size, and devices pull from the pool when they have room (after heteroprio, Agullo et al.
 // 2016): each takes the group it is relatively best at (lowest ratio of its time to the best
 // other device's), provided it would also finish the task no later than any other device could.
+// The CPU workers leave to the devices the tasks that change data only a device holds, unless
+// they are faster at them beyond the noise of the runs: by time alone they would take them, and
+// the data would cross the host link home and back.
 #pragma once
 
 #include <atomic>
