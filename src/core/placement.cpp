@@ -271,7 +271,6 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node) {
     const int best = fastest(g);
     projected_[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
   }
-  constexpr std::size_t unchosen = std::numeric_limits<std::size_t>::max();
   Choice chosen;
   double chosen_affinity = never;
   for (Group& g : pool_) {
@@ -286,13 +285,11 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node) {
     if (affinity >= chosen_affinity) continue;
     // Which task, only where it decides whether the group is taken at all.
     const bool host_data_only = node == 0 && !g.cpu_surely_faster;
-    const std::size_t task = host_data_only ? nearest_task(g, node, true) : unchosen;
+    const std::size_t task = host_data_only ? nearest_task(g, node, true) : Choice::any_task;
     if (task == g.tasks.size()) continue;
     chosen = {&g, task};
     chosen_affinity = affinity;
   }
-  if (chosen.group && chosen.task == unchosen)
-    chosen.task = nearest_task(*chosen.group, node, false);
   return chosen;
 }
 
@@ -332,7 +329,9 @@ Task* PlacementPolicy::pull(int node) {
   const Choice choice = group_for(node);
   Group* chosen = choice.group;
   if (!chosen) return nullptr;
-  Task* task = take_from_heap(chosen->tasks, choice.task).first;
+  const std::size_t index =
+      choice.task == Choice::any_task ? nearest_task(*chosen, node, false) : choice.task;
+  Task* task = take_from_heap(chosen->tasks, index).first;
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;
   task->expected_ns = static_cast<std::int64_t>(chosen->seconds[node] * 1e9);

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -103,8 +104,10 @@ class PlacementPolicy {
   void add_to_pool(Task& task, std::vector<double> seconds, bool cpu_surely_faster,
                    std::size_t bytes);
   struct Choice {
+    // Any of the group's tasks will do: pull() picks the nearest, would_pull() need not.
+    static constexpr std::size_t any_task = std::numeric_limits<std::size_t>::max();
     Group* group = nullptr;
-    std::size_t task = 0;  // where in group->tasks
+    std::size_t task = any_task;  // where in group->tasks, where only some will do
   };
   // The group whose task `node` should take now, and which of its tasks; or no group.
   Choice group_for(int node) VERSA_REQUIRES(pool_mutex_);
