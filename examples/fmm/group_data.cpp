@@ -23,7 +23,7 @@ GroupData::GroupData(const Octree& tree, const GroupTree& groups,
       compressed_multipoles_(tree.cells().size() * rank_),
       compressed_locals_(tree.cells().size() * rank_),
       locals_(tree.cells().size() * nodes_) {
-  const Points& sorted = tree.points();
+  const SortedPoints& sorted = tree.points();
   parallel_for(
       groups.particle_groups().size(),
       [&](std::size_t begin, std::size_t end) {
@@ -80,7 +80,7 @@ Potentials GroupData::results_in_input_order(const Octree& tree) const {
 }
 
 void GroupData::results_in_input_order(const Octree& tree, Potentials& out) const {
-  const std::vector<std::size_t>& original = tree.original_index();
+  const UninitialisedArray<std::size_t>& original = tree.original_index();
   for (std::vector<double>* array : {&out.potential, &out.field_x, &out.field_y, &out.field_z})
     array->resize(original.size());
   // The stores land all over the four arrays (the input order is not the tree's): at 10^7

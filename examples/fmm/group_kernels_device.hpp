@@ -44,33 +44,40 @@ namespace {
 
 constexpr int threads_per_block = 128;
 
-// P2P by target (steps::NearFieldByTarget): one thread block of `threads` per row of the view
-// (the blocks go through the rows in turn), each thread taking two of the row's targets, so
-// that each source value read from shared memory serves two pairs. The row's sources are staged
-// `threads` at a time across its source leaves, so that a tile is full wherever small leaves
-// follow each other. The rows are disjoint: each point's sums are written by one thread, without
-// atomics.
+// P2P by target (steps::NearFieldByTarget): one block of steps::p2p_block_threads per row of the
+// view (the blocks go through the rows in turn). The block is `splits` sets of `targets`
+// threads: each thread of a set takes two of the row's targets, so that each source value read
+// from shared memory serves two pairs, and the sets share out each tile of sources, so that a
+// row of few targets still gives the SM enough warps to keep its FP64 pipes busy. The row's
+// sources are staged a block's width at a time across its source leaves, so that a tile is full
+// wherever small leaves follow each other. At the end of a pass the sets' sums of a target are
+// added in shared memory and written by the first set: the rows are disjoint, so each point's
+// sums are written by one thread, without atomics.
 constexpr int p2p_targets_per_thread = 2;
 
-template <int threads>
+template <int targets, int splits>
 __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
                            const double* points_b, int count_b, double* results_a,
                            double* results_b) {
-  __shared__ double sx[threads], sy[threads], sz[threads], sq[threads];
+  constexpr int threads = targets * splits;
   constexpr int per_thread = p2p_targets_per_thread;
+  __shared__ double sx[threads], sy[threads], sz[threads], sq[threads];
+  // The sums of sets 1 to splits - 1, for the first set to add.
+  __shared__ double partial[splits > 1 ? splits - 1 : 1][4][per_thread][targets];
   const steps::NearFieldByTarget view = steps::NearFieldByTarget::of(work);
   const int lane = static_cast<int>(threadIdx.x);
+  const int target_lane = lane % targets, set = lane / targets;
   for (int r = blockIdx.x; r < view.rows; r += gridDim.x) {
     const int* row = view.row + 5 * r;
     const double* target = row[0] ? points_b : points_a;
     const int target_n = row[0] ? count_b : count_a;
     double* result = row[0] ? results_b : results_a;
-    for (int base = 0; base < row[2]; base += per_thread * threads) {
+    for (int base = 0; base < row[2]; base += per_thread * targets) {
       double position[per_thread][3], sum[per_thread][4] = {};
       int k[per_thread];
       bool active[per_thread];
       for (int i = 0; i < per_thread; ++i) {
-        const int t = base + i * threads + lane;
+        const int t = base + i * targets + target_lane;
         active[i] = t < row[2];
         k[i] = row[1] + (active[i] ? t : 0);
         for (int axis = 0; axis < 3; ++axis) position[i][axis] = target[axis * target_n + k[i]];
@@ -98,16 +105,29 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
           if (offset == view.sources[3 * s + 2]) ++s, offset = 0;
         }
         __syncthreads();
-        for (int m = 0; m < tile; ++m) {
+        // A set's threads read the same source at once: one broadcast from shared memory.
+        for (int m = set; m < tile; m += splits) {
           FMM_UNROLL
           for (int i = 0; i < per_thread; ++i)
             steps::p2p_add(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
         }
         __syncthreads();
       }
-      for (int i = 0; i < per_thread; ++i)
-        if (active[i])
-          for (int v = 0; v < 4; ++v) result[v * target_n + k[i]] += sum[i][v];
+      if (splits > 1) {
+        if (set > 0)
+          for (int i = 0; i < per_thread; ++i)
+            for (int v = 0; v < 4; ++v) partial[set - 1][v][i][target_lane] = sum[i][v];
+        __syncthreads();
+        if (set == 0)
+          for (int other = 0; other < splits - 1; ++other)
+            for (int i = 0; i < per_thread; ++i)
+              for (int v = 0; v < 4; ++v) sum[i][v] += partial[other][v][i][target_lane];
+        __syncthreads();  // before the next pass writes `partial` again
+      }
+      if (set == 0)
+        for (int i = 0; i < per_thread; ++i)
+          if (active[i])
+            for (int v = 0; v < 4; ++v) result[v * target_n + k[i]] += sum[i][v];
     }
   }
 }
@@ -346,8 +366,11 @@ void p2p(Device& d, const steps::NearFieldRows& rows, const std::int32_t* work,
     results_b = results_a;
   }
   const auto blocks = static_cast<unsigned>(rows.rows);
-  const int threads = steps::p2p_block_threads(rows);
-  auto kernel = threads == 32 ? p2p_kernel<32> : threads == 64 ? p2p_kernel<64> : p2p_kernel<128>;
+  constexpr int threads = steps::p2p_block_threads;
+  const int targets = steps::p2p_target_threads(rows);
+  auto kernel = targets == 32   ? p2p_kernel<32, threads / 32>
+                : targets == 64 ? p2p_kernel<64, threads / 64>
+                                : p2p_kernel<128, threads / 128>;
   d.launch("fmm p2p", kernel, blocks, static_cast<unsigned>(threads), 0, work, points_a,
            static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a, results_b);
 }

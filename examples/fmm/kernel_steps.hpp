@@ -279,11 +279,15 @@ struct NearFieldRows {
   std::int32_t rows = 0, points = 0;
 };
 
-// The threads of a P2P launch's blocks (32, 64 or 128), each taking two targets of a row:
-// enough for a mean row of `rows` in one pass. Leaves hold from a few points to the leaf size,
-// so that a fixed block of 128 would leave most of its threads idle where they are small (38
-// points on average at 10^7 uniform points and leaf size 256).
-inline int p2p_block_threads(const NearFieldRows& rows) {
+// The threads of a P2P block: 8 warps, so that a row of few targets still gives its SM enough
+// warps to hide the FP64 pipes' latency.
+inline constexpr int p2p_block_threads = 256;
+
+// The threads of a P2P block that take a row's targets, two each (32, 64 or 128; the block's
+// other threads share out the sources with them): enough for a mean row of `rows` in one pass.
+// Leaves hold from a few points to the leaf size, so that 128 would leave most of those threads
+// idle where they are small (38 points on average at 10^7 uniform points and leaf size 256).
+inline int p2p_target_threads(const NearFieldRows& rows) {
   const int mean = rows.rows > 0 ? (rows.points + rows.rows - 1) / rows.rows : 0;
   return mean <= 2 * 32 ? 32 : mean <= 2 * 64 ? 64 : 128;
 }

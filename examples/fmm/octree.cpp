@@ -71,7 +71,7 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
   width_ = extent > 0 ? extent : 1.0;
 
   const double cells_per_side = static_cast<double>(std::uint64_t{1} << max_octree_level);
-  point_keys_.resize(n);
+  resize_unwritten(point_keys_, n);
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       std::uint32_t q[3];
@@ -95,7 +95,8 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
       for (end = begin + 1; end < n && point_keys_[end] >> coarse_shift == cell;) ++end;
       if (end - begin > leaf_size_) sort_by_whole_key(begin, end);
     }
-  sorted_.x.resize(n), sorted_.y.resize(n), sorted_.z.resize(n), sorted_.charge.resize(n);
+  for (UninitialisedArray<double>* array : {&sorted_.x, &sorted_.y, &sorted_.z, &sorted_.charge})
+    resize_unwritten(*array, n);
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       const std::size_t from = original_index_[i];

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "points.hpp"
+#include "uninitialised_array.hpp"
 
 namespace fmm {
 
@@ -32,6 +33,14 @@ struct Cell {
   std::size_t count() const { return end - begin; }
 };
 
+// The points in the tree's order, structure of arrays as Points, in arrays that the tree fills
+// in parallel (uninitialised_array.hpp).
+struct SortedPoints {
+  UninitialisedArray<double> x, y, z, charge;
+
+  std::size_t size() const { return x.size(); }
+};
+
 class Octree {
  public:
   // Builds the tree over `points`. Preconditions (checked by fmm::evaluate): at least one point,
@@ -40,8 +49,8 @@ class Octree {
 
   // The points in the Morton order of their leaves (each cell's points are one range; inside a
   // leaf, in no particular order); original_index()[i] is the input index of sorted point i.
-  const Points& points() const { return sorted_; }
-  const std::vector<std::size_t>& original_index() const { return original_index_; }
+  const SortedPoints& points() const { return sorted_; }
+  const UninitialisedArray<std::size_t>& original_index() const { return original_index_; }
 
   const std::vector<Cell>& cells() const { return cells_; }
   // The cells of level l are [level_begin(l), level_begin(l + 1)); l in [0, levels()).
@@ -60,14 +69,14 @@ class Octree {
   void center(const Cell& cell, double& cx, double& cy, double& cz) const;
 
  private:
-  Points sorted_;
-  std::vector<std::size_t> original_index_;
+  SortedPoints sorted_;
+  UninitialisedArray<std::size_t> original_index_;
   // Sorts the points of [begin, end), one cell's, by their whole Morton keys.
   void sort_by_whole_key(std::size_t begin, std::size_t end);
 
   // Morton codes at max_octree_level, in the order of the points: sorted, but inside a leaf of
   // level 11 or less only by the bits of levels 1 to 11.
-  std::vector<std::uint64_t> point_keys_;
+  UninitialisedArray<std::uint64_t> point_keys_;
   std::vector<Cell> cells_;
   std::vector<std::size_t> level_begin_;  // levels() + 1 entries, the last one cells_.size()
   double origin_[3] = {0, 0, 0};

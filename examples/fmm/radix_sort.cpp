@@ -21,7 +21,8 @@ constexpr std::size_t radix = std::size_t{1} << digit_bits;
 
 }  // namespace
 
-std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int first_bit) {
+UninitialisedArray<std::size_t> stable_sort_keys(UninitialisedArray<std::uint64_t>& keys,
+                                                 int first_bit) {
   const std::size_t n = keys.size();
   // Left uninitialised (a vector would zero them in this thread): the first pass writes `from`
   // in parallel, and every pass writes all of `to` before reading it.
@@ -32,11 +33,16 @@ std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int 
   const std::size_t chunks = parallel_chunk_count(n, std::size_t{1} << 16);
   std::vector<std::uint64_t> any_bits(chunks, 0), all_bits(chunks, ~std::uint64_t{0});
   parallel_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    // Kept in registers and stored once: the chunks' entries share cache lines, and a store per
+    // key from every core held this loop at 0.32 s for 10^7 keys on 16 cores.
+    std::uint64_t any_bit = 0, all_bit = ~std::uint64_t{0};
     for (std::size_t i = begin; i < end; ++i) {
       from[i] = {keys[i], i};
-      any_bits[chunk] |= keys[i];
-      all_bits[chunk] &= keys[i];
+      any_bit |= keys[i];
+      all_bit &= keys[i];
     }
+    any_bits[chunk] = any_bit;
+    all_bits[chunk] = all_bit;
   });
   std::uint64_t any = 0, all = ~std::uint64_t{0};
   for (std::size_t chunk = 0; chunk < chunks; ++chunk)
@@ -67,7 +73,8 @@ std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int 
     from.swap(to);
   }
 
-  std::vector<std::size_t> order(n);
+  UninitialisedArray<std::size_t> order;
+  resize_unwritten(order, n);
   parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) keys[i] = from[i].key, order[i] = from[i].position;
   });

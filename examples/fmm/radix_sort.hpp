@@ -5,7 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "uninitialised_array.hpp"
 
 namespace fmm {
 
@@ -13,6 +14,7 @@ namespace fmm {
 // and returns where each came from: order[i] is the input position of the key now at i. Keys
 // equal in those bits keep their input order, as std::stable_sort of the positions would give.
 // Runs on all cores (parallel_for.hpp); the result does not depend on their number.
-std::vector<std::size_t> stable_sort_keys(std::vector<std::uint64_t>& keys, int first_bit = 0);
+UninitialisedArray<std::size_t> stable_sort_keys(UninitialisedArray<std::uint64_t>& keys,
+                                                 int first_bit = 0);
 
 }  // namespace fmm

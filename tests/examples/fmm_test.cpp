@@ -206,7 +206,7 @@ void check_tree(const Points& points, std::size_t leaf_size) {
       }
     }
   // Every sorted point lies in its leaf's box (up to rounding).
-  const Points& sorted = tree.points();
+  const fmm::SortedPoints& sorted = tree.points();
   for (const fmm::Cell& cell : cells) {
     if (!cell.is_leaf()) continue;
     double cx, cy, cz;
@@ -879,14 +879,14 @@ TEST(FmmRadixSort, EqualsAStableSortOfThePositions) {
   for (const std::size_t n : {0, 1, 2, 1000, 300000})
     for (const std::uint64_t mask :
          {~std::uint64_t{0}, std::uint64_t{0xf}, std::uint64_t{1} << 62}) {
-      std::vector<std::uint64_t> keys(n);
+      fmm::UninitialisedArray<std::uint64_t> keys(n);
       for (std::uint64_t& key : keys) key = random() & mask;
-      std::vector<std::size_t> expected(n);
+      fmm::UninitialisedArray<std::size_t> expected(n);
       std::iota(expected.begin(), expected.end(), std::size_t{0});
       std::stable_sort(expected.begin(), expected.end(),
                        [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
-      const std::vector<std::uint64_t> input = keys;
-      const std::vector<std::size_t> order = fmm::stable_sort_keys(keys);
+      const fmm::UninitialisedArray<std::uint64_t> input = keys;
+      const fmm::UninitialisedArray<std::size_t> order = fmm::stable_sort_keys(keys);
       ASSERT_EQ(order, expected) << n << " keys, mask " << mask;
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(keys[i], input[order[i]]);
       // By the bits from 30 up alone: keys equal in those keep their input order.
@@ -1300,9 +1300,10 @@ TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
       for (double v : expected_a) largest = std::max(largest, std::abs(v));
       for (double v : expected_b) largest = std::max(largest, std::abs(v));
       for (std::int32_t threads : {32, 64, 128}) {
-        // A mean row of 2 x threads points asks for `threads` per block.
+        // A mean row of 2 x threads points asks for `threads` threads on its targets, the
+        // block's others sharing out its sources.
         const fmm::steps::NearFieldRows rows{task.rows.rows, task.rows.rows * 2 * threads};
-        ASSERT_EQ(fmm::steps::p2p_block_threads(rows), threads);
+        ASSERT_EQ(fmm::steps::p2p_target_threads(rows), threads);
         std::vector<double> ra(4 * na, 0.0), rb(inner ? 0 : 4 * nb, 0.0);
         fmm::emulated::p2p(rows, task.work.data(), a.data(), na, b.data(), nb, ra.data(),
                            inner ? ra.data() : rb.data(), inner);
