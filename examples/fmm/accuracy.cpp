@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "direct_sum.hpp"
+#include "parallel_for.hpp"
 
 namespace fmm {
 
@@ -45,10 +46,19 @@ std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples) {
 
 Potentials direct_sum_at(const Points& sources, const Points& targets) {
   Potentials result(targets.size());
-  add_potential_and_field(targets.x.data(), targets.y.data(), targets.z.data(), targets.size(),
-                          sources.x.data(), sources.y.data(), sources.z.data(),
-                          sources.charge.data(), sources.size(), result.potential.data(),
-                          result.field_x.data(), result.field_y.data(), result.field_z.data());
+  // Each target's sums on its own, on all cores: at 10^7 sources, 1000 targets take one core
+  // 30 s. A target's sum runs over the sources in the same order whatever the chunks.
+  parallel_for(
+      targets.size(),
+      [&](std::size_t begin, std::size_t end) {
+        add_potential_and_field(targets.x.data() + begin, targets.y.data() + begin,
+                                targets.z.data() + begin, end - begin, sources.x.data(),
+                                sources.y.data(), sources.z.data(), sources.charge.data(),
+                                sources.size(), result.potential.data() + begin,
+                                result.field_x.data() + begin, result.field_y.data() + begin,
+                                result.field_z.data() + begin);
+      },
+      1);
   return result;
 }
 
