@@ -106,7 +106,8 @@ def series_label(system, devices):
 
 def fmm_at_error(results, bound):
     """For each (system, devices, dist, n): the quickest evaluation whose achieved relative
-    potential error is at most `bound`, as (seconds, eps, error, run). Time and error come
+    potential error is at most `bound`, as (seconds, eps, error, run, variant), the variant the
+    run's other param fields (placement, leaf, group, overlap; "" for none). Time and error come
     from the same run."""
     runs = {}
     for r in results:
@@ -119,6 +120,8 @@ def fmm_at_error(results, bound):
             continue
         f = param_fields(param)
         key = (system, f.get("devices", "cpu"), f.get("dist", "?"), int(f.get("n", 0)))
+        variant = ",".join(f"{k}={v}" for k, v in f.items()
+                           if k not in ("n", "dist", "eps", "devices"))
         if key not in best or seconds.value < best[key][0]:
-            best[key] = (seconds.value, f.get("eps", "?"), error.value, seconds.run)
+            best[key] = (seconds.value, f.get("eps", "?"), error.value, seconds.run, variant)
     return best
