@@ -55,7 +55,7 @@ constexpr int threads_per_block = 128;
 // sums are written by one thread, without atomics.
 constexpr int p2p_targets_per_thread = 2;
 
-template <int targets, int splits>
+template <int targets, int splits, bool refined_rsqrt>
 __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
                            const double* points_b, int count_b, double* results_a,
                            double* results_b) {
@@ -109,7 +109,7 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
         for (int m = set; m < tile; m += splits) {
           FMM_UNROLL
           for (int i = 0; i < per_thread; ++i)
-            steps::p2p_add(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
+            steps::p2p_add<refined_rsqrt>(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
         }
         __syncthreads();
       }
@@ -355,6 +355,14 @@ void expansion_to_points(Device& d, const std::int32_t* work, std::size_t work_s
            expansions, points, point_count, results);
 }
 
+// The P2P kernel of blocks of `threads` whose sets of `targets` threads take the targets.
+template <int threads, bool refined_rsqrt>
+auto p2p_kernel_for(int targets) {
+  return targets == 32   ? p2p_kernel<32, threads / 32, refined_rsqrt>
+         : targets == 64 ? p2p_kernel<64, threads / 64, refined_rsqrt>
+                         : p2p_kernel<128, threads / 128, refined_rsqrt>;
+}
+
 template <class Device>
 void p2p(Device& d, const steps::NearFieldRows& rows, const std::int32_t* work,
          const double* points_a, std::size_t count_a, const double* points_b, std::size_t count_b,
@@ -368,9 +376,8 @@ void p2p(Device& d, const steps::NearFieldRows& rows, const std::int32_t* work,
   const auto blocks = static_cast<unsigned>(rows.rows);
   constexpr int threads = steps::p2p_block_threads;
   const int targets = steps::p2p_target_threads(rows);
-  auto kernel = targets == 32   ? p2p_kernel<32, threads / 32>
-                : targets == 64 ? p2p_kernel<64, threads / 64>
-                                : p2p_kernel<128, threads / 128>;
+  auto kernel = rows.refined_rsqrt ? p2p_kernel_for<threads, true>(targets)
+                                   : p2p_kernel_for<threads, false>(targets);
   d.launch("fmm p2p", kernel, blocks, static_cast<unsigned>(threads), 0, work, points_a,
            static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a, results_b);
 }

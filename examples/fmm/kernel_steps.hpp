@@ -272,11 +272,13 @@ struct NearFieldByTarget {
   }
 };
 
-// The size of a P2P work list's by-target view, known on the host that made the list
-// (GroupTask::rows), where a launch chooses its blocks and their threads: the rows, and the
-// target points of all of them.
+// What a P2P launch needs besides its arrays, known on the host that made the work list
+// (GroupTask::rows), where a launch chooses its blocks and their threads: the size of the list's
+// by-target view (the rows, and the target points of all of them), and which reciprocal square
+// root the kernel takes (p2p_add; TaskProgram::set_p2p_refined_rsqrt sets it per evaluation).
 struct NearFieldRows {
   std::int32_t rows = 0, points = 0;
+  bool refined_rsqrt = false;
 };
 
 // The threads of a P2P block: 8 warps, so that a row of few targets still gives its SM enough
@@ -292,17 +294,45 @@ inline int p2p_target_threads(const NearFieldRows& rows) {
   return mean <= 2 * 32 ? 32 : mean <= 2 * 64 ? 64 : 128;
 }
 
+// 1/sqrt(r2) from an estimate y of it with a relative error below 2^-20 (a single-precision
+// reciprocal square root has 2^-23): with e = 1 - r2 y^2, below 2^-19, two terms of the series
+//   y (1 - e)^(-1/2) = y (1 + e/2 + 3e^2/8 + O(e^3))
+// leave a relative error of about (5/16) e^3 < 2^-58, below double rounding, in 2 DMUL and 3
+// DFMA, every one a floating-point operation that counts.
+FMM_HOST_DEVICE inline double refine_inverse_distance(double r2, double y) {
+  const double e = fma(-r2 * y, y, 1.0);
+  return fma(y * e, fma(e, 3.0 / 8, 0.5), y);
+}
+
+// 1/sqrt(r2) refined from single precision, 0 at zero distance: on the GPU the estimate is
+// rsqrtf, one instruction of the special-function unit instead of the several double-precision
+// instructions of CUDA's rsqrt(double); on the host, 1 / sqrtf. Float's range ends near 1e+-38:
+// outside [1e-36, 1e36] (coincident points, or distances no point set of the method has) it is
+// the exact division.
+FMM_HOST_DEVICE inline double refined_inverse_distance(double r2) {
+  if (!(r2 > 1e-36 && r2 < 1e36)) return inverse_distance(r2);
+  const auto r2_float = static_cast<float>(r2);
+#if defined(__CUDA_ARCH__)
+  const float estimate = rsqrtf(r2_float);
+#else
+  const float estimate = 1.0f / std::sqrt(r2_float);
+#endif
+  return refine_inverse_distance(r2, estimate);
+}
+
 // What a target at `target` receives from a source at (sx, sy, sz) of charge q: potential and
-// field added to sum[0..3]; nothing at zero distance. The GPU takes CUDA's double-precision
-// reciprocal square root, the emulated device 1 / sqrt.
+// field added to sum[0..3]; nothing at zero distance. With `refined`, 1/r is
+// refined_inverse_distance; else the GPU takes CUDA's double-precision reciprocal square root,
+// the emulated device 1 / sqrt.
+template <bool refined = false>
 FMM_HOST_DEVICE inline void p2p_add(const double target[3], double sx, double sy, double sz,
                                     double q, double sum[4]) {
   const double dx = target[0] - sx, dy = target[1] - sy, dz = target[2] - sz;
   const double r2 = dx * dx + dy * dy + dz * dz;
 #if defined(__CUDA_ARCH__)
-  const double inverse_r = r2 > 0 ? rsqrt(r2) : 0.0;
+  const double inverse_r = refined ? refined_inverse_distance(r2) : r2 > 0 ? rsqrt(r2) : 0.0;
 #else
-  const double inverse_r = inverse_distance(r2);
+  const double inverse_r = refined ? refined_inverse_distance(r2) : inverse_distance(r2);
 #endif
   const double q_over_r = q * inverse_r;
   const double q_over_r3 = q_over_r * inverse_r * inverse_r;

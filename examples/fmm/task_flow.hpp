@@ -399,6 +399,7 @@ struct DeviceOperators {
   const versa::Handle<double>* tables = nullptr;
   const versa::Handle<double>* m2l = nullptr;
   std::vector<M2LBatches>* m2l_batches = nullptr;
+  bool p2p_refined_rsqrt = false;  // steps::NearFieldRows::refined_rsqrt of every P2P task
 };
 
 // Submits the group tree's tasks in its order.
@@ -414,6 +415,11 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
   };
   for (std::size_t t = 0; t < groups.tasks().size(); ++t) {
     const GroupTask& task = groups.tasks()[t];
+    auto near_field = [&task, &operators] {
+      steps::NearFieldRows rows = task.rows;
+      rows.refined_rsqrt = operators.p2p_refined_rsqrt;
+      return versa::value(rows);
+    };
     const std::size_t s = task.source, d = task.target;
     const versa::Priority priority = versa::priority(priority_of(task.kernel));
     const versa::Work work = versa::work(task.interactions);
@@ -453,11 +459,11 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
                versa::read(h.points[d]), versa::add(h.results[d]), priority, work);
         break;
       case Kernel::p2p_inner:
-        rt.submit(types.p2p_inner, versa::value(task.rows), list(), versa::read(h.points[s]),
+        rt.submit(types.p2p_inner, near_field(), list(), versa::read(h.points[s]),
                   versa::add(h.results[s]), priority, work);
         break;
       case Kernel::p2p_pair:
-        rt.submit(types.p2p_pair, versa::value(task.rows), list(), versa::read(h.points[s]),
+        rt.submit(types.p2p_pair, near_field(), list(), versa::read(h.points[s]),
                   versa::read(h.points[d]), versa::add(h.results[s]), versa::add(h.results[d]),
                   priority, work);
         break;

@@ -1299,22 +1299,47 @@ TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
       double largest = 0;
       for (double v : expected_a) largest = std::max(largest, std::abs(v));
       for (double v : expected_b) largest = std::max(largest, std::abs(v));
-      for (std::int32_t threads : {32, 64, 128}) {
-        // A mean row of 2 x threads points asks for `threads` threads on its targets, the
-        // block's others sharing out its sources.
-        const fmm::steps::NearFieldRows rows{task.rows.rows, task.rows.rows * 2 * threads};
-        ASSERT_EQ(fmm::steps::p2p_target_threads(rows), threads);
-        std::vector<double> ra(4 * na, 0.0), rb(inner ? 0 : 4 * nb, 0.0);
-        fmm::emulated::p2p(rows, task.work.data(), a.data(), na, b.data(), nb, ra.data(),
-                           inner ? ra.data() : rb.data(), inner);
-        for (std::size_t i = 0; i < ra.size(); ++i)
-          ASSERT_NEAR(ra[i], expected_a[i], 1e-12 * (1 + largest)) << threads << " " << i;
-        for (std::size_t i = 0; i < rb.size(); ++i)
-          ASSERT_NEAR(rb[i], expected_b[i], 1e-12 * (1 + largest)) << threads << " " << i;
-      }
+      for (const bool refined : {false, true})
+        for (std::int32_t threads : {32, 64, 128}) {
+          // A mean row of 2 x threads points asks for `threads` threads on its targets, the
+          // block's others sharing out its sources.
+          const fmm::steps::NearFieldRows rows{task.rows.rows, task.rows.rows * 2 * threads,
+                                               refined};
+          ASSERT_EQ(fmm::steps::p2p_target_threads(rows), threads);
+          std::vector<double> ra(4 * na, 0.0), rb(inner ? 0 : 4 * nb, 0.0);
+          fmm::emulated::p2p(rows, task.work.data(), a.data(), na, b.data(), nb, ra.data(),
+                             inner ? ra.data() : rb.data(), inner);
+          for (std::size_t i = 0; i < ra.size(); ++i)
+            ASSERT_NEAR(ra[i], expected_a[i], 1e-12 * (1 + largest))
+                << threads << " " << refined << " " << i;
+          for (std::size_t i = 0; i < rb.size(); ++i)
+            ASSERT_NEAR(rb[i], expected_b[i], 1e-12 * (1 + largest))
+                << threads << " " << refined << " " << i;
+        }
     }
     EXPECT_GT(tasks, 0u);
   }
+}
+
+// The refinement of a single-precision reciprocal square root reaches double precision from
+// any estimate as good as the GPU's rsqrtf (2 ulp of float, 2^-23) and worse (2^-20); outside
+// float's range, and at zero distance, the exact value.
+TEST(FmmKernelSteps, RefinedInverseDistanceIsDoublePrecision) {
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> exponent(-30, 30);
+  for (int k = 0; k < 10000; ++k) {
+    const double r2 = std::pow(10.0, exponent(random));
+    const double exact = 1 / std::sqrt(r2);
+    for (const double error : {0.0, 0x1p-23, -0x1p-23, 0x1p-20, -0x1p-20}) {
+      const double refined = fmm::steps::refine_inverse_distance(r2, exact * (1 + error));
+      ASSERT_LE(std::abs(refined - exact), 4e-16 * exact) << r2 << " " << error;
+    }
+    const double from_float = fmm::steps::refined_inverse_distance(r2);
+    ASSERT_LE(std::abs(from_float - exact), 4e-16 * exact) << r2;
+  }
+  EXPECT_EQ(fmm::steps::refined_inverse_distance(0.0), 0.0);
+  for (const double r2 : {1e-40, 1e-37, 1e37, 1e40})
+    EXPECT_EQ(fmm::steps::refined_inverse_distance(r2), 1 / std::sqrt(r2)) << r2;
 }
 
 // The W cells with few points go to P2P: every pair of points is still taken exactly once.
