@@ -50,7 +50,8 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
-  cholesky::submit_factorisation(rt, tiles);
+  // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
+  cholesky::submit_factorisation(rt, tiles, {}, gpu);
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "cholesky.hpp"
-
 #include "cholesky/peers.hpp"
 #include "cholesky/starpu_kernels.hpp"
 #include "common/harness.hpp"
@@ -122,6 +121,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   int tiles() const { return tiles_; }
+  bool gpu() const { return gpu_; }
   starpu_data_handle_t at(int i, int j) const { return handles_[index(i, j)]; }
   Codelets& codelets() { return *codelets_; }
 
@@ -148,9 +148,23 @@ void submit(starpu_codelet* cl, int priority, std::initializer_list<starpu_data_
   check(starpu_task_submit(task), "starpu_task_submit");
 }
 
+// Asks for a tile in main memory once the tasks submitted before that write it have run, without
+// holding back the later tasks that read it: an asynchronous acquire, which StarPU orders after
+// those tasks, released as soon as it is granted. As Chameleon hands each finished tile back
+// (RUNTIME_data_flush), the copies home then run beside the later columns' kernels instead of
+// after the last one.
+void home_when_final(starpu_data_handle_t handle) {
+  check(starpu_data_acquire_cb(
+            handle, STARPU_R,
+            [](void* granted) { starpu_data_release(static_cast<starpu_data_handle_t>(granted)); },
+            handle),
+        "starpu_data_acquire_cb");
+}
+
 // The whole factorisation's tasks, in the order StarPU's Cholesky example submits them, with the
 // priorities it gives them under a bounded range (Priorities). `potrf_args` holds one entry per
-// diagonal tile; the arguments outlive the tasks.
+// diagonal tile; the arguments outlive the tasks. With GPUs, each tile is asked home once final
+// (after its potrf, or the trsm of its column), as the Versa side does.
 void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelClock& clock,
                           KernelClock& gemm_clock) {
   const Priorities prio;
@@ -158,8 +172,11 @@ void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelC
   const int nt = s.tiles();
   for (int k = 0; k < nt; ++k) {
     submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k]);
-    for (int m = k + 1; m < nt; ++m)
+    if (s.gpu()) home_when_final(s.at(k, k));
+    for (int m = k + 1; m < nt; ++m) {
       submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock);
+      if (s.gpu()) home_when_final(s.at(m, k));
+    }
     for (int j = k + 1; j < nt; ++j) {
       submit(&cl.syrk, prio.syrk(k, j), {s.at(j, k), s.at(j, j)}, &clock);
       for (int m = j + 1; m < nt; ++m)

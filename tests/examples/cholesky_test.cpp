@@ -151,6 +151,7 @@ TEST(TiledCholeskyStatistics, CountTasksAndTimeKernels) {
 struct DeviceCase {
   int n, tile, devices;
   versa::Placement rule;
+  bool home_when_final = false;  // each tile read on the host once final
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -172,7 +173,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
     const cholesky::Placements all = {
         {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
-    cholesky::submit_factorisation(rt, tiles, all);
+    cholesky::submit_factorisation(rt, tiles, all, c.home_when_final);
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
@@ -189,6 +190,8 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     on_cpu += there;
   }
   EXPECT_GT(on_device, 0u) << "no task ran on an emulated device";
+  EXPECT_EQ(tasks_on(rt, "home", "cpu"),
+            c.home_when_final ? tiles_per_side * (tiles_per_side + 1) / 2 : 0u);
   if (c.rule == versa::Placement::gpu_only) {
     EXPECT_EQ(on_cpu, 0u);
     std::uint64_t evictions = 0;
@@ -205,12 +208,15 @@ INSTANTIATE_TEST_SUITE_P(EmulatedDevices, TiledCholeskyOnDevices,
                                          DeviceCase{100, 16, 1, versa::Placement::gpu_only},
                                          DeviceCase{100, 16, 2, versa::Placement::gpu_only},
                                          DeviceCase{100, 16, 1, versa::Placement::automatic},
-                                         DeviceCase{96, 32, 2, versa::Placement::automatic}),
+                                         DeviceCase{96, 32, 2, versa::Placement::automatic},
+                                         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true},
+                                         DeviceCase{96, 32, 2, versa::Placement::automatic, true}),
                          [](const testing::TestParamInfo<DeviceCase>& info) {
                            return "n" + std::to_string(info.param.n) + "_tile" +
                                   std::to_string(info.param.tile) + "_" +
                                   std::to_string(info.param.devices) + "dev_" +
-                                  versa::to_string(info.param.rule);
+                                  versa::to_string(info.param.rule) +
+                                  (info.param.home_when_final ? "_home_when_final" : "");
                          });
 
 // On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
