@@ -37,6 +37,7 @@
 #define __global__
 #define __device__
 #define __host__
+#define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define CUDA_DYNAMIC_SHARED(type, name) \
   type* const name = static_cast<type*>(::cuda_on_cpu::dynamic_shared_memory())

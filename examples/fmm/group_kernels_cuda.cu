@@ -34,6 +34,13 @@ class Gpu {
 
   void* workspace(std::size_t bytes) { return context_.workspace(bytes); }
 
+  int multiprocessors() {
+    int count = 0;
+    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, context_.device()),
+          "asking for the device's multiprocessors");
+    return count;
+  }
+
   void copy(double* to, const double* from, std::size_t count, const char* what) {
     check(cudaMemcpyAsync(to, from, count * sizeof(double), cudaMemcpyDeviceToDevice,
                           context_.stream()),

@@ -8,6 +8,7 @@
 // A Device provides:
 //   launch(name, kernel, blocks, threads, shared_bytes, arguments...)  kernel<<<...>>>(...)
 //   workspace(bytes)                          scratch memory until the task's work has run
+//   multiprocessors()                         the SMs a launch's blocks spread over
 //   copy(to, from, count, what)               count doubles, device to device
 //   gemm(shape, a, b, c, what)                C = op(A) B + beta C (steps::GemmShape, alpha 1)
 //   axpy(count, x, y, what)                   y += x
@@ -34,8 +35,10 @@
 
 #if defined(__CUDACC__)
 #define FMM_UNROLL _Pragma("unroll")
+#define FMM_UNROLL_TWICE _Pragma("unroll 2")
 #else
 #define FMM_UNROLL
+#define FMM_UNROLL_TWICE
 #endif
 
 namespace fmm::device {
@@ -44,31 +47,34 @@ namespace {
 
 constexpr int threads_per_block = 128;
 
-// P2P by target (steps::NearFieldByTarget): one block of steps::p2p_block_threads per row of the
-// view (the blocks go through the rows in turn). The block is `splits` sets of `targets`
-// threads: each thread of a set takes two of the row's targets, so that each source value read
-// from shared memory serves two pairs, and the sets share out each tile of sources, so that a
-// row of few targets still gives the SM enough warps to keep its FP64 pipes busy. The row's
-// sources are staged a block's width at a time across its source leaves, so that a tile is full
-// wherever small leaves follow each other. At the end of a pass the sets' sums of a target are
-// added in shared memory and written by the first set: the rows are disjoint, so each point's
-// sums are written by one thread, without atomics.
-constexpr int p2p_targets_per_thread = 2;
-
-template <int targets, int splits, bool refined_rsqrt>
-__global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
-                           const double* points_b, int count_b, double* results_a,
-                           double* results_b) {
+// P2P by target (steps::NearFieldByTarget): `parts` blocks of steps::p2p_block_threads per row
+// of the view, each taking its share of the row's source leaves (the blocks go through the rows'
+// parts in turn). The block is `splits` sets of `targets` threads: each thread of a set takes
+// `per_thread` of the row's targets, so that each source value read from shared memory serves
+// that many pairs, and the sets share out each tile of sources, so that a row of few targets
+// still gives the SM enough warps to keep its FP64 pipes busy. The sources are staged a block's
+// width at a time across the source leaves, so that a tile is full wherever small leaves follow
+// each other. At the end of a pass the sets' sums of a target are added in shared memory and
+// written by the first set: with one part per row, each point's sums are written by one thread
+// (the rows are disjoint), without atomics; with several, the parts' sums go in with one atomic
+// add each per target, outside the loop over sources. Three blocks fit an SM (two with three
+// targets a thread, whose registers would spill at three).
+template <int targets, int splits, int per_thread>
+__global__ void __launch_bounds__(targets* splits, per_thread == 2 ? 3 : 2)
+    p2p_kernel(const int* work, int parts, const double* points_a, int count_a,
+               const double* points_b, int count_b, double* results_a, double* results_b) {
   constexpr int threads = targets * splits;
-  constexpr int per_thread = p2p_targets_per_thread;
   __shared__ double sx[threads], sy[threads], sz[threads], sq[threads];
   // The sums of sets 1 to splits - 1, for the first set to add.
   __shared__ double partial[splits > 1 ? splits - 1 : 1][4][per_thread][targets];
   const steps::NearFieldByTarget view = steps::NearFieldByTarget::of(work);
   const int lane = static_cast<int>(threadIdx.x);
   const int target_lane = lane % targets, set = lane / targets;
-  for (int r = blockIdx.x; r < view.rows; r += gridDim.x) {
-    const int* row = view.row + 5 * r;
+  for (int b = blockIdx.x; b < view.rows * parts; b += gridDim.x) {
+    const int* row = view.row + 5 * (b / parts);
+    const int part = b % parts, leaves = row[4] - row[3];
+    const int first_source = row[3] + leaves * part / parts;
+    const int end_source = row[3] + leaves * (part + 1) / parts;
     const double* target = row[0] ? points_b : points_a;
     const int target_n = row[0] ? count_b : count_a;
     double* result = row[0] ? results_b : results_a;
@@ -84,10 +90,11 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
       }
       // The tile starts at point `offset` of source `s`; this thread stages the one `lane`
       // points further on. Every thread moves the start alike, so the loop is the block's.
-      for (int s = row[3], offset = 0; s < row[4];) {
+      for (int s = first_source, offset = 0; s < end_source;) {
         int mine = s, l = offset + lane;
-        while (mine < row[4] && l >= view.sources[3 * mine + 2]) l -= view.sources[3 * mine++ + 2];
-        if (mine < row[4]) {
+        while (mine < end_source && l >= view.sources[3 * mine + 2])
+          l -= view.sources[3 * mine++ + 2];
+        if (mine < end_source) {
           const int* source = view.sources + 3 * mine;
           const double* from = source[0] ? points_b : points_a;
           const int from_n = source[0] ? count_b : count_a;
@@ -98,18 +105,21 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
           sq[lane] = from[3 * from_n + j];
         }
         int tile = 0;
-        while (s < row[4] && tile < threads) {
+        while (s < end_source && tile < threads) {
           const int left = view.sources[3 * s + 2] - offset, taken = min(left, threads - tile);
           tile += taken;
           offset += taken;
           if (offset == view.sources[3 * s + 2]) ++s, offset = 0;
         }
         __syncthreads();
-        // A set's threads read the same source at once: one broadcast from shared memory.
+        // A set's threads read the same source at once: one broadcast from shared memory. The
+        // pairs have no branch (steps::p2p_add), so that the compiler interleaves the
+        // dependent chains of a thread's targets and of consecutive sources.
+        FMM_UNROLL_TWICE
         for (int m = set; m < tile; m += splits) {
           FMM_UNROLL
           for (int i = 0; i < per_thread; ++i)
-            steps::p2p_add<refined_rsqrt>(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
+            steps::p2p_add(position[i], sx[m], sy[m], sz[m], sq[m], sum[i]);
         }
         __syncthreads();
       }
@@ -127,7 +137,13 @@ __global__ void p2p_kernel(const int* work, const double* points_a, int count_a,
       if (set == 0)
         for (int i = 0; i < per_thread; ++i)
           if (active[i])
-            for (int v = 0; v < 4; ++v) result[v * target_n + k[i]] += sum[i][v];
+            for (int v = 0; v < 4; ++v) {
+              double* to = result + v * target_n + k[i];
+              if (parts > 1)
+                atomicAdd(to, sum[i][v]);
+              else
+                *to += sum[i][v];
+            }
     }
   }
 }
@@ -355,12 +371,13 @@ void expansion_to_points(Device& d, const std::int32_t* work, std::size_t work_s
            expansions, points, point_count, results);
 }
 
-// The P2P kernel of blocks of `threads` whose sets of `targets` threads take the targets.
-template <int threads, bool refined_rsqrt>
-auto p2p_kernel_for(int targets) {
-  return targets == 32   ? p2p_kernel<32, threads / 32, refined_rsqrt>
-         : targets == 64 ? p2p_kernel<64, threads / 64, refined_rsqrt>
-                         : p2p_kernel<128, threads / 128, refined_rsqrt>;
+// The P2P kernel of blocks of `threads` whose sets of shape.targets threads take the targets.
+template <int threads>
+auto p2p_kernel_for(steps::P2PShape shape) {
+  if (shape.per_thread == 3) return p2p_kernel<128, threads / 128, 3>;
+  return shape.targets == 32   ? p2p_kernel<32, threads / 32, 2>
+         : shape.targets == 64 ? p2p_kernel<64, threads / 64, 2>
+                               : p2p_kernel<128, threads / 128, 2>;
 }
 
 template <class Device>
@@ -373,13 +390,12 @@ void p2p(Device& d, const steps::NearFieldRows& rows, const std::int32_t* work,
     count_b = count_a;
     results_b = results_a;
   }
-  const auto blocks = static_cast<unsigned>(rows.rows);
+  const int parts = steps::p2p_source_parts(rows, steps::p2p_blocks_per_sm * d.multiprocessors());
+  const auto blocks = static_cast<unsigned>(rows.rows * parts);
   constexpr int threads = steps::p2p_block_threads;
-  const int targets = steps::p2p_target_threads(rows);
-  auto kernel = rows.refined_rsqrt ? p2p_kernel_for<threads, true>(targets)
-                                   : p2p_kernel_for<threads, false>(targets);
-  d.launch("fmm p2p", kernel, blocks, static_cast<unsigned>(threads), 0, work, points_a,
-           static_cast<int>(count_a), points_b, static_cast<int>(count_b), results_a, results_b);
+  d.launch("fmm p2p", p2p_kernel_for<threads>(steps::p2p_shape(rows)), blocks,
+           static_cast<unsigned>(threads), 0, work, parts, points_a, static_cast<int>(count_a),
+           points_b, static_cast<int>(count_b), results_a, results_b);
 }
 
 template <class Device>

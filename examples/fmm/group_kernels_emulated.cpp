@@ -17,12 +17,16 @@ namespace {
 // through OpenBLAS with the arguments cuBLAS gets. One per call, as its workspace.
 class Cpu {
  public:
+  explicit Cpu(int multiprocessors = 1) : multiprocessors_(multiprocessors) {}
+
   template <class... Parameters, class... Arguments>
   void launch(const char*, void (*kernel)(Parameters...), unsigned blocks, unsigned threads,
               std::size_t shared_bytes, Arguments&&... arguments) {
     cuda_on_cpu::launch(kernel, blocks, threads, shared_bytes,
                         std::forward<Arguments>(arguments)...);
   }
+
+  int multiprocessors() const { return multiprocessors_; }
 
   void* workspace(std::size_t bytes) {
     workspace_.resize((bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
@@ -55,6 +59,7 @@ class Cpu {
   }
 
  private:
+  int multiprocessors_;
   std::vector<std::max_align_t> workspace_;
 };
 
@@ -62,8 +67,8 @@ class Cpu {
 
 void p2p(const steps::NearFieldRows& rows, const std::int32_t* work, const double* points_a,
          std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
-         double* results_b, bool inner) {
-  Cpu d;
+         double* results_b, bool inner, int multiprocessors) {
+  Cpu d(multiprocessors);
   device::p2p(d, rows, work, points_a, count_a, points_b, count_b, results_a, results_b, inner);
 }
 

@@ -14,9 +14,12 @@
 
 namespace fmm::emulated {
 
+// P2P as cuda::p2p runs it on a GPU of `multiprocessors` SMs (how many blocks its launch wants:
+// steps::p2p_source_parts). The default, a small device, has the tasks of fewer than 8 rows cut
+// their rows' sources into parts, as tasks of fewer than 4 rows per SM do on a GPU.
 void p2p(const steps::NearFieldRows& rows, const std::int32_t* work, const double* points_a,
          std::size_t count_a, const double* points_b, std::size_t count_b, double* results_a,
-         double* results_b, bool inner);
+         double* results_b, bool inner, int multiprocessors = 2);
 void m2l(const std::int32_t* work, std::size_t work_size, const double* operators, std::size_t rank,
          const double* sources, double* targets, double root_width);
 // M2L as the batched products of `plan` (m2l_batches.hpp), as cuda::m2l_products runs them.

@@ -5,9 +5,11 @@
 // example.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define FMM_HOST_DEVICE __host__ __device__
@@ -274,66 +276,102 @@ struct NearFieldByTarget {
 
 // What a P2P launch needs besides its arrays, known on the host that made the work list
 // (GroupTask::rows), where a launch chooses its blocks and their threads: the size of the list's
-// by-target view (the rows, and the target points of all of them), and which reciprocal square
-// root the kernel takes (p2p_add; TaskProgram::set_p2p_refined_rsqrt sets it per evaluation).
+// by-target view (the rows, and the target points of all of them).
 struct NearFieldRows {
   std::int32_t rows = 0, points = 0;
-  bool refined_rsqrt = false;
 };
 
 // The threads of a P2P block: 8 warps, so that a row of few targets still gives its SM enough
 // warps to hide the FP64 pipes' latency.
 inline constexpr int p2p_block_threads = 256;
 
-// The threads of a P2P block that take a row's targets, two each (32, 64 or 128; the block's
-// other threads share out the sources with them): enough for a mean row of `rows` in one pass.
-// Leaves hold from a few points to the leaf size, so that 128 would leave most of those threads
-// idle where they are small (38 points on average at 10^7 uniform points and leaf size 256).
-inline int p2p_target_threads(const NearFieldRows& rows) {
+// How a P2P block takes a row's targets: `targets` threads (32, 64 or 128; the block's other
+// threads share out the sources with them), each taking `per_thread` targets per pass over the
+// sources (2, or 3 where rows are larger than 256). Chosen for the mean row of `rows`, to take it
+// in one pass with as few idle threads as may be: leaves hold from a few points to the leaf size,
+// so that 128 would leave most of those threads idle where they are small (38 points on average
+// at 10^7 uniform points and leaf size 256), and rows of 305 points (leaf size 512 there) would
+// take two passes of 256, the second a fifth full.
+struct P2PShape {
+  int targets, per_thread;
+};
+inline P2PShape p2p_shape(const NearFieldRows& rows) {
   const int mean = rows.rows > 0 ? (rows.points + rows.rows - 1) / rows.rows : 0;
-  return mean <= 2 * 32 ? 32 : mean <= 2 * 64 ? 64 : 128;
+  return mean <= 2 * 32    ? P2PShape{32, 2}
+         : mean <= 2 * 64  ? P2PShape{64, 2}
+         : mean <= 2 * 128 ? P2PShape{128, 2}
+                           : P2PShape{128, 3};
 }
 
-// 1/sqrt(r2) from an estimate y of it with a relative error below 2^-20 (a single-precision
-// reciprocal square root has 2^-23): with e = 1 - r2 y^2, below 2^-19, two terms of the series
+// The blocks of a P2P launch should fill each SM this many times over: a task of fewer rows than
+// that (every task at 10^6 points with groups of 256 leaves: 256 rows for 132 SMs) left SMs idle
+// while the longest rows finished, so its rows' sources are cut into parts of a block each.
+inline constexpr int p2p_blocks_per_sm = 4;
+
+// The parts a P2P launch cuts each row's source leaves into so that it has at least `min_blocks`
+// blocks: 1 where it has that many rows, else at most 8 (each part adds an atomic add per target
+// value, and reads the targets again).
+inline int p2p_source_parts(const NearFieldRows& rows, int min_blocks) {
+  if (rows.rows <= 0 || rows.rows >= min_blocks) return 1;
+  return std::min(8, (min_blocks + rows.rows - 1) / rows.rows);
+}
+
+// 1/sqrt(r2) from an estimate y of it with a relative error below 2^-19: with e = 1 - r2 y^2,
+// two terms of the series
 //   y (1 - e)^(-1/2) = y (1 + e/2 + 3e^2/8 + O(e^3))
-// leave a relative error of about (5/16) e^3 < 2^-58, below double rounding, in 2 DMUL and 3
-// DFMA, every one a floating-point operation that counts.
+// leave a relative error of about (5/16) e^3 < 2^-55, in 2 DMUL and 3 DFMA.
 FMM_HOST_DEVICE inline double refine_inverse_distance(double r2, double y) {
   const double e = fma(-r2 * y, y, 1.0);
   return fma(y * e, fma(e, 3.0 / 8, 0.5), y);
 }
 
-// 1/sqrt(r2) refined from single precision, 0 at zero distance: on the GPU the estimate is
-// rsqrtf, one instruction of the special-function unit instead of the several double-precision
-// instructions of CUDA's rsqrt(double); on the host, 1 / sqrtf. Float's range ends near 1e+-38:
-// outside [1e-36, 1e36] (coincident points, or distances no point set of the method has) it is
-// the exact division.
-FMM_HOST_DEVICE inline double refined_inverse_distance(double r2) {
-  if (!(r2 > 1e-36 && r2 < 1e36)) return inverse_distance(r2);
-  const auto r2_float = static_cast<float>(r2);
+// The estimate of 1/sqrt(r2) that a device's P2P refines: on the GPU, the special-function
+// unit's (MUFU.RSQ64H: the exponent and the leading 20 bits of the mantissa, its low word zero);
+// on the emulated device, the exact value cut to the same high word, so that the refinement runs
+// from an estimate as coarse as the GPU's (a relative error below 2^-20) over the whole range of
+// doubles. Flushes subnormal r2 to zero, whose estimate is infinite.
+FMM_HOST_DEVICE inline double inverse_distance_estimate(double r2) {
 #if defined(__CUDA_ARCH__)
-  const float estimate = rsqrtf(r2_float);
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(r2));
+  return y;
 #else
-  const float estimate = 1.0f / std::sqrt(r2_float);
+  std::uint64_t bits;
+  const double exact = 1 / std::sqrt(r2);
+  std::memcpy(&bits, &exact, sizeof bits);
+  bits &= 0xffffffff00000000u;
+  double y;
+  std::memcpy(&y, &bits, sizeof y);
+  return y;
 #endif
-  return refine_inverse_distance(r2, estimate);
 }
 
-// What a target at `target` receives from a source at (sx, sy, sz) of charge q: potential and
-// field added to sum[0..3]; nothing at zero distance. With `refined`, 1/r is
-// refined_inverse_distance; else the GPU takes CUDA's double-precision reciprocal square root,
-// the emulated device 1 / sqrt.
-template <bool refined = false>
+// 1/sqrt(r2) for the P2P kernel on devices, without a branch: the estimate refined, and 0 where
+// r2 is zero (a point and itself) or subnormal (points nearer than 1.5e-154, which a device
+// takes as coincident). This is the fast path of CUDA's rsqrt(double), instruction for
+// instruction, without its branch to the slow path for special values: that branch, and the
+// one around the zero test, closed each pair's chain of dependent FP64 instructions in a basic
+// block of its own, so that no two pairs of a thread overlapped in the pipes.
+FMM_HOST_DEVICE inline double device_inverse_distance(double r2) {
+  const double y = refine_inverse_distance(r2, inverse_distance_estimate(r2));
+  // r2 >= 2^-1022 as its high word (r2 is never negative), an integer comparison: the FP64
+  // pipe, the kernel's limit, is spared one instruction per pair.
+#if defined(__CUDA_ARCH__)
+  const int high = __double2hiint(r2);
+#else
+  std::int64_t bits;
+  std::memcpy(&bits, &r2, sizeof bits);
+  const auto high = static_cast<std::int32_t>(bits >> 32);
+#endif
+  return high >= 0x00100000 ? y : 0.0;
+}
+
+// What a target at `target` receives from a source at (sx, sy, sz) of charge q on a device:
+// potential and field added to sum[0..3]; nothing at zero distance.
 FMM_HOST_DEVICE inline void p2p_add(const double target[3], double sx, double sy, double sz,
                                     double q, double sum[4]) {
   const double dx = target[0] - sx, dy = target[1] - sy, dz = target[2] - sz;
-  const double r2 = dx * dx + dy * dy + dz * dz;
-#if defined(__CUDA_ARCH__)
-  const double inverse_r = refined ? refined_inverse_distance(r2) : r2 > 0 ? rsqrt(r2) : 0.0;
-#else
-  const double inverse_r = refined ? refined_inverse_distance(r2) : inverse_distance(r2);
-#endif
+  const double inverse_r = device_inverse_distance(dx * dx + dy * dy + dz * dz);
   const double q_over_r = q * inverse_r;
   const double q_over_r3 = q_over_r * inverse_r * inverse_r;
   sum[0] += q_over_r;

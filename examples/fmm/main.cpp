@@ -46,7 +46,6 @@ struct Options {
   bool tune_leaf = false;
   bool overlap_tree = false;
   bool m2l_products = false;
-  bool p2p_refined_rsqrt = false;
   std::string trace;
   int steps = 1;
   int repeat = 1;
@@ -110,9 +109,6 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--m2l-products", o.m2l_products,
                "run M2L tasks on devices as batched matrix products (cuBLAS grouped\n"
                "batched GEMMs) instead of the block kernel");
-  app.add_flag("--p2p-refined-rsqrt", o.p2p_refined_rsqrt,
-               "P2P tasks on devices take 1/r from a single-precision estimate refined\n"
-               "to double precision instead of CUDA's double-precision rsqrt");
   example::add_trace_option(app, o.trace, "all evaluations");
   example::add_positive_option(
       app, "--steps", o.steps, "K",
@@ -145,10 +141,6 @@ void add_options(CLI::App& app, Options& o) {
     if (o.m2l_products && !o.devices.accelerators())
       throw CLI::ValidationError(
           "--m2l-products", "needs a gpu or emulated device among --devices " + o.devices.list);
-    if (o.p2p_refined_rsqrt && !o.devices.accelerators())
-      throw CLI::ValidationError(
-          "--p2p-refined-rsqrt",
-          "needs a gpu or emulated device among --devices " + o.devices.list);
     if (o.overlap_tree && o.tune_leaf)
       throw CLI::ValidationError("--overlap-tree",
                                  "the next tree is built before --tune-leaf chooses its leaf size");
@@ -223,7 +215,6 @@ int run(const Options& o) {
     example::announce(*rt, o.devices);
     program.emplace(*rt, solver, o.place);
     program->set_m2l_products(o.m2l_products);
-    program->set_p2p_refined_rsqrt(o.p2p_refined_rsqrt);
   }
   fmm::Points points = fmm::make_points(o.distribution, n, o.seed);
   std::optional<fmm::Points> targets;
@@ -392,8 +383,7 @@ int run(const Options& o) {
   const std::string param =
       "n=" + std::to_string(n) + (targets ? ",targets=" + std::to_string(targets->size()) : "") +
       ",dist=" + dist + ",eps=" + eps_text + ",devices=" + used +
-      (o.m2l_products ? ",m2l=products" : "") + (o.p2p_refined_rsqrt ? ",p2p=refined_rsqrt" : "") +
-      (place.empty() ? "" : ",place=" + place) +
+      (o.m2l_products ? ",m2l=products" : "") + (place.empty() ? "" : ",place=" + place) +
       (o.leaf != 0 ? ",leaf=" + std::to_string(o.leaf) : "") +
       (o.group != static_cast<long>(fmm::default_group_size) ? ",group=" + std::to_string(o.group)
                                                              : "") +

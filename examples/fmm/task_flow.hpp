@@ -399,7 +399,6 @@ struct DeviceOperators {
   const versa::Handle<double>* tables = nullptr;
   const versa::Handle<double>* m2l = nullptr;
   std::vector<M2LBatches>* m2l_batches = nullptr;
-  bool p2p_refined_rsqrt = false;  // steps::NearFieldRows::refined_rsqrt of every P2P task
 };
 
 // Submits the group tree's tasks in its order.
@@ -415,11 +414,7 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
   };
   for (std::size_t t = 0; t < groups.tasks().size(); ++t) {
     const GroupTask& task = groups.tasks()[t];
-    auto near_field = [&task, &operators] {
-      steps::NearFieldRows rows = task.rows;
-      rows.refined_rsqrt = operators.p2p_refined_rsqrt;
-      return versa::value(rows);
-    };
+    auto near_field = [&task] { return versa::value(task.rows); };
     const std::size_t s = task.source, d = task.target;
     const versa::Priority priority = versa::priority(priority_of(task.kernel));
     const versa::Work work = versa::work(task.interactions);

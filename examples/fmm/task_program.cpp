@@ -152,8 +152,7 @@ void TaskProgram::run(PreparedEvaluation& prepared, PhaseTimes& times, Potential
     flow::submit_tasks(runtime_, *types_, groups, h,
                        {.tables = device_tables_.empty() ? nullptr : &device_tables_handle_,
                         .m2l = m2l_operators_.empty() ? nullptr : &m2l_operators_handle_,
-                        .m2l_batches = &prepared.m2l_batches,
-                        .p2p_refined_rsqrt = p2p_refined_rsqrt_});
+                        .m2l_batches = &prepared.m2l_batches});
     runtime_.wait_all();
   }
   // Whole numbers below 2^53: the sums are exact, and the GPUs' share is the rest.

@@ -101,11 +101,6 @@ class TaskProgram {
   // grouped batched GEMMs, each task's plan made by prepare). The emulated device follows the
   // same choice; CPUs do not change. Not while prepare runs on another thread.
   void set_m2l_products(bool products) { m2l_products_ = products; }
-  // How P2P tasks on devices take 1/r from the next run on: false (the default), CUDA's
-  // double-precision rsqrt; true, a single-precision estimate refined to double precision
-  // (steps::refined_inverse_distance). The emulated device follows the same choice; CPUs keep
-  // their own kernel.
-  void set_p2p_refined_rsqrt(bool refined) { p2p_refined_rsqrt_ = refined; }
   // Evaluates with another leaf size from now on (LeafTuner). Throws std::invalid_argument on 0.
   void set_leaf_size(std::size_t leaf_size) { solver_ = solver_.with_leaf_size(leaf_size); }
   const Solver& solver() const { return solver_; }
@@ -134,7 +129,6 @@ class TaskProgram {
   std::vector<double> m2l_operators_;
   versa::Handle<double> m2l_operators_handle_;
   bool m2l_products_ = false;
-  bool p2p_refined_rsqrt_ = false;
 };
 
 }  // namespace fmm

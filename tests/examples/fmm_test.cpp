@@ -1273,10 +1273,10 @@ TEST(FmmGroupTree, NearFieldByTargetTakesEveryPairOfTheEntries) {
     }
 }
 
-// The GPU's P2P kernel, run on the CPU as the emulated device runs it, with blocks of 32, 64 and
-// 128 threads (each row taken in one pass of the block or in several), on leaves of a few
-// points (blobs, with W cells' runs of leaves) and of a few hundred: every P2P task gives the
-// CPU kernel's sums to rounding.
+// The GPU's P2P kernel, run on the CPU as the emulated device runs it, in each of its shapes
+// (each row taken in one pass of the block or in several) and with each row's sources whole and
+// cut into parts, on leaves of a few points (blobs, with W cells' runs of leaves) and of a few
+// hundred: every P2P task gives the CPU kernel's sums to rounding.
 TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
   const std::pair<Points, std::size_t> cases[] = {{blob_points(3000, 5), 20},
                                                   {uniform_points(4000), 600}};
@@ -1299,47 +1299,54 @@ TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
       double largest = 0;
       for (double v : expected_a) largest = std::max(largest, std::abs(v));
       for (double v : expected_b) largest = std::max(largest, std::abs(v));
-      for (const bool refined : {false, true})
-        for (std::int32_t threads : {32, 64, 128}) {
-          // A mean row of 2 x threads points asks for `threads` threads on its targets, the
-          // block's others sharing out its sources.
-          const fmm::steps::NearFieldRows rows{task.rows.rows, task.rows.rows * 2 * threads,
-                                               refined};
-          ASSERT_EQ(fmm::steps::p2p_target_threads(rows), threads);
+      // Rows taken 2 per thread by 32, 64 and 128 threads, and 3 per thread by 128; each row
+      // whole (no blocks asked for: 0 SMs) and its sources cut into parts (on 64 SMs, whose
+      // 256 blocks these tasks' few rows do not fill), their sums added atomically.
+      const fmm::steps::P2PShape shapes[] = {{32, 2}, {64, 2}, {128, 2}, {128, 3}};
+      for (const fmm::steps::P2PShape shape : shapes)
+        for (const int multiprocessors : {0, 64}) {
+          const std::int32_t points = task.rows.rows * shape.targets * shape.per_thread;
+          const fmm::steps::NearFieldRows rows{task.rows.rows, points};
+          const fmm::steps::P2PShape chosen = fmm::steps::p2p_shape(rows);
+          ASSERT_EQ(chosen.targets, shape.targets);
+          ASSERT_EQ(chosen.per_thread, shape.per_thread);
+          const int parts = fmm::steps::p2p_source_parts(rows, 4 * multiprocessors);
+          ASSERT_EQ(parts > 1, multiprocessors > 1);
           std::vector<double> ra(4 * na, 0.0), rb(inner ? 0 : 4 * nb, 0.0);
           fmm::emulated::p2p(rows, task.work.data(), a.data(), na, b.data(), nb, ra.data(),
-                             inner ? ra.data() : rb.data(), inner);
+                             inner ? ra.data() : rb.data(), inner, multiprocessors);
           for (std::size_t i = 0; i < ra.size(); ++i)
             ASSERT_NEAR(ra[i], expected_a[i], 1e-12 * (1 + largest))
-                << threads << " " << refined << " " << i;
+                << shape.targets << "x" << shape.per_thread << " " << parts << " " << i;
           for (std::size_t i = 0; i < rb.size(); ++i)
             ASSERT_NEAR(rb[i], expected_b[i], 1e-12 * (1 + largest))
-                << threads << " " << refined << " " << i;
+                << shape.targets << "x" << shape.per_thread << " " << parts << " " << i;
         }
     }
     EXPECT_GT(tasks, 0u);
   }
 }
 
-// The refinement of a single-precision reciprocal square root reaches double precision from
-// any estimate as good as the GPU's rsqrtf (2 ulp of float, 2^-23) and worse (2^-20); outside
-// float's range, and at zero distance, the exact value.
-TEST(FmmKernelSteps, RefinedInverseDistanceIsDoublePrecision) {
+// The devices' 1/r: the refinement reaches double precision from any estimate within 2^-19 (the
+// GPU's and the emulated device's are within 2^-20), over the whole range of doubles; zero and
+// subnormal squared distances give nothing.
+TEST(FmmKernelSteps, DeviceInverseDistanceIsDoublePrecision) {
   std::mt19937_64 random(5);
-  std::uniform_real_distribution<double> exponent(-30, 30);
-  for (int k = 0; k < 10000; ++k) {
+  std::uniform_real_distribution<double> exponent(-300, 300);
+  for (int k = 0; k < 20000; ++k) {
     const double r2 = std::pow(10.0, exponent(random));
     const double exact = 1 / std::sqrt(r2);
-    for (const double error : {0.0, 0x1p-23, -0x1p-23, 0x1p-20, -0x1p-20}) {
+    for (const double error : {0.0, 0x1p-20, -0x1p-20, 0x1p-19, -0x1p-19}) {
       const double refined = fmm::steps::refine_inverse_distance(r2, exact * (1 + error));
       ASSERT_LE(std::abs(refined - exact), 4e-16 * exact) << r2 << " " << error;
     }
-    const double from_float = fmm::steps::refined_inverse_distance(r2);
-    ASSERT_LE(std::abs(from_float - exact), 4e-16 * exact) << r2;
+    const double estimate = fmm::steps::inverse_distance_estimate(r2);
+    ASSERT_LE(std::abs(estimate - exact), 0x1p-20 * exact) << r2;
+    ASSERT_LE(std::abs(fmm::steps::device_inverse_distance(r2) - exact), 4e-16 * exact) << r2;
   }
-  EXPECT_EQ(fmm::steps::refined_inverse_distance(0.0), 0.0);
-  for (const double r2 : {1e-40, 1e-37, 1e37, 1e40})
-    EXPECT_EQ(fmm::steps::refined_inverse_distance(r2), 1 / std::sqrt(r2)) << r2;
+  for (const double r2 : {0.0, 0x1p-1030, 0x1p-1023})
+    EXPECT_EQ(fmm::steps::device_inverse_distance(r2), 0.0) << r2;
+  EXPECT_GT(fmm::steps::device_inverse_distance(0x1p-1022), 0x1p510);
 }
 
 // The W cells with few points go to P2P: every pair of points is still taken exactly once.
