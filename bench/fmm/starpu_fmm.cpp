@@ -14,6 +14,7 @@
 #include <exception>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,17 @@ struct KernelClocks {
 
 // A task's cl_arg, not copied by StarPU (STARPU_CL_ARGS_NFREE): it lives in the evaluation's
 // vector of them until every task has run.
+// Scratch memory of each CUDA worker (indexed by StarPU worker id) for the kernels that ask for
+// a workspace (M2L as batched products). A worker's tasks run in its stream's order, so a task
+// may reuse what the one before used; a task needing more waits for the stream before growing it.
+struct GpuScratch {
+  struct Buffer {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::vector<Buffer> buffers;
+};
+
 struct TaskArg {
   const fmm::KernelContext* context;
   KernelClocks* clocks;
@@ -55,6 +67,7 @@ struct TaskArg {
   double interactions;  // GroupTask::interactions: what the performance models are indexed by
   const fmm::M2LBatches* m2l_batches;  // M2L as batched products on a GPU; null: the block kernel
   fmm::steps::NearFieldRows rows;      // P2P: GroupTask::rows, the GPU launch's shape
+  GpuScratch* scratch;                 // the CUDA workers' workspaces
 };
 
 template <class T>
@@ -147,13 +160,28 @@ void l2p_body(void* b[], void* arg) {
 // parts of the context these kernels use.
 class WorkerStream final : public versa::CudaContext {
  public:
+  explicit WorkerStream(GpuScratch& scratch) : scratch_(scratch) {}
+
   cudaStream_t stream() override { return starpu_cuda_get_local_stream(); }
   cublasHandle_t cublas() override { return starpu_cublas_get_local_handle(); }
   cusolverDnHandle_t cusolver() override { unused("cuSOLVER"); }
-  void* workspace(std::size_t) override { unused("a workspace"); }
+  void* workspace(std::size_t bytes) override {
+    GpuScratch::Buffer& buffer = scratch_.buffers.at(starpu_worker_get_id_check());
+    if (buffer.bytes < bytes) {
+      if (cudaStreamSynchronize(stream()) != cudaSuccess || cudaFree(buffer.data) != cudaSuccess)
+        throw std::runtime_error("StarPU FMM: freeing a workspace failed");
+      buffer = {};
+      if (cudaMalloc(&buffer.data, bytes) != cudaSuccess)
+        throw std::runtime_error("StarPU FMM: no device memory for a workspace of " +
+                                 std::to_string(bytes) + " bytes");
+      buffer.bytes = bytes;
+    }
+    return buffer.data;
+  }
   int device() const override { return starpu_worker_get_devid(starpu_worker_get_id_check()); }
 
  private:
+  GpuScratch& scratch_;
   [[noreturn]] static void unused(const char* what) {
     std::fprintf(stderr, "StarPU FMM CUDA worker: a kernel asked for %s\n", what);
     std::abort();
@@ -166,7 +194,7 @@ class WorkerStream final : public versa::CudaContext {
 template <class Body>
 void on_gpu(void* cl_arg, Body body) {
   const auto& arg = *static_cast<const TaskArg*>(cl_arg);
-  WorkerStream gpu;
+  WorkerStream gpu(*arg.scratch);
   try {
     body(*arg.context, gpu);
   } catch (const std::exception& e) {
@@ -454,6 +482,7 @@ struct StarpuFmm::Session {
         throw std::runtime_error("StarPU FMM: StarPU found no GPU");
       }
       starpu_cublas_init();  // compression and expansion on a GPU are cuBLAS products
+      scratch.buffers.resize(starpu_worker_get_count());
       // On a GPU, M2L reads the operators by offset and the other passes the operator tables,
       // as the task program's do.
       m2l_operators = solver.operators().m2l_operators();
@@ -535,6 +564,9 @@ struct StarpuFmm::Session {
 
   ~Session() {
     starpu_task_wait_for_all();  // only matters when an evaluation bailed out with tasks in flight
+#if VERSA_BENCH_STARPU_CUDA
+    for (const GpuScratch::Buffer& buffer : scratch.buffers) cudaFree(buffer.data);
+#endif
     if (m2l_operators_handle != nullptr) starpu_data_unregister(m2l_operators_handle);
     if (tables_handle != nullptr) {
       starpu_data_unregister(tables_handle);
@@ -556,6 +588,7 @@ struct StarpuFmm::Session {
   std::array<starpu_codelet, fmm::kernel_count> codelets{};
   starpu_codelet zero{}, sum{};
   KernelClocks clocks;
+  GpuScratch scratch;  // a buffer per worker where there are GPUs
 };
 
 StarpuFmm::StarpuFmm(const fmm::Solver& solver, const StarpuFmmConfig& config)
@@ -602,7 +635,8 @@ void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm:
                                               static_cast<int>(operators.rank())));
         plan = &batches.back();
       }
-      args.push_back({&context, &s.clocks, task.kernel, task.interactions, plan, task.rows});
+      args.push_back(
+          {&context, &s.clocks, task.kernel, task.interactions, plan, task.rows, &s.scratch});
       starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
       const int priority = s.priority(task.kernel);
       void* arg = &args.back();

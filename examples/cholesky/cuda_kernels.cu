@@ -2,7 +2,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "blocked_trsm.hpp"
 #include "cuda_kernels.hpp"
 #include "versa/cuda.hpp"
 
@@ -60,29 +59,18 @@ void potrf(versa::CudaContext& gpu, int n, float* a, int lda) {
   check_info(gpu, info);
 }
 
-// cuBLAS's solve, cut by blocked_trsm into solves trsm_leaf wide and the products between them.
 void trsm(versa::CudaContext& gpu, int m, int n, const double* l, int ldl, double* b, int ldb) {
   const double one = 1.0;
-  auto solve = [&gpu, one](int m, int n, const double* l, int ldl, double* b, int ldb) {
-    check(cublasDtrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                      CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
-          "cublasDtrsm");
-  };
-  auto product = [&gpu](int m, int n, int k, const double* a, int lda, const double* b, int ldb,
-                        double* c, int ldc) { gemm(gpu, m, n, k, a, lda, b, ldb, c, ldc); };
-  blocked_trsm(m, n, l, ldl, b, ldb, trsm_leaf, solve, product);
+  check(cublasDtrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                    CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
+        "cublasDtrsm");
 }
 
 void trsm(versa::CudaContext& gpu, int m, int n, const float* l, int ldl, float* b, int ldb) {
   const float one = 1.0f;
-  auto solve = [&gpu, one](int m, int n, const float* l, int ldl, float* b, int ldb) {
-    check(cublasStrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                      CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
-          "cublasStrsm");
-  };
-  auto product = [&gpu](int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                        float* c, int ldc) { gemm(gpu, m, n, k, a, lda, b, ldb, c, ldc); };
-  blocked_trsm(m, n, l, ldl, b, ldb, trsm_leaf, solve, product);
+  check(cublasStrsm(gpu.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                    CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, b, ldb),
+        "cublasStrsm");
 }
 
 void syrk(versa::CudaContext& gpu, int n, int k, const double* a, int lda, double* c, int ldc) {

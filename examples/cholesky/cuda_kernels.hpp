@@ -1,5 +1,4 @@
-// The tile kernels on the GPU: cuSOLVER for potrf, cuBLAS for trsm (cut into products by
-// blocked_trsm.hpp), syrk and gemm, queued on the
+// The tile kernels on the GPU: cuSOLVER for potrf, cuBLAS for trsm, syrk and gemm, queued on the
 // GPU worker's stream with its library handles. They mirror Blas<T> (cholesky.hpp) for double
 // and float; pointers are device tiles, column-major with their leading dimension, and sizes are
 // ints as cuBLAS takes them. Each throws std::runtime_error when the library fails, and potrf

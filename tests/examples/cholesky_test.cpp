@@ -1,7 +1,6 @@
 // The tiled Cholesky of examples/cholesky against LAPACK's unblocked-by-us dpotrf.
 #include "cholesky.hpp"
 
-#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +12,6 @@
 #include <tuple>
 #include <vector>
 
-#include "blocked_trsm.hpp"
 #include "support/config.hpp"
 
 namespace {
@@ -276,62 +274,6 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOnTwoDevicesOfOneGpu) {
   EXPECT_EQ(devices[0].tasks, 0u);
   EXPECT_GT(devices[1].tasks, 0u) << devices[1].name;
   EXPECT_GT(devices[2].tasks, 0u) << devices[2].name;
-}
-
-// On CPU + a real GPU, tiles wider than cholesky::trsm_leaf: the GPU's trsm cut into solves and
-// products by blocked_trsm (halves of 512 and 88 columns of a 600-tile). Skips without a GPU.
-TEST(TiledCholeskyOnGpu, MatchesLapackWithBlockedTrsm) {
-  versa::Config config = workers(2);
-  config.gpus = 1;
-  const int n = 1800, tile = 600;
-  versa::Runtime rt{config};
-  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
-  cholesky::use_one_blas_thread();
-  const std::vector<double> original = spd_matrix(n, 11);
-  std::vector<double> expected = original, a = original;
-  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
-  {
-    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    cholesky::submit_factorisation(rt, tiles, {{"trsm", versa::Placement::gpu_only}});
-    rt.wait_all();
-  }
-  EXPECT_LT(worst_error(a, expected, n), 1e-12);
-}
-
-// The recursion of blocked_trsm, over OpenBLAS: the same X = B L^-T as one solve, for widths
-// below, at and across the leaf, whole leaves and not.
-TEST(BlockedTrsm, MatchesOneSolve) {
-  const int m = 37, leaf = 8;
-  for (const int n : {1, 8, 9, 16, 50, 64, 100}) {
-    const std::vector<double> l = [&] {
-      std::vector<double> factor = spd_matrix(n, 3);
-      EXPECT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, factor.data(), n), 0);
-      return factor;
-    }();
-    std::vector<double> b(static_cast<std::size_t>(m) * n);
-    std::mt19937 rng(static_cast<unsigned>(n));
-    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    for (double& v : b) v = uniform(rng);
-    std::vector<double> expected = b;
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
-                l.data(), n, expected.data(), m);
-    int solves = 0;
-    auto solve = [&solves, leaf](int rows, int cols, const double* f, int ldf, double* x, int ldx) {
-      ++solves;
-      EXPECT_LE(cols, leaf);
-      cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, rows, cols, 1.0,
-                  f, ldf, x, ldx);
-    };
-    auto product = [](int rows, int cols, int k, const double* x, int ldx, const double* f, int ldf,
-                      double* c, int ldc) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, rows, cols, k, -1.0, x, ldx, f, ldf, 1.0,
-                  c, ldc);
-    };
-    cholesky::blocked_trsm(m, n, l.data(), n, b.data(), m, leaf, solve, product);
-    EXPECT_EQ(solves, (n + leaf - 1) / leaf) << n;
-    for (std::size_t i = 0; i < b.size(); ++i)
-      ASSERT_NEAR(b[i], expected[i], 1e-12 * (1 + std::abs(expected[i]))) << n << " " << i;
-  }
 }
 
 TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
