@@ -102,13 +102,13 @@ TaskCounts task_counts(std::size_t tiles);
 // the owner of the tile it writes); `a` a versa::TiledMatrix<T>, or anything with tile_rows()
 // whose a(i, j) is the TileHandle<T> of tile (i, j) for i >= j.
 //
-// With `home_when_final`, each tile is also read on the host once it is final (after its potrf,
-// or the trsm of its column): a CPU task of no work ("home"), for which the runtime copies the
-// tile home from the device that holds it while the later columns' kernels run, where wait_all
-// would copy every tile home after the last kernel (on an emulated device at n = 4096, tile
-// 512, 35 of the 36 copies home then come before the last kernel instead of none). The device
-// keeps its copy for the later tasks that read the tile. Worth it where devices hold the
-// tiles; it adds a task per tile.
+// With `home_when_final`, each tile is copied home once it is final (after its potrf, or the
+// trsm of its column: Runtime::copy_home), from the device that holds it while the later
+// columns' kernels run, where wait_all would copy every tile home after the last kernel (on an
+// emulated device at n = 4096, tile 512, 35 of the 36 copies home then come before the last
+// kernel instead of none; on an H200 at n = 30000, tile 2048, the factorisation ran 1.3x
+// faster). The device keeps its copy for the later tasks that read the tile. Worth it where
+// devices hold the tiles; it adds a task per tile.
 template <class Runtime, class Matrix>
 void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {},
                           bool home_when_final = false) {
@@ -181,17 +181,15 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
   // then took 148-165 us against 138-141, and the factorisation ran up to 20% slower. Program
   // order for the rest (each task one priority below the one before) gained 4% at tile 128 and
   // lost 7% at tile 64 (docs/performance.md, "Tiled Cholesky").
-  const auto home =
-      versa::task_type("home").cpu([](Tile<const T>) {}).placement(versa::Placement::cpu_only);
   const int nt = static_cast<int>(a.tile_rows());
   for (int k = 0; k < nt; ++k) {
     rt.submit(potrf, versa::write(a(k, k)), versa::priority(1),
               versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
-    if (home_when_final) rt.submit(home, versa::read(a(k, k)));
+    if (home_when_final) rt.copy_home(a(k, k));
     for (int m = k + 1; m < nt; ++m) {
       rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)),
                 versa::priority(m == k + 1 ? 1 : 0));
-      if (home_when_final) rt.submit(home, versa::read(a(m, k)));
+      if (home_when_final) rt.copy_home(a(m, k));
     }
     for (int m = k + 1; m < nt; ++m) {
       rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),

@@ -191,6 +191,10 @@ class Runtime {
   // goes back to the system once the rank's earlier tasks on the handle are done, and is mapped
   // again when a version next arrives. Every rank calls it, like submit; it waits for nothing.
   void flush(const HandleBase& handle);
+  // Copies the latest version of `handle` home on its holder (versa::Runtime::copy_home: from
+  // its devices into its memory, beside later tasks), ending an open run of adds first. Every
+  // rank calls it, like submit; it waits for nothing.
+  void copy_home(const HandleBase& handle);
 
   // Waits for every task on every rank: the local tasks, then a collective step that compares
   // the ranks' submitted streams and failures. Throws, on every rank alike: DivergenceError when

@@ -1,5 +1,7 @@
 #include "versa/runtime.hpp"
 
+#include <stdexcept>
+
 #include "core/runtime_core.hpp"
 
 namespace versa {
@@ -54,6 +56,32 @@ void detail::unpin(HostPins& pins, const void* data) { pins.unpin(data); }
 void Runtime::sync() { impl_->core.sync(); }
 
 std::size_t Runtime::surplus_tasks() const { return impl_->core.surplus_tasks(); }
+
+void Runtime::copy_home(const HandleBase& handle) {
+  detail::HandleState* state = detail::state_of(handle);
+  if (state == nullptr) throw std::invalid_argument("versa: copy_home of an empty handle");
+  copy_home(state);
+}
+
+void Runtime::copy_home(detail::HandleState* state) {
+  struct NoClosure {};
+  NoClosure closure;
+  detail::AccessRecord access;
+  access.handle = state;
+  access.mode = AccessMode::read;
+  detail::TaskDesc desc{};
+  desc.name = desc.type_name = impl_->core.intern_name("copy home");
+  desc.accesses = &access;
+  desc.access_count = 1;
+  desc.invoke = [](void*, const detail::AccessRecord*) {};
+  desc.placement = Placement::cpu_only;
+  desc.closure = &closure;
+  desc.closure_size = sizeof closure;
+  desc.closure_align = alignof(NoClosure);
+  desc.move = [](void*, void*) {};
+  desc.work = -1;
+  impl_->core.submit(desc);
+}
 
 void Runtime::wait_all() { impl_->core.wait_all(); }
 

@@ -296,6 +296,21 @@ void Runtime::flush(const HandleBase& handle) {
                  AccessMode::write_only);
 }
 
+void Runtime::copy_home(const HandleBase& handle) {
+  Impl& s = *impl_;
+  const std::int64_t found = s.directory.find(versa::detail::state_of(handle));
+  if (found < 0)
+    throw std::invalid_argument(
+        "versa::mpi: copy_home of a handle not registered with this distributed runtime");
+  const auto id = static_cast<std::uint32_t>(found);
+  detail::mix_text(s.stream_hash, "copy_home");
+  detail::mix(s.stream_hash, id);
+  s.engine->stream_log().append(s.stream_hash);
+  detail::HandleRecord& record = s.directory[id];
+  if (record.base >= 0) combine_adds(id);
+  if (rank_ == record.holder) RuntimeAccess::copy_home(*local_, record.state);
+}
+
 void Runtime::fetch(const HandleBase& handle, int rank) {
   const detail::RemoteAccess access{versa::detail::state_of(handle), AccessMode::read};
   Impl& s = *impl_;

@@ -233,6 +233,46 @@ TEST(Devices, DataWithoutWriteBackStaysOnTheDeviceUntilAcquired) {
   EXPECT_THROW(versa::Handle<double>{}.set_write_back(false), std::invalid_argument);
 }
 
+// copy_home brings a device's result home while later tasks still run: a CPU task submitted
+// after it waits (up to a minute) for the copy to show in the statistics, which without it would
+// come only at wait_all, after that task. The device keeps its copy for a later reader, a later
+// writer's result comes home at wait_all, and an empty handle is refused.
+TEST(Devices, CopyHomeOverlapsTheTasksAfterIt) {
+  versa::Runtime rt{one_device()};
+  std::vector<double> data = iota(0);
+  auto h = rt.data(data, "result");
+  double seen = 0;
+  access(rt, h, versa::AccessMode::write, true, &seen);
+  rt.copy_home(h);
+  std::atomic<bool> came_home{false};
+  rt.submit(
+      "watch",
+      [&rt, &came_home] {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+        while (rt.statistics()[1].bytes_to_host < bytes &&
+               std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        came_home = rt.statistics()[1].bytes_to_host >= bytes;
+      },
+      on(false));
+  double sum = 0;
+  access(rt, h, versa::AccessMode::read, true, &sum);
+  rt.wait_all();
+  EXPECT_TRUE(came_home) << "the copy home waited for wait_all";
+  EXPECT_EQ(data, iota(1));
+  EXPECT_EQ(sum, std::accumulate(data.begin(), data.end(), 0.0));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device, bytes) << "the device kept its copy";
+  EXPECT_EQ(rt.statistics()[1].bytes_to_host, bytes) << "nothing changed after the copy home";
+  access(rt, h, versa::AccessMode::write, true, &seen);
+  rt.copy_home(h);
+  access(rt, h, versa::AccessMode::write, true, &seen);
+  rt.wait_all();
+  EXPECT_EQ(data, iota(3));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_host, 3 * bytes);
+  EXPECT_EQ(rt.statistics()[0].tasks, 3u) << "the watch and the two copies home";
+  EXPECT_THROW(rt.copy_home(versa::Handle<double>{}), std::invalid_argument);
+}
+
 // Without write-back, data evicted from a full device still goes home (tasks need it again),
 // and the tasks' results equal the sequential run's.
 TEST(Devices, DataWithoutWriteBackSurvivesEviction) {

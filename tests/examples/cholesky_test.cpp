@@ -151,7 +151,7 @@ TEST(TiledCholeskyStatistics, CountTasksAndTimeKernels) {
 struct DeviceCase {
   int n, tile, devices;
   versa::Placement rule;
-  bool home_when_final = false;  // each tile read on the host once final
+  bool home_when_final = false;  // each tile copied home once final (Runtime::copy_home)
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -190,7 +190,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     on_cpu += there;
   }
   EXPECT_GT(on_device, 0u) << "no task ran on an emulated device";
-  EXPECT_EQ(tasks_on(rt, "home", "cpu"),
+  EXPECT_EQ(tasks_on(rt, "copy home", "cpu"),
             c.home_when_final ? tiles_per_side * (tiles_per_side + 1) / 2 : 0u);
   if (c.rule == versa::Placement::gpu_only) {
     EXPECT_EQ(on_cpu, 0u);

@@ -119,4 +119,45 @@ TEST(DistributedFlush, RefusesAForeignHandle) {
   EXPECT_NO_THROW(rt.wait_all());
 }
 
+// copy_home(handle) runs on the holder of the latest version alone, as a CPU task of its local
+// runtime ("copy home"), after ending a run of adds; every value is right; a foreign handle is
+// refused.
+TEST(DistributedCopyHome, RunsOnTheHolderAlone) {
+  versa::Config config = rank_config();
+  config.task_statistics = true;
+  versa::mpi::Runtime rt(config);
+  const int ranks = rt.size();
+  const int last = ranks - 1;
+  std::int64_t total = 0, value = 0;
+  auto ht = rt.data(total, 0, "total");
+  ht.set_reduction(versa::sum<std::int64_t>());
+  auto hv = rt.data(value, 0, "value");
+  for (int r = 0; r < ranks; ++r)
+    rt.submit(
+        "add", [r](versa::Span<std::int64_t> t) { t[0] += r + 1; }, versa::add(ht),
+        versa::mpi::on_rank(r));
+  rt.copy_home(ht);
+  EXPECT_EQ(rt.holder(ht), 0);
+  rt.submit(
+      "set", [](versa::Span<std::int64_t> x) { x[0] = 42; }, versa::write_only(hv),
+      versa::mpi::on_rank(last));
+  rt.copy_home(hv);
+  EXPECT_EQ(rt.holder(hv), last);
+  rt.wait_all();
+  std::uint64_t copies_home = 0;
+  for (const versa::TaskStatistics& t : rt.local().task_statistics())
+    if (t.task_type == "copy home") copies_home += t.tasks;
+  EXPECT_EQ(copies_home, (rt.rank() == 0 ? 1u : 0u) + (rt.rank() == last ? 1u : 0u));
+  if (rt.rank() == 0) {
+    EXPECT_EQ(total, ranks * (ranks + 1) / 2);
+  }
+  if (rt.rank() == last) {
+    EXPECT_EQ(value, 42);
+  }
+  int y = 0;
+  auto foreign = rt.local().data(y, "foreign");
+  EXPECT_THROW(rt.copy_home(foreign), std::invalid_argument);
+  EXPECT_NO_THROW(rt.wait_all());
+}
+
 }  // namespace
