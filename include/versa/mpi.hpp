@@ -71,6 +71,7 @@ class RemoteFailure : public std::runtime_error {
 
 namespace detail {
 using versa::detail::HandleState;
+struct HandleRecord;  // handle_directory.hpp
 // One access of a submitted task, as the distributed layer sees it.
 struct RemoteAccess {
   HandleState* handle;
@@ -229,6 +230,10 @@ class Runtime {
   bool join_adds(std::uint32_t id, int executor);
   bool combine_adds(std::uint32_t id);
   void combine_open_adds();
+  // The start of a procedure on one handle (flush, copy_home) on every rank alike: its record in
+  // the directory, the procedure in the submitted stream, an open run of adds ended. Throws
+  // std::invalid_argument when the handle is not registered with this runtime.
+  detail::HandleRecord& start_procedure(const HandleBase& handle, const char* procedure);
   // wait_all; `ending`: from the destructor, whose stream check never equals a wait_all's.
   void synchronize(bool ending);
   template <class... Args>

@@ -275,39 +275,33 @@ void Runtime::combine_open_adds() {
 
 // --- Procedure: flush --------------------------------------------------------------------------
 
-void Runtime::flush(const HandleBase& handle) {
+detail::HandleRecord& Runtime::start_procedure(const HandleBase& handle, const char* procedure) {
   Impl& s = *impl_;
   const std::int64_t found = s.directory.find(versa::detail::state_of(handle));
   if (found < 0)
-    throw std::invalid_argument(
-        "versa::mpi: flush of a handle not registered with this distributed runtime");
+    throw std::invalid_argument(std::string("versa::mpi: ") + procedure +
+                                " of a handle not registered with this distributed runtime");
   const auto id = static_cast<std::uint32_t>(found);
-  detail::mix_text(s.stream_hash, "flush");
+  detail::mix_text(s.stream_hash, procedure);
   detail::mix(s.stream_hash, id);
   s.engine->stream_log().append(s.stream_hash);
-  detail::HandleRecord& record = s.directory[id];
-  if (record.base >= 0) combine_adds(id);
+  if (s.directory[id].base >= 0) combine_adds(id);
+  return s.directory[id];
+}
+
+void Runtime::flush(const HandleBase& handle) {
+  detail::HandleRecord& record = start_procedure(handle, "flush");
   record.valid.reset_to(record.holder);
   ++record.flushes;
   // After this rank's earlier tasks on the copy (a write_only waits for them); its content is
   // stale from now on, whatever it held.
   if (rank_ != record.holder && record.buffer)
-    submit_local(*local_, s.flush_name, invoke_discard, DiscardClosure{record.buffer}, record.state,
-                 AccessMode::write_only);
+    submit_local(*local_, impl_->flush_name, invoke_discard, DiscardClosure{record.buffer},
+                 record.state, AccessMode::write_only);
 }
 
 void Runtime::copy_home(const HandleBase& handle) {
-  Impl& s = *impl_;
-  const std::int64_t found = s.directory.find(versa::detail::state_of(handle));
-  if (found < 0)
-    throw std::invalid_argument(
-        "versa::mpi: copy_home of a handle not registered with this distributed runtime");
-  const auto id = static_cast<std::uint32_t>(found);
-  detail::mix_text(s.stream_hash, "copy_home");
-  detail::mix(s.stream_hash, id);
-  s.engine->stream_log().append(s.stream_hash);
-  detail::HandleRecord& record = s.directory[id];
-  if (record.base >= 0) combine_adds(id);
+  const detail::HandleRecord& record = start_procedure(handle, "copy_home");
   if (rank_ == record.holder) RuntimeAccess::copy_home(*local_, record.state);
 }
 
