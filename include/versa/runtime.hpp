@@ -214,8 +214,10 @@ class Runtime {
   // instead of waiting for wait_all(), which copies home whatever has changed since: on an H200
   // the tiled Cholesky at n = 30000 ran 1.3x faster with each tile copied home once final
   // (docs/performance.md). A CPU task of no work that reads the data ("copy home"): the copy is
-  // its fetch, and tasks that write the data after it wait for it. Nothing to copy where the
-  // host's copy is valid. Throws std::invalid_argument on an empty handle.
+  // its fetch, and tasks that write the data after it wait for it. Being a read in program
+  // order, it ends a run of commute or add accesses, as any read does (access_mode.hpp's
+  // failure rule then starts a new run after it). Nothing to copy where the host's copy is
+  // valid. Throws std::invalid_argument on an empty handle.
   void copy_home(const HandleBase& handle);
 
   // Waits until every submitted task has finished, with every `add` applied to its handle's

@@ -174,6 +174,12 @@ bool cancelled_by_failures(const TaskSpec& task, std::vector<HandleFailure>& han
   return cancelled;
 }
 
+// The handle that Versa copies home after `task` (Runtime::copy_home), or -1: every eighth
+// task's first. A read in program order, which ends a run of commutes or adds as any read does.
+int copied_home_after(const TaskSpec& task) {
+  return task.id % 8 == 5 ? task.accesses.front().handle : -1;
+}
+
 Outcome sequential(const Program& program) {
   Outcome outcome{initial_data(program.handles),
                   std::vector<Value>(program.tasks.size()),
@@ -181,17 +187,25 @@ Outcome sequential(const Program& program) {
                   std::vector<bool>(program.handles),
                   0};
   std::vector<HandleFailure> handles(program.handles);
-  for (const TaskSpec& task : program.tasks) {
+  auto run = [&outcome, &handles](const TaskSpec& task) {
     const bool cancelled = cancelled_by_failures(task, handles);
     outcome.cancelled += cancelled;
     if (cancelled || task.fails != Failing::no) {
       for (const AccessSpec& a : task.accesses)
         if (modifies(a.mode)) handles[a.handle].failed = true;
-      continue;
+      return;
     }
     run_sequentially(task, outcome.data, outcome.observed[task.id]);
     for (const AccessSpec& a : task.accesses)
       if (overwrites(a.mode)) handles[a.handle].failed = false;
+  };
+  for (const TaskSpec& task : program.tasks) {
+    run(task);
+    if (const int h = copied_home_after(task); h >= 0) {
+      TaskSpec copy_home;
+      copy_home.accesses = {{h, AccessMode::read}};
+      cancelled_by_failures(copy_home, handles);  // cancelled or not, it changes nothing
+    }
   }
   for (int h = 0; h < program.handles; ++h) outcome.failed[h] = handles[h].failed;
   return outcome;
@@ -271,8 +285,10 @@ Outcome parallel(const Program& program, versa::Config config) {
     // Every fourth is not written back at wait_all: the reads below bring it home.
     if (h % 4 == 3) handles.back().set_write_back(false);
   }
-  for (const TaskSpec& task : program.tasks)
+  for (const TaskSpec& task : program.tasks) {
     submit(rt, task, handles, &outcome.observed[task.id], false, devices);
+    if (const int h = copied_home_after(task); h >= 0) rt.copy_home(handles[h]);
+  }
   try {
     rt.wait_all();
   } catch (const versa::TaskFailure& failure) {

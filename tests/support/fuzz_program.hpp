@@ -22,6 +22,8 @@
 //
 // With devices, each task also gets a random placement rule; a task with children may run on a
 // device, where it creates handles, spawns, syncs and destroys the handles inside its body.
+// Under Versa, every eighth task's first handle is copied home right after it
+// (Runtime::copy_home).
 #pragma once
 
 #include <cstdint>
