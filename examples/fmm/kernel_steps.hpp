@@ -326,10 +326,11 @@ FMM_HOST_DEVICE inline double refine_inverse_distance(double r2, double y) {
 }
 
 // The estimate of 1/sqrt(r2) that a device's P2P refines: on the GPU, the special-function
-// unit's (MUFU.RSQ64H: the exponent and the leading 20 bits of the mantissa, its low word zero);
-// on the emulated device, the exact value cut to the same high word, so that the refinement runs
-// from an estimate as coarse as the GPU's (a relative error below 2^-20) over the whole range of
-// doubles. Flushes subnormal r2 to zero, whose estimate is infinite.
+// unit's (MUFU.RSQ64H, which writes the high word alone, so at most 20 bits of mantissa; CUDA's
+// rsqrt(double) refines it as below to 1 ulp); on the emulated device, the exact value cut to
+// the same high word, so that the refinement runs from an estimate as coarse (a relative error
+// below 2^-20) over the whole range of doubles. The GPU's flushes subnormal r2 to zero, whose
+// estimate is infinite.
 FMM_HOST_DEVICE inline double inverse_distance_estimate(double r2) {
 #if defined(__CUDA_ARCH__)
   double y;
