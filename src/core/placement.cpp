@@ -85,7 +85,8 @@ std::size_t PlacementPolicy::data_bytes(const Task& task) {
   return bytes;
 }
 
-double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
+std::optional<double> PlacementPolicy::transfer_seconds(const Task& task, int node,
+                                                        bool host_data_only) const {
   double seconds = 0;
   for (std::uint32_t i = 0; i < task.access_count; ++i) {
     const AccessRecord& access = task.accesses[i];
@@ -96,6 +97,8 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     {
       MutexLock guard(replicas->mutex());
       if (is_valid(replicas->at(node).state)) continue;
+      if (host_data_only && modifies(access.mode) && reads_contents(access.mode))
+        return std::nullopt;  // node 0's replica, the host's, is stale
       if (Replica* from = links_.source_for(*replicas, node)) source = from->node;
       if (source == 0)
         if (Replica* landing = links_.landing_on_peer(*replicas, node)) source = landing->node;
@@ -121,17 +124,6 @@ double PlacementPolicy::transfer_seconds(const Task& task, int node) const {
     }
   }
   return seconds;
-}
-
-bool PlacementPolicy::changes_device_data(const Task& task) {
-  for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    const AccessRecord& access = task.accesses[i];
-    ReplicaSet* replicas = access.handle->replicas();
-    if (!replicas || !modifies(access.mode) || !reads_contents(access.mode)) continue;
-    MutexLock guard(replicas->mutex());
-    if (!is_valid(replicas->at(0).state)) return true;
-  }
-  return false;
 }
 
 int PlacementPolicy::lanes(int node) const {
@@ -208,7 +200,7 @@ int PlacementPolicy::choose(Task& task) {
       calibrated = false;
       continue;
     }
-    const double transfer = transfer_seconds(task, node);
+    const double transfer = *transfer_seconds(task, node);
     seconds[node] = transfer + execution->seconds;
     if (node == 0)
       cpu_high = transfer + execution->high;
@@ -306,8 +298,10 @@ std::size_t PlacementPolicy::nearest_task(const Group& g, int node, bool host_da
   double nearest_seconds = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < std::min(window, g.tasks.size()); ++i) {
     const Task& task = *g.tasks[i].first;
-    if (task.priority != top_priority || (host_data_only && changes_device_data(task))) continue;
-    const double seconds = transfer_seconds(task, node);
+    if (task.priority != top_priority) continue;
+    const std::optional<double> transfer = transfer_seconds(task, node, host_data_only);
+    if (!transfer) continue;
+    const double seconds = *transfer;
     if (nearest == g.tasks.size() || seconds < nearest_seconds) {
       nearest = i;
       nearest_seconds = seconds;

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,10 +81,11 @@ class PlacementPolicy {
   static std::size_t data_bytes(const Task& task);
 
  private:
-  double transfer_seconds(const Task& task, int node) const;
-  // Whether `task` writes or commutes on data whose host replica is stale: only devices hold
-  // it.
-  static bool changes_device_data(const Task& task);
+  // The modelled time to bring `task`'s inputs to `node`. With `host_data_only` (node 0), none
+  // where the task writes or commutes on data whose host replica is stale (only devices hold
+  // it): a CPU worker leaves such a task to the devices. One lock of each replica set.
+  std::optional<double> transfer_seconds(const Task& task, int node,
+                                         bool host_data_only = false) const;
   // CPU workers, or the kernels a device runs at once: queued work is shared among them.
   int lanes(int node) const;
   double backlog_seconds(int node) const;
