@@ -274,9 +274,9 @@ struct NearFieldByTarget {
   }
 };
 
-// What a P2P launch needs besides its arrays, known on the host that made the work list
-// (GroupTask::rows), where a launch chooses its blocks and their threads: the size of the list's
-// by-target view (the rows, and the target points of all of them).
+// The size of a P2P work list's by-target view, known on the host that made the list
+// (GroupTask::rows), where a launch chooses its blocks and their threads: the rows, and the
+// target points of all of them.
 struct NearFieldRows {
   std::int32_t rows = 0, points = 0;
 };

@@ -414,7 +414,6 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
   };
   for (std::size_t t = 0; t < groups.tasks().size(); ++t) {
     const GroupTask& task = groups.tasks()[t];
-    auto near_field = [&task] { return versa::value(task.rows); };
     const std::size_t s = task.source, d = task.target;
     const versa::Priority priority = versa::priority(priority_of(task.kernel));
     const versa::Work work = versa::work(task.interactions);
@@ -454,11 +453,11 @@ void submit_tasks(Runtime& rt, const TaskTypes& types, const GroupTree& groups, 
                versa::read(h.points[d]), versa::add(h.results[d]), priority, work);
         break;
       case Kernel::p2p_inner:
-        rt.submit(types.p2p_inner, near_field(), list(), versa::read(h.points[s]),
+        rt.submit(types.p2p_inner, versa::value(task.rows), list(), versa::read(h.points[s]),
                   versa::add(h.results[s]), priority, work);
         break;
       case Kernel::p2p_pair:
-        rt.submit(types.p2p_pair, near_field(), list(), versa::read(h.points[s]),
+        rt.submit(types.p2p_pair, versa::value(task.rows), list(), versa::read(h.points[s]),
                   versa::read(h.points[d]), versa::add(h.results[s]), versa::add(h.results[d]),
                   priority, work);
         break;

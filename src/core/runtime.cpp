@@ -9,8 +9,10 @@ namespace versa {
 // Workers start inside RuntimeCore's constructor and call its virtual functions at once, so it
 // must be the complete object, not the base of one still under construction.
 struct Runtime::Impl {
-  explicit Impl(Config config) : core(std::move(config)) {}
+  explicit Impl(Config config)
+      : core(std::move(config)), copy_home_name(core.intern_name("copy home")) {}
   detail::RuntimeCore core;
+  const char* copy_home_name;  // the name of copy_home's tasks
 };
 
 Runtime::Runtime() : Runtime(Config{}) {}
@@ -70,7 +72,7 @@ void Runtime::copy_home(detail::HandleState* state) {
   access.handle = state;
   access.mode = AccessMode::read;
   detail::TaskDesc desc{};
-  desc.name = desc.type_name = impl_->core.intern_name("copy home");
+  desc.name = desc.type_name = impl_->copy_home_name;
   desc.accesses = &access;
   desc.access_count = 1;
   desc.invoke = [](void*, const detail::AccessRecord*) {};

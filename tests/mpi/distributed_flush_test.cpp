@@ -71,6 +71,21 @@ TEST(DistributedFlush, DropsCachedCopiesAndGivesTheirMemoryBack) {
   sums.clear();
 }
 
+// Rank r adds r + 1 to `total`: a run of adds on every rank.
+void add_on_every_rank(versa::mpi::Runtime& rt, const versa::Handle<std::int64_t>& total) {
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "add", [r](versa::Span<std::int64_t> t) { t[0] += r + 1; }, versa::add(total),
+        versa::mpi::on_rank(r));
+}
+
+// Rank `rank` sets `value` to 42, becoming the holder of its latest version.
+void set_42_on_rank(versa::mpi::Runtime& rt, const versa::Handle<std::int64_t>& value, int rank) {
+  rt.submit(
+      "set", [](versa::Span<std::int64_t> x) { x[0] = 42; }, versa::write_only(value),
+      versa::mpi::on_rank(rank));
+}
+
 // A flush ends a run of adds (the contributions meet at the owner), and keeps the holder's copy
 // when the holder is not the owner: the owner then receives the latest version to read it.
 TEST(DistributedFlush, EndsARunOfAddsAndKeepsTheHoldersCopy) {
@@ -82,15 +97,10 @@ TEST(DistributedFlush, EndsARunOfAddsAndKeepsTheHoldersCopy) {
   ht.set_reduction(versa::sum<std::int64_t>());
   auto hv = rt.data(value, 0, "value");
   auto hseen = rt.data(seen, 0, "seen");
-  for (int r = 0; r < ranks; ++r)
-    rt.submit(
-        "add", [r](versa::Span<std::int64_t> t) { t[0] += r + 1; }, versa::add(ht),
-        versa::mpi::on_rank(r));
+  add_on_every_rank(rt, ht);
   rt.flush(ht);
   EXPECT_EQ(rt.holder(ht), 0);
-  rt.submit(
-      "set", [](versa::Span<std::int64_t> x) { x[0] = 42; }, versa::write_only(hv),
-      versa::mpi::on_rank(last));
+  set_42_on_rank(rt, hv, last);
   rt.flush(hv);
   EXPECT_EQ(rt.holder(hv), last);
   rt.submit(
@@ -132,15 +142,10 @@ TEST(DistributedCopyHome, RunsOnTheHolderAlone) {
   auto ht = rt.data(total, 0, "total");
   ht.set_reduction(versa::sum<std::int64_t>());
   auto hv = rt.data(value, 0, "value");
-  for (int r = 0; r < ranks; ++r)
-    rt.submit(
-        "add", [r](versa::Span<std::int64_t> t) { t[0] += r + 1; }, versa::add(ht),
-        versa::mpi::on_rank(r));
+  add_on_every_rank(rt, ht);
   rt.copy_home(ht);
   EXPECT_EQ(rt.holder(ht), 0);
-  rt.submit(
-      "set", [](versa::Span<std::int64_t> x) { x[0] = 42; }, versa::write_only(hv),
-      versa::mpi::on_rank(last));
+  set_42_on_rank(rt, hv, last);
   rt.copy_home(hv);
   EXPECT_EQ(rt.holder(hv), last);
   rt.wait_all();
