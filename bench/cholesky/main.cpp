@@ -4,13 +4,14 @@
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
 //
-// With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda and
-// dmdas on CPU + GPU (when StarPU was built with CUDA: scripts/build-starpu-cuda) and cuSOLVER's
-// dense dpotrf on the whole matrix (copies included for all); --gpu-only prints that table
-// alone.
+// With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
+// dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
+// device worker does) on CPU + GPU (when StarPU was built with CUDA: scripts/build-starpu-cuda)
+// and cuSOLVER's dense dpotrf on the whole matrix (copies included for all); --gpu-only prints
+// that table alone.
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
-// (which also calibrates the models of StarPU's dmda and dmdas); every system's first result is
+// (which also calibrates the models of StarPU's dm* schedulers); every system's first result is
 // checked against the original matrix (cholesky::scaled_residual_estimate below 10: O(n^2), so that
 // n = 30000 checks in seconds). A second table gives, for Versa and StarPU, the median share of the
 // workers' time spent inside tile kernels: what the schedule leaves idle, apart from the
@@ -51,7 +52,7 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
   // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
-  cholesky::submit_factorisation(rt, tiles, {}, gpu);
+  cholesky::submit_factorisation(rt, tiles, {}, {.home_when_final = gpu});
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.
@@ -243,7 +244,7 @@ int main(int argc, char** argv) {
                               return versa_cholesky(cpu_workers, a, n, tile, true);
                             }});
       if (bench::starpu_gpu_available())
-        for (const char* scheduler : {"dmda", "dmdas"})
+        for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
           candidates.push_back({std::string("starpu-") + scheduler, tile, [=](double* a) {
                                   return bench::cholesky_starpu(scheduler, cpu_workers, a, n, tile,
                                                                 true);
@@ -258,8 +259,9 @@ int main(int argc, char** argv) {
       run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
                 tiles, reps, workers, cpu_candidates) != 0)
     return 1;
-  if (gpu && run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "cusolver"}, sizes,
-                       tiles, reps, workers, gpu_candidates) != 0)
+  if (gpu &&
+      run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "starpu-dmdar", "cusolver"},
+                sizes, tiles, reps, workers, gpu_candidates) != 0)
     return 1;
   return 0;
 }

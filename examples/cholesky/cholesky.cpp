@@ -37,6 +37,13 @@ Placements parse_placements(const std::string& text) {
   return placements;
 }
 
+Priorities parse_priorities(const std::string& text) {
+  if (text == "critical_path") return Priorities::critical_path;
+  if (text == "wavefront") return Priorities::wavefront;
+  throw std::invalid_argument("unknown priorities '" + text +
+                              "' (priorities: critical_path, wavefront)");
+}
+
 TaskCounts task_counts(std::size_t tiles) {
   TaskCounts counts;
   counts.potrf = tiles;

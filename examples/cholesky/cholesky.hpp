@@ -94,24 +94,97 @@ struct TaskCounts {
 };
 TaskCounts task_counts(std::size_t tiles);
 
-// Submits the right-looking tiled factorisation of the lower triangle of `a` (square, tiled) and
-// returns without waiting. A tile that is not positive definite makes its potrf task throw
-// std::runtime_error; its task is named "potrf A(k,k)", so Runtime::wait_all reports which.
-// Tile kernels run sequential BLAS: call use_one_blas_thread() first when BLAS is threaded.
-// `rt` is a versa::Runtime, or a versa::mpi::Runtime (every rank calls this; each task runs on
-// the owner of the tile it writes); `a` a versa::TiledMatrix<T>, or anything with tile_rows()
-// whose a(i, j) is the TileHandle<T> of tile (i, j) for i >= j.
-//
-// With `home_when_final`, each tile is copied home once it is final (after its potrf, or the
-// trsm of its column: Runtime::copy_home), from the device that holds it while the later
-// columns' kernels run, where wait_all would copy every tile home after the last kernel (on an
-// emulated device at n = 4096, tile 512, 35 of the 36 copies home then come before the last
-// kernel instead of none; on an H200 at n = 30000, tile 2048, the factorisation ran 1.3x
-// faster). The device keeps its copy for the later tasks that read the tile. Worth it where
-// devices hold the tiles; it adds a task per tile.
+// Which of the ready tasks go first (versa::priority), a choice that matters most where a GPU
+// waits for the tiles to arrive:
+//   critical_path  the tasks that unlock the next panel (potrf(k), and the trsm and syrk of
+//                  tile row k+1) have priority 1, every other task none, as StarPU's tiled
+//                  Cholesky gives them under a scheduler with bounded priorities. The rest runs
+//                  in the order its data becomes ready, the newest first, while its inputs are in
+//                  cache. Ranking every task instead ran wavefronts across steps, each gemm
+//                  meeting its inputs cold: on 2 cores at n = 4096 a 128-tile gemm then took
+//                  148-165 us against 138-141, and the factorisation ran up to 20% slower.
+//                  Program order for the rest (each task one priority below the one before)
+//                  gained 4% at tile 128 and lost 7% at tile 64 (docs/performance.md, "Tiled
+//                  Cholesky"). The default.
+//   wavefront      every task ranked 2nt - 2k - m - j (task of step k on tile (m, j); StarPU's
+//                  scheme for unbounded priorities): the tiles near the top left first, across
+//                  steps, so that a device fed over a link starts the next steps on the tiles
+//                  that have arrived while the rest are still being copied.
+enum class Priorities { critical_path, wavefront };
+
+// Parses "critical_path" or "wavefront". Throws std::invalid_argument naming the bad value.
+Priorities parse_priorities(const std::string& text);
+
+// The priority of each task, by kernel, step k and tile (m, j), in a matrix of `tiles` x `tiles`
+// tiles: what submit_tasks gives them.
+class TaskPriorities {
+ public:
+  TaskPriorities(Priorities scheme, int tiles)
+      : wavefront_(scheme == Priorities::wavefront), nt_(tiles) {}
+  int potrf(int k) const { return wavefront_ ? 2 * nt_ - 2 * k : 1; }
+  int trsm(int k, int m) const { return wavefront_ ? 2 * nt_ - 2 * k - m : (m == k + 1 ? 1 : 0); }
+  int syrk(int k, int m) const {
+    return wavefront_ ? 2 * nt_ - 2 * k - 2 * m : (m == k + 1 ? 1 : 0);
+  }
+  int gemm(int k, int m, int j) const { return wavefront_ ? 2 * nt_ - 2 * k - m - j : 0; }
+
+ private:
+  bool wavefront_;
+  int nt_;
+};
+
+// How submit_factorisation orders and hands home the tasks.
+struct Schedule {
+  Priorities priorities = Priorities::critical_path;
+  // Copy each tile home once it is final (after its potrf, or the trsm of its column:
+  // Runtime::copy_home), from the device that holds it while the later columns' kernels run,
+  // where wait_all would copy every tile home after the last kernel (on an emulated device at
+  // n = 4096, tile 512, 35 of the 36 copies home then come before the last kernel instead of
+  // none; on an H200 at n = 30000, tile 2048, the factorisation ran 1.3x faster). The device
+  // keeps its copy for the later tasks that read the tile. Worth it where devices hold the
+  // tiles; it adds a task per tile.
+  bool home_when_final = false;
+};
+
+// Submits the right-looking tiled factorisation of the lower triangle of `a` (square, tiled),
+// its tile kernels being the task types `potrf` (writes A(k,k)), `trsm` (reads A(k,k), writes
+// A(m,k)), `syrk` (reads A(m,k), writes A(m,m)) and `gemm` (reads A(m,k) and A(j,k), writes
+// A(m,j)), and returns without waiting. `rt` is a versa::Runtime, or a versa::mpi::Runtime
+// (every rank calls this; each task runs on the owner of the tile it writes); `a` a
+// versa::TiledMatrix<T>, or anything with tile_rows() whose a(i, j) is the TileHandle<T> of
+// tile (i, j) for i >= j. potrf tasks are named "potrf A(k,k)", so that Runtime::wait_all says
+// which tile failed.
+template <class Runtime, class Matrix, class Potrf, class Trsm, class Syrk, class Gemm>
+void submit_tasks(Runtime& rt, const Matrix& a, const Potrf& potrf, const Trsm& trsm,
+                  const Syrk& syrk, const Gemm& gemm, const Schedule& schedule) {
+  const int nt = static_cast<int>(a.tile_rows());
+  const TaskPriorities priority(schedule.priorities, nt);
+  for (int k = 0; k < nt; ++k) {
+    rt.submit(potrf, versa::write(a(k, k)), versa::priority(priority.potrf(k)),
+              versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
+    if (schedule.home_when_final) rt.copy_home(a(k, k));
+    for (int m = k + 1; m < nt; ++m) {
+      rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)),
+                versa::priority(priority.trsm(k, m)));
+      if (schedule.home_when_final) rt.copy_home(a(m, k));
+    }
+    for (int m = k + 1; m < nt; ++m) {
+      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),
+                versa::priority(priority.syrk(k, m)));
+      for (int j = k + 1; j < m; ++j)
+        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)),
+                  versa::priority(priority.gemm(k, m, j)));
+    }
+  }
+}
+
+// submit_tasks with the tile kernels of OpenBLAS/LAPACKE on CPUs and cuBLAS/cuSOLVER on GPUs
+// (the emulated device runs the CPU ones), placed by `placements`. A tile that is not positive
+// definite makes its potrf task throw std::runtime_error. Tile kernels run sequential BLAS: call
+// use_one_blas_thread() first when BLAS is threaded.
 template <class Runtime, class Matrix>
 void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {},
-                          bool home_when_final = false) {
+                          const Schedule& schedule = {}) {
   using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
   using versa::Tile;
   auto place = [&](const char* kernel) {
@@ -172,32 +245,7 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
           })
           .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
-  // The critical path comes first: the tasks that unlock the next panel (potrf(k), and the
-  // trsm and syrk of tile row k+1) have priority 1, every other task none, as StarPU's tiled
-  // Cholesky gives them under a scheduler with bounded priorities. The rest then runs in the
-  // order its data becomes ready, the newest first, while its inputs are in cache. Ranking
-  // every task (2nt-2k-m-j, StarPU's scheme for unbounded priorities) runs wavefronts across
-  // steps instead, each gemm meeting its inputs cold: on 2 cores at n = 4096 a 128-tile gemm
-  // then took 148-165 us against 138-141, and the factorisation ran up to 20% slower. Program
-  // order for the rest (each task one priority below the one before) gained 4% at tile 128 and
-  // lost 7% at tile 64 (docs/performance.md, "Tiled Cholesky").
-  const int nt = static_cast<int>(a.tile_rows());
-  for (int k = 0; k < nt; ++k) {
-    rt.submit(potrf, versa::write(a(k, k)), versa::priority(1),
-              versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
-    if (home_when_final) rt.copy_home(a(k, k));
-    for (int m = k + 1; m < nt; ++m) {
-      rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)),
-                versa::priority(m == k + 1 ? 1 : 0));
-      if (home_when_final) rt.copy_home(a(m, k));
-    }
-    for (int m = k + 1; m < nt; ++m) {
-      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),
-                versa::priority(m == k + 1 ? 1 : 0));
-      for (int j = k + 1; j < m; ++j)
-        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)));
-    }
-  }
+  submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
 }
 
 // Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS

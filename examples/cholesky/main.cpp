@@ -28,6 +28,7 @@ struct Options {
   bool check = false;
   bool single = false;
   bool home_at_end = false;
+  cholesky::Priorities priorities = cholesky::Priorities::critical_path;
   std::string trace;
 };
 
@@ -52,6 +53,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--home-at-end", o.home_at_end,
                "with devices, copy the tiles home all at the end (wait_all) instead of\n"
                "each as soon as it is final");
+  example::add_parsed_option(app, "--priorities", o.priorities, cholesky::parse_priorities,
+                             "which ready tasks go first: critical_path (default: the next\n"
+                             "panel's), wavefront (the tiles nearest the top left, across steps)")
+      ->type_name("SCHEME");
   example::add_trace_option(app, o.trace, "all repetitions");
   app.callback([&o] {
     if (o.tile > o.n)
@@ -84,15 +89,15 @@ int run(const Options& o) {
   example::announce(rt, o.devices);
   workers = rt.cpu_workers();
   // With devices, each tile is copied home once final, beside the later kernels (see
-  // cholesky::submit_factorisation), unless --home-at-end asks for the copies at wait_all.
-  const bool home_when_final = rt.device_count() > 0 && !o.home_at_end;
+  // cholesky::Schedule), unless --home-at-end asks for the copies at wait_all.
+  const cholesky::Schedule schedule{o.priorities, rt.device_count() > 0 && !o.home_at_end};
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
     const auto before = rt.statistics();
     const auto tasks_before = rt.task_statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, o.place, home_when_final);
+    cholesky::submit_factorisation(rt, tiles, o.place, schedule);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {
@@ -135,11 +140,12 @@ int run(const Options& o) {
     status = pass ? 0 : 1;
   }
   const std::string used = example::devices_used(devices, ',');
-  example::print_result("cholesky", "versa",
-                        "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) +
-                            ",devices=" + used +
-                            (o.home_at_end && rt.device_count() > 0 ? ",home=at_end" : ""),
-                        "gflops", gflops, "GFLOP/s");
+  example::print_result(
+      "cholesky", "versa",
+      "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) + ",devices=" + used +
+          (o.home_at_end && rt.device_count() > 0 ? ",home=at_end" : "") +
+          (o.priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront" : ""),
+      "gflops", gflops, "GFLOP/s");
   return status;
 }
 

@@ -203,6 +203,19 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
   return Acquired::ready;
 }
 
+bool DataMover::resident(const Task& task, int node) {
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    ReplicaSet* replicas = access.handle->replicas();
+    if (!replicas) continue;
+    MutexLock guard(replicas->mutex());
+    const Replica& local = replicas->at(node);
+    if (local.filling || (modifies(access.mode) && replicas->filling())) return false;
+    if (!overwrites(access.mode) && !is_valid(local.state)) return false;
+  }
+  return true;
+}
+
 std::uint32_t DataMover::stage(Task& task, int node) {
   std::uint32_t waiting = 0;
   for (std::uint32_t i = 0; i < task.access_count; ++i) {

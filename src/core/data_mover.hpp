@@ -96,6 +96,10 @@ class DataMover {
   // context is resumed once per pending copy; call stage again when all have landed. Device
   // nodes need reserve() first.
   std::uint32_t stage(Task& task, int node);
+  // Whether `task` would find the data of every access on `node` without a copy to make or wait
+  // for: a hint for ordering (the answer may change before the task is staged). Takes each
+  // replica lock once; any thread that holds none.
+  bool resident(const Task& task, int node);
 
   // Copies every device-owned replica home, but those of handles that do not write back, and
   // waits for those copies and for write-backs of evictions still landing (wait_all: results

@@ -43,6 +43,7 @@ void DeviceWorker::push(Task* task) {
   backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
   queued_tasks_.fetch_add(1, std::memory_order_relaxed);
   MutexLock guard(mutex_);
+  ready_looked_over_ = false;
   task->stream = static_cast<int>(pushed_++);
   ready_.push_back(task);
   std::push_heap(ready_.begin(), ready_.end(), runs_later);
@@ -65,17 +66,28 @@ void DeviceWorker::launch(Task* task) {
     post([this, task] { launch(task); });
     return;
   }
+  staging_.fetch_sub(1, std::memory_order_relaxed);
+  room_made();
   device_.execute(task->stream, *task, [this, task](OperationResult result) {
     post([this, task, result = std::move(result)]() mutable { ended(task, std::move(result)); });
   });
 }
 
 void DeviceWorker::staging_failed(Task* task, std::string error) {
+  staging_.fetch_sub(1, std::memory_order_relaxed);  // the message wakes the worker
   post([this, task, error = std::move(error)] {
     OperationResult result;
     result.error = error;
     ended(task, std::move(result));
   });
+}
+
+// A task stopped waiting for copies: the queue may have a task that can start now.
+void DeviceWorker::room_made() {
+  MutexLock guard(mutex_);
+  if (!ready_looked_over_) return;
+  ready_looked_over_ = false;
+  wake_.notify_one();
 }
 
 void DeviceWorker::notify_work() {
@@ -89,11 +101,16 @@ void DeviceWorker::body_waiting(bool waiting) {
   if (waiting) notify_work();  // room for a child
 }
 
-// Room for one more task in flight: a free slot, and the data in flight within the budget (one
-// task always fits, whatever its size).
+// Room for one more task that waits for copies: a free slot among those, and the data in flight
+// within the budget (one task always fits, whatever its size).
 bool DeviceWorker::has_room(int starting) const {
-  const int holding = busy() + starting;
-  return holding < max_in_flight_ && (holding <= 0 || in_flight_bytes_ < prefetch_budget_);
+  const int holding = staging_.load(std::memory_order_relaxed) + starting;
+  return holding < max_in_flight_ && (busy() <= 0 || in_flight_bytes_ < prefetch_budget_);
+}
+
+// Room for one more task whose data is all here: a free slot among the tasks launched.
+bool DeviceWorker::has_room_launched(int starting) const {
+  return busy() - staging_.load(std::memory_order_relaxed) + starting < max_in_flight_;
 }
 
 bool DeviceWorker::idle() const {
@@ -101,7 +118,8 @@ bool DeviceWorker::idle() const {
 }
 
 bool DeviceWorker::has_work() const {
-  return !messages_.empty() || work_offered_ || (!ready_.empty() && has_room());
+  return !messages_.empty() || work_offered_ ||
+         (!ready_.empty() && !ready_looked_over_ && (has_room() || has_room_launched()));
 }
 
 void DeviceWorker::loop() {
@@ -141,18 +159,11 @@ bool DeviceWorker::step() {
     retry.swap(deferred_);
     for (Task* task : retry) start(task);
   }
-  {
-    MutexLock guard(mutex_);
-    while (!ready_.empty() && has_room(static_cast<int>(starting.size()))) {
-      std::pop_heap(ready_.begin(), ready_.end(), runs_later);
-      starting.push_back(ready_.back());
-      ready_.pop_back();
-    }
-  }
+  take_ready(starting);
   for (Task* task : starting) start(task);
   bool pulled = false;
   // Room left and nothing queued here: take work waiting for placement.
-  while (has_room()) {
+  while (has_room() && has_room_launched()) {
     {
       MutexLock guard(mutex_);
       if (!ready_.empty()) break;
@@ -165,6 +176,65 @@ bool DeviceWorker::step() {
     pulled = true;
   }
   return progressed || !starting.empty() || pulled;
+}
+
+// The queue's tasks go by priority, each while there is room for its kind: a task that waits for
+// copies takes a slot of the window of those, a task whose data is all here one of the launched
+// tasks'. When the first task's kind has no room left and the other's has, the first
+// looked_over_at_most tasks are looked over for those of the other kind, so that a task whose
+// data is here does not wait behind tasks that wait for the link (the device computes while the
+// link is busy), nor the link behind tasks that wait for the device.
+void DeviceWorker::take_ready(std::vector<Task*>& starting) {
+  int copying = 0, launched = 0;
+  const auto fits = [&](bool here) {
+    return here ? has_room_launched(launched) : has_room(copying);
+  };
+  const auto take = [&](Task* task, bool here) {
+    starting.push_back(task);
+    ++(here ? launched : copying);
+  };
+  for (;;) {
+    Task* first = nullptr;
+    {
+      MutexLock guard(mutex_);
+      if (ready_.empty()) return;
+      first = ready_.front();
+    }
+    const bool here = mover_.resident(*first, node_);  // no lock of ours held: replica locks
+    if (!fits(here)) {
+      if (!fits(!here)) return;
+      break;
+    }
+    MutexLock guard(mutex_);
+    if (ready_.front() != first) continue;  // a task pushed meanwhile goes before it
+    std::pop_heap(ready_.begin(), ready_.end(), runs_later);
+    ready_.pop_back();
+    take(first, here);
+  }
+  std::vector<Task*> looked_over;
+  {
+    MutexLock guard(mutex_);
+    if (ready_looked_over_) return;
+    looked_over.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                            ready_.size(), looked_over_at_most)));
+  }
+  // Only this thread takes tasks out of the queue: those looked over are still in it.
+  std::sort(looked_over.begin(), looked_over.end(),
+            [](const Task* a, const Task* b) { return runs_later(b, a); });
+  std::vector<Task*> taken;
+  for (Task* task : looked_over) {
+    const bool here = mover_.resident(*task, node_);
+    if (!fits(here)) continue;
+    take(task, here);
+    taken.push_back(task);
+  }
+  MutexLock guard(mutex_);
+  ready_looked_over_ = taken.empty();
+  if (taken.empty()) return;
+  std::erase_if(ready_, [&](Task* task) {
+    return std::find(taken.begin(), taken.end(), task) != taken.end();
+  });
+  std::make_heap(ready_.begin(), ready_.end(), runs_later);
 }
 
 void DeviceWorker::start(Task* task) {
@@ -181,6 +251,7 @@ void DeviceWorker::start(Task* task) {
       in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
       task->stream = next_stream_;
       next_stream_ = (next_stream_ + 1) % device_.streams();
+      staging_.fetch_add(1, std::memory_order_relaxed);
       host_.stage(*task);
       return;
     case DataMover::Reservation::retry_later:

@@ -95,17 +95,25 @@ class DeviceWorker final : public BodyLane {
     return in_flight_ - waiting_bodies_.load(std::memory_order_relaxed) +
            static_cast<int>(deferred_.size());
   }
+  // Moves the queued tasks that may start now from the queue to `starting`.
+  void take_ready(std::vector<Task*>& starting);
   void start(Task* task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
   bool idle() const VERSA_REQUIRES(mutex_);
   bool has_room(int starting = 0) const;
+  bool has_room_launched(int starting = 0) const;
+  void room_made();
 
   const int node_;
   Device& device_;
   DataMover& mover_;
   DeviceTaskHost& host_;
+  // Tasks in flight that wait for copies, and (apart) those launched, at most: a task whose data
+  // is all here need not wait behind a window full of tasks waiting for copies.
   const int max_in_flight_;
+  // How many of the queue's first tasks one step looks over for one that can start.
+  static constexpr std::size_t looked_over_at_most = 256;
   // Bytes of data the tasks in flight may hold on the device: prefetching further ahead would
   // only evict what the running tasks need.
   const std::size_t prefetch_budget_;
@@ -117,6 +125,9 @@ class DeviceWorker final : public BodyLane {
   std::vector<std::function<void()>> messages_ VERSA_GUARDED_BY(mutex_);
   bool stopping_ VERSA_GUARDED_BY(mutex_) = false;
   bool work_offered_ VERSA_GUARDED_BY(mutex_) = false;  // notify_work() was called
+  // The last step could start none of the queue's first tasks: until a task is pushed or room
+  // is made, the queue gives no work.
+  bool ready_looked_over_ VERSA_GUARDED_BY(mutex_) = false;
   // Owned by the worker thread (read under mutex_ by the wait predicate).
   int in_flight_ = 0;
   std::size_t in_flight_bytes_ = 0;
@@ -124,6 +135,9 @@ class DeviceWorker final : public BodyLane {
   int next_stream_ = 0;
 
   std::atomic<int> waiting_bodies_{0};  // bodies of tasks in flight that wait (body_waiting)
+  // Tasks started and not yet launched (their copies are under way): launch() runs on other
+  // threads too.
+  std::atomic<int> staging_{0};
   std::atomic<std::int64_t> backlog_ns_{0};
   std::atomic<std::int64_t> queued_tasks_{0};
   std::thread thread_;  // last: starts after everything above is initialised

@@ -273,6 +273,48 @@ TEST(Devices, CopyHomeOverlapsTheTasksAfterIt) {
   EXPECT_THROW(rt.copy_home(versa::Handle<double>{}), std::invalid_argument);
 }
 
+// A task whose data is on the device starts there while the tasks queued before it wait for
+// their copies over a slow link, instead of waiting behind them: the device computes while its
+// link is busy (on a GPU fed over PCIe, the tiled Cholesky's next steps run while the last tiles
+// arrive).
+TEST(Devices, TaskWithItsDataOnTheDeviceDoesNotWaitBehindCopies) {
+  versa::Config config = versa::testing::workers(2);
+  versa::EmulatedDeviceConfig device;
+  device.streams = 1;                                               // 2 tasks in flight
+  device.bandwidth_bytes_per_s = static_cast<double>(bytes) / 0.1;  // a copy in 100 ms
+  config.emulated_devices.push_back(device);
+  versa::Runtime rt{config};
+  std::vector<double> near = iota(0);
+  auto near_handle = rt.data(near, "near");
+  const auto add_one = [](Span<double> v) {
+    for (double& x : v) x += 1;
+  };
+  rt.submit("produce", add_one, on(true), versa::write(near_handle));
+  rt.wait_all();  // home, and still valid on the device
+  const std::uint64_t copied_in = rt.statistics()[1].bytes_to_device;
+
+  std::vector<std::vector<double>> far(4, iota(0));
+  std::vector<versa::Handle<double>> far_handles;
+  for (auto& data : far) far_handles.push_back(rt.data(data, "far"));
+  std::atomic<int> far_ran{0};
+  int far_ran_before = -1;
+  for (const auto& h : far_handles)
+    rt.submit(
+        "far", [&far_ran](Span<const double>) { far_ran.fetch_add(1); }, on(true), versa::read(h));
+  rt.submit(
+      "near",
+      [&](Span<double> v) {
+        far_ran_before = far_ran.load();
+        for (double& x : v) x += 1;
+      },
+      on(true), versa::write(near_handle));
+  rt.wait_all();
+  EXPECT_EQ(far_ran_before, 0) << "the task with its data on the device waited for copies";
+  EXPECT_EQ(far_ran.load(), 4);
+  EXPECT_EQ(rt.statistics()[1].bytes_to_device - copied_in, 4 * bytes) << "near was not copied";
+  EXPECT_EQ(near, iota(2));
+}
+
 // Without write-back, data evicted from a full device still goes home (tasks need it again),
 // and the tasks' results equal the sequential run's.
 TEST(Devices, DataWithoutWriteBackSurvivesEviction) {

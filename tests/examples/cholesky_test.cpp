@@ -173,7 +173,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
     const cholesky::Placements all = {
         {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
-    cholesky::submit_factorisation(rt, tiles, all, c.home_when_final);
+    cholesky::submit_factorisation(rt, tiles, all, {.home_when_final = c.home_when_final});
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);

@@ -1,0 +1,174 @@
+// The tiled Cholesky's schedule on a modelled GPU: where a device's time goes when its tiles
+// arrive over a link, tried on a machine without one. One emulated device stands for the GPU:
+// its kernels sleep for the time the GPU's take (the flops of a 2048-tile kernel at a rate per
+// kernel), its host link is modelled at the GPU's measured pinned bandwidth, and kernels take
+// turns on one compute engine; the real tiles are small (64 x 64), so the memcpy under a modelled
+// copy costs nothing next to it. Every modelled time is stretched by --scale so that sleeps are
+// long against the operating system's timer; the figures are divided back. The CPU workers run
+// only the copies home (cholesky::Schedule::home_when_final), as on the GPU machine, where they
+// take no kernel.
+//
+//   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S]
+//
+// For each schedule (priorities, streams, ready tasks with data first) it prints the median
+// makespan in modelled seconds against two bounds: the kernels' sum (one compute engine) and the
+// uploads' sum (one copy engine each way), and the idle time of the compute engine before the
+// last upload lands.
+//
+// What the model leaves out: kernels of several streams sharing the GPU (they take turns here),
+// and the host code of each launch. The rates are estimates for an H200 (cuBLAS DGEMM near 50 of
+// its 67 FP64 TFLOP/s at 2048, cuSOLVER's potrf 1.2 ms as the H200 runs measured); they set the
+// balance of compute against copies, which is what the schedules differ on.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cholesky.hpp"
+#include "command_line.hpp"
+#include "common/harness.hpp"
+
+namespace {
+
+struct ModelOptions {
+  int reps = 3;
+  int tiles = 15;
+  double scale = 4;
+};
+
+// The modelled GPU: a 2048 tile, its kernels' rates and its link.
+constexpr double model_tile = 2048;
+constexpr double gemm_flops_per_s = 50e12;
+constexpr double syrk_flops_per_s = 35e12;
+constexpr double trsm_flops_per_s = 20e12;
+constexpr double potrf_seconds = 1.2e-3;
+constexpr double link_bytes_per_s = 54.7e9;  // pinned host-to-device copies (H200, pinning suite)
+constexpr double link_latency_s = 10e-6;
+constexpr long real_tile = 64;
+
+constexpr double tile3 = model_tile * model_tile * model_tile;
+constexpr double gemm_seconds = 2 * tile3 / gemm_flops_per_s;
+constexpr double syrk_seconds = tile3 / syrk_flops_per_s;
+constexpr double trsm_seconds = tile3 / trsm_flops_per_s;
+constexpr double tile_copy_seconds = model_tile * model_tile * 8 / link_bytes_per_s;
+
+struct Variant {
+  cholesky::Priorities priorities;
+  int streams;
+  std::string label;
+};
+
+struct Run {
+  double seconds = 0;         // modelled makespan
+  double kernel_seconds = 0;  // modelled, summed
+  double upload_seconds = 0;  // modelled, summed
+};
+
+Run factor(const Variant& variant, const ModelOptions& o, const std::vector<double>& original) {
+  const double scale = o.scale;
+  versa::Config config;
+  config.cpu_workers = 2;
+  config.gpus = 0;
+  config.quiet = true;
+  versa::EmulatedDeviceConfig gpu;
+  gpu.memory_bytes = std::size_t{1} << 30;
+  gpu.streams = variant.streams;
+  gpu.concurrent_kernels = 1;
+  gpu.bandwidth_bytes_per_s =
+      static_cast<double>(real_tile * real_tile * sizeof(double)) / (scale * tile_copy_seconds);
+  gpu.latency_s = scale * link_latency_s;
+  config.emulated_devices.push_back(gpu);
+
+  const auto sleep = [scale](double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(scale * seconds));
+  };
+  using versa::Tile;
+  const auto on_gpu = versa::Placement::gpu_only;
+  const auto potrf = versa::task_type("potrf")
+                         .emulated([&](Tile<double>) { sleep(potrf_seconds); })
+                         .placement(on_gpu);
+  const auto trsm = versa::task_type("trsm")
+                        .emulated([&](Tile<const double>, Tile<double>) { sleep(trsm_seconds); })
+                        .placement(on_gpu);
+  const auto syrk = versa::task_type("syrk")
+                        .emulated([&](Tile<const double>, Tile<double>) { sleep(syrk_seconds); })
+                        .placement(on_gpu);
+  const auto gemm = versa::task_type("gemm")
+                        .emulated([&](Tile<const double>, Tile<const double>, Tile<double>) {
+                          sleep(gemm_seconds);
+                        })
+                        .placement(on_gpu);
+
+  std::vector<double> a = original;
+  const long n = real_tile * o.tiles;
+  versa::Runtime rt{config};
+  versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, real_tile);
+  const auto start = bench::Clock::now();
+  cholesky::submit_tasks(rt, tiles, potrf, trsm, syrk, gemm,
+                         {variant.priorities, /*home_when_final=*/true});
+  rt.wait_all();
+  Run run;
+  run.seconds = bench::seconds_since(start) / scale;
+  const versa::DeviceStatistics device = rt.statistics().at(1);
+  run.kernel_seconds = device.kernel_seconds / scale;
+  run.upload_seconds = static_cast<double>(device.bytes_to_device) /
+                       (real_tile * real_tile * sizeof(double)) * tile_copy_seconds;
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ModelOptions o;
+  CLI::App app{
+      "The tiled Cholesky's schedule on a modelled GPU (an emulated device whose "
+      "kernels and link take an H200's times).",
+      "versa-bench-cholesky-model"};
+  example::use_tool_rules(app);
+  example::add_positive_option(app, "--reps", o.reps, "N", "repetitions per schedule (median)");
+  example::add_positive_option(app, "--tiles", o.tiles, "T", "tiles per side (15: n = 30720)");
+  example::add_positive_option(app, "--scale", o.scale, "S",
+                               "modelled times stretched S times in the run");
+  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
+    return *status;
+
+  const long n = real_tile * o.tiles;
+  const std::vector<double> original = cholesky::spd_matrix<double>(n);
+  const cholesky::TaskCounts counts = cholesky::task_counts(static_cast<std::size_t>(o.tiles));
+  const double compute_bound = counts.gemm * gemm_seconds + counts.syrk * syrk_seconds +
+                               counts.trsm * trsm_seconds + counts.potrf * potrf_seconds;
+  const double upload_bound = static_cast<double>(o.tiles) * (o.tiles + 1) / 2 * tile_copy_seconds;
+  std::printf(
+      "model       %d x %d tiles of %.0f (n = %.0f), kernels gemm %.3f syrk %.3f trsm %.3f "
+      "potrf %.3f ms, link %.1f GB/s: a tile in %.3f ms; scale %.0f\n",
+      o.tiles, o.tiles, model_tile, o.tiles * model_tile, gemm_seconds * 1e3, syrk_seconds * 1e3,
+      trsm_seconds * 1e3, potrf_seconds * 1e3, link_bytes_per_s / 1e9, tile_copy_seconds * 1e3,
+      o.scale);
+  std::printf("bounds      kernels %.1f ms, uploads %.1f ms (medians of %d runs below)\n",
+              compute_bound * 1e3, upload_bound * 1e3, o.reps);
+  std::printf("%-34s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
+  const std::vector<Variant> variants = {
+      {cholesky::Priorities::critical_path, 4, "critical_path,streams=4"},
+      {cholesky::Priorities::wavefront, 4, "wavefront,streams=4"},
+      {cholesky::Priorities::critical_path, 8, "critical_path,streams=8"},
+      {cholesky::Priorities::wavefront, 8, "wavefront,streams=8"},
+  };
+  for (const Variant& variant : variants) {
+    std::vector<double> seconds, kernels;
+    for (int r = 0; r < o.reps; ++r) {
+      const Run run = factor(variant, o, original);
+      seconds.push_back(run.seconds);
+      kernels.push_back(run.kernel_seconds);
+    }
+    const double makespan = bench::median(seconds);
+    std::printf("%-34s %10.1f %10.1f %12.3f\n", variant.label.c_str(), makespan * 1e3,
+                bench::median(kernels) * 1e3, makespan / compute_bound);
+    bench::print_result("cholesky-model", "versa",
+                        "tiles=" + std::to_string(o.tiles) + "," + variant.label, "seconds",
+                        makespan, "s");
+  }
+  return 0;
+}
