@@ -151,10 +151,10 @@ int main(int argc, char** argv) {
               compute_bound * 1e3, upload_bound * 1e3, o.reps);
   std::printf("%-34s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
   const std::vector<Variant> variants = {
-      {cholesky::Priorities::critical_path, 4, "critical_path,streams=4"},
-      {cholesky::Priorities::wavefront, 4, "wavefront,streams=4"},
-      {cholesky::Priorities::critical_path, 8, "critical_path,streams=8"},
-      {cholesky::Priorities::wavefront, 8, "wavefront,streams=8"},
+      {cholesky::Priorities::critical_path, 4, "priorities=critical_path,streams=4"},
+      {cholesky::Priorities::wavefront, 4, "priorities=wavefront,streams=4"},
+      {cholesky::Priorities::critical_path, 8, "priorities=critical_path,streams=8"},
+      {cholesky::Priorities::wavefront, 8, "priorities=wavefront,streams=8"},
   };
   for (const Variant& variant : variants) {
     std::vector<double> seconds, kernels;

@@ -57,6 +57,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_TRACE=<file>        trace_file
 //   VERSA_NGPU=<n>            gpus
 //   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
+//   VERSA_CUDA_STREAMS=<n>    cuda_streams
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
@@ -152,6 +153,12 @@ struct Config {
   // tries several-device placement on a one-GPU machine. An ordinal that no GPU has is left out
   // and the start-up summary says so, as for `gpus`.
   std::vector<int> cuda_devices;
+
+  // Kernel streams of each CUDA device (1 to 32), besides one stream of copies each way. The
+  // device keeps up to two tasks per stream launched, and as many waiting for their copies:
+  // more streams let more small kernels run side by side, at the cost of more device memory
+  // held by the tasks in flight. 1 runs one kernel at a time, which times each kernel alone.
+  int cuda_streams = 4;
 
   // Emulated accelerators, after the GPUs in device numbering.
   std::vector<EmulatedDeviceConfig> emulated_devices;

@@ -11,6 +11,7 @@ namespace versa {
 namespace {
 constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
+constexpr int max_cuda_streams = 32;
 constexpr int min_submission_window = 64;  // above a thief's batch (WorkerPool::run_submitted)
 constexpr long max_submission_window = 1L << 30;
 constexpr double max_seconds = 1e6;
@@ -84,6 +85,9 @@ Config Config::from_environment(Config base) {
         parse_integer("VERSA_NGPU", value, 0, max_devices, "an integer from 0 to 64"));
   if (const char* value = std::getenv("VERSA_CUDA_DEVICES"))
     base.cuda_devices = parse_ordinals("VERSA_CUDA_DEVICES", value);
+  if (const char* value = std::getenv("VERSA_CUDA_STREAMS"))
+    base.cuda_streams = static_cast<int>(
+        parse_integer("VERSA_CUDA_STREAMS", value, 1, max_cuda_streams, "an integer from 1 to 32"));
   if (const char* value = std::getenv("VERSA_EMULATED"))
     base.emulated_devices.resize(static_cast<std::size_t>(
         parse_integer("VERSA_EMULATED", value, 0, max_devices, "an integer from 0 to 64")));
@@ -143,6 +147,9 @@ Config Config::from_environment(Config base) {
     if (ordinal < 0 || ordinal >= max_devices)
       throw std::invalid_argument("Config::cuda_devices names GPU " + std::to_string(ordinal) +
                                   ": expected ordinals from 0 to 63");
+  if (base.cuda_streams < 1 || base.cuda_streams > max_cuda_streams)
+    throw std::invalid_argument("Config::cuda_streams = " + std::to_string(base.cuda_streams) +
+                                " is out of range: expected 1 to 32");
   if (base.emulated_devices.size() > static_cast<std::size_t>(max_devices))
     throw std::invalid_argument("Config::emulated_devices has " +
                                 std::to_string(base.emulated_devices.size()) +

@@ -17,8 +17,6 @@ namespace versa::detail {
 
 namespace {
 
-constexpr int default_streams = 4;
-
 std::string device_label(int ordinal) { return "cuda:" + std::to_string(ordinal); }
 
 std::string device_name(const std::string& label, int ordinal) {
@@ -323,7 +321,7 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std
     std::string label = device_label(ordinal);
     if (shared_by > 1) label += '.' + std::to_string(entry);
     try {
-      auto device = std::make_unique<CudaDevice>(ordinal, default_streams,
+      auto device = std::make_unique<CudaDevice>(ordinal, config.cuda_streams,
                                                  config.device_memory_limit, shared_by, label);
       if (!opened.empty()) opened += ", ";
       opened += device->name() + " " + format_bytes(device->memory_capacity());

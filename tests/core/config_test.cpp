@@ -28,7 +28,7 @@ constexpr const char* all_variables[] = {
     "VERSA_PERF_MODEL",   "VERSA_QUIET",
     "VERSA_STATS",        "VERSA_SUBMISSION_WINDOW",
     "VERSA_CUDA_DEVICES", "VERSA_LINK_COSTS",
-    "VERSA_AUTO_PIN",
+    "VERSA_AUTO_PIN",     "VERSA_CUDA_STREAMS",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -109,6 +109,12 @@ TEST_F(ConfigTest, NgpuZeroDisablesGpus) {
 TEST_F(ConfigTest, CudaDevicesListsOrdinalsWithRepeats) {
   const ScopedEnvironment variable("VERSA_CUDA_DEVICES", "0,0,1");
   EXPECT_EQ(Config::from_environment(Config{}).cuda_devices, (std::vector<int>{0, 0, 1}));
+}
+
+TEST_F(ConfigTest, CudaStreamsSetsTheKernelStreams) {
+  EXPECT_EQ(Config::from_environment(Config{}).cuda_streams, 4);
+  const ScopedEnvironment variable("VERSA_CUDA_STREAMS", "8");
+  EXPECT_EQ(Config::from_environment(Config{}).cuda_streams, 8);
 }
 
 TEST_F(ConfigTest, LinkCostsNamesTheFile) {
@@ -196,6 +202,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaDevicesNegative", "VERSA_CUDA_DEVICES", "0,-1"},
                       BadVariable{"CudaDevicesTooLarge", "VERSA_CUDA_DEVICES", "64"},
                       BadVariable{"CudaDevicesWord", "VERSA_CUDA_DEVICES", "gpu0"},
+                      BadVariable{"CudaStreamsZero", "VERSA_CUDA_STREAMS", "0"},
+                      BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
                       BadVariable{"PinTwo", "VERSA_PIN", "2"},
                       BadVariable{"QuietWord", "VERSA_QUIET", "yes"},
@@ -207,6 +215,10 @@ TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {
   Config gpus;
   gpus.gpus = -2;
   EXPECT_THAT(error_of(gpus), HasSubstr("Config::gpus"));
+
+  Config streams;
+  streams.cuda_streams = 0;
+  EXPECT_THAT(error_of(streams), HasSubstr("Config::cuda_streams"));
 
   Config memory;
   memory.device_memory_limit = 10;

@@ -152,6 +152,7 @@ struct DeviceCase {
   int n, tile, devices;
   versa::Placement rule;
   bool home_when_final = false;  // each tile copied home once final (Runtime::copy_home)
+  cholesky::Priorities priorities = cholesky::Priorities::critical_path;
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -173,7 +174,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
     const cholesky::Placements all = {
         {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
-    cholesky::submit_factorisation(rt, tiles, all, {.home_when_final = c.home_when_final});
+    cholesky::submit_factorisation(rt, tiles, all, {c.priorities, c.home_when_final});
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
@@ -202,22 +203,25 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EmulatedDevices, TiledCholeskyOnDevices,
-                         testing::Values(DeviceCase{1, 1, 1, versa::Placement::gpu_only},
-                                         DeviceCase{64, 16, 1, versa::Placement::gpu_only},
-                                         DeviceCase{100, 16, 1, versa::Placement::gpu_only},
-                                         DeviceCase{100, 16, 2, versa::Placement::gpu_only},
-                                         DeviceCase{100, 16, 1, versa::Placement::automatic},
-                                         DeviceCase{96, 32, 2, versa::Placement::automatic},
-                                         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true},
-                                         DeviceCase{96, 32, 2, versa::Placement::automatic, true}),
-                         [](const testing::TestParamInfo<DeviceCase>& info) {
-                           return "n" + std::to_string(info.param.n) + "_tile" +
-                                  std::to_string(info.param.tile) + "_" +
-                                  std::to_string(info.param.devices) + "dev_" +
-                                  versa::to_string(info.param.rule) +
-                                  (info.param.home_when_final ? "_home_when_final" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    EmulatedDevices, TiledCholeskyOnDevices,
+    testing::Values(
+        DeviceCase{1, 1, 1, versa::Placement::gpu_only},
+        DeviceCase{64, 16, 1, versa::Placement::gpu_only},
+        DeviceCase{100, 16, 1, versa::Placement::gpu_only},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only},
+        DeviceCase{100, 16, 1, versa::Placement::automatic},
+        DeviceCase{96, 32, 2, versa::Placement::automatic},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true},
+        DeviceCase{96, 32, 2, versa::Placement::automatic, true},
+        DeviceCase{100, 16, 1, versa::Placement::gpu_only, true, cholesky::Priorities::wavefront},
+        DeviceCase{96, 32, 2, versa::Placement::automatic, false, cholesky::Priorities::wavefront}),
+    [](const testing::TestParamInfo<DeviceCase>& info) {
+      return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
+             std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
+             (info.param.home_when_final ? "_home_when_final" : "") +
+             (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "");
+    });
 
 // On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
 // without a GPU.
@@ -302,6 +306,29 @@ TEST(TiledCholeskyErrors, PlacementsAreParsedWithClearErrors) {
   EXPECT_THROW(cholesky::parse_placements("getrf=cpu"), std::invalid_argument);
   EXPECT_THROW(cholesky::parse_placements("potrf=fpga"), std::invalid_argument);
   EXPECT_THROW(cholesky::parse_placements("potrf"), std::invalid_argument);
+}
+
+// The wavefront scheme ranks every task by its step and tile, the top left first and across
+// steps; the critical path's marks only the next panel's tasks. Both parse from their names.
+TEST(TiledCholeskyPriorities, RankTheTasksAsDocumented) {
+  const cholesky::TaskPriorities wave(cholesky::Priorities::wavefront, 5);
+  EXPECT_EQ(wave.potrf(0), 10);
+  EXPECT_EQ(wave.trsm(0, 3), 7);
+  EXPECT_EQ(wave.syrk(1, 2), 4);
+  EXPECT_EQ(wave.gemm(1, 3, 2), 3);
+  EXPECT_EQ(wave.gemm(2, 4, 3), -1) << "below the default, as in StarPU";
+  const cholesky::TaskPriorities wave15(cholesky::Priorities::wavefront, 15);
+  EXPECT_GT(wave15.gemm(1, 3, 2), wave15.gemm(0, 14, 13)) << "a later step's top left goes first";
+  const cholesky::TaskPriorities critical(cholesky::Priorities::critical_path, 5);
+  EXPECT_EQ(critical.potrf(3), 1);
+  EXPECT_EQ(critical.trsm(1, 2), 1);
+  EXPECT_EQ(critical.trsm(1, 3), 0);
+  EXPECT_EQ(critical.syrk(1, 2), 1);
+  EXPECT_EQ(critical.syrk(1, 3), 0);
+  EXPECT_EQ(critical.gemm(0, 2, 1), 0);
+  EXPECT_EQ(cholesky::parse_priorities("wavefront"), cholesky::Priorities::wavefront);
+  EXPECT_EQ(cholesky::parse_priorities("critical_path"), cholesky::Priorities::critical_path);
+  EXPECT_THROW(cholesky::parse_priorities("lifo"), std::invalid_argument);
 }
 
 TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
