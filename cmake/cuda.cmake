@@ -15,6 +15,7 @@ if(VERSA_HAVE_CUDA)
   find_package(CUDAToolkit REQUIRED)
 
   target_sources(versa PRIVATE
+    ${PROJECT_SOURCE_DIR}/src/cuda/check_slots.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/completion_poller.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_check.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_device.cpp

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +46,17 @@ class WorkerContext final : public versa::CudaContext {
   cublasHandle_t cublas() override { return starpu_cublas_get_local_handle(); }
   cusolverDnHandle_t cusolver() override { return libraries_.cusolver; }
   int device() const override { return starpu_worker_get_devid(static_cast<int>(worker_)); }
+
+  // StarPU checks nothing after a task: the word is read here, waiting for the stream, as
+  // StarPU's own Cholesky example waits for its potrf.
+  void check_after(const int* device_word, std::function<std::string(int)> check) override {
+    int value = 0;
+    if (cudaMemcpyAsync(&value, device_word, sizeof(int), cudaMemcpyDeviceToHost, stream()) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(stream()) != cudaSuccess)
+      throw std::runtime_error("reading a checked device word failed");
+    if (std::string message = check(value); !message.empty()) throw std::runtime_error(message);
+  }
 
   // The work queued before on the stream may still use the old workspace: it is freed once the
   // stream has drained. Tiles of one size need this once per worker.
@@ -108,7 +120,6 @@ void stop_worker(void*) {
   if (libraries.cusolver != nullptr) cusolverDnDestroy(libraries.cusolver);
   libraries = {};
 }
-
 
 // A tile that is not positive definite is the factorisation's failure, as on the CPU: recorded
 // for throw_if_failed. The kernel waits for cuSOLVER's info on the worker's stream.

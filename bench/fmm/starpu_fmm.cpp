@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -179,6 +180,9 @@ class WorkerStream final : public versa::CudaContext {
     return buffer.data;
   }
   int device() const override { return starpu_worker_get_devid(starpu_worker_get_id_check()); }
+  void check_after(const int*, std::function<std::string(int)>) override {
+    unused("a device word check");
+  }
 
  private:
   GpuScratch& scratch_;

@@ -21,18 +21,17 @@ void check(cusolverStatus_t status, const char* what) {
                              std::to_string(static_cast<int>(status)) + ")");
 }
 
-// potrf reports a non-positive-definite tile in a device word: wait for it (one stream, not
-// the device) so the failure is the task's, like on the CPU.
+// potrf reports a non-positive-definite tile in a device word: checked once the stream has
+// run it (CudaContext::check_after), so that the failure is the task's, as on the CPU, and the
+// GPU worker goes on launching the other tasks meanwhile.
 void check_info(versa::CudaContext& gpu, const int* info_on_device) {
-  int info = 0;
-  if (cudaMemcpyAsync(&info, info_on_device, sizeof(int), cudaMemcpyDeviceToHost, gpu.stream()) !=
-          cudaSuccess ||
-      cudaStreamSynchronize(gpu.stream()) != cudaSuccess)
-    throw std::runtime_error("potrf: reading cuSOLVER's info failed");
-  if (info > 0)
-    throw std::runtime_error("the tile is not positive definite (leading minor " +
-                             std::to_string(info) + " of the tile)");
-  if (info < 0) throw std::runtime_error("potrf: invalid argument " + std::to_string(-info));
+  gpu.check_after(info_on_device, [](int info) -> std::string {
+    if (info > 0)
+      return "the tile is not positive definite (leading minor " + std::to_string(info) +
+             " of the tile)";
+    if (info < 0) return "potrf: invalid argument " + std::to_string(-info);
+    return {};
+  });
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <cusolverDn.h>
 
 #include <cstddef>
+#include <functional>
+#include <string>
 
 namespace versa {
 
@@ -32,6 +34,18 @@ class CudaContext {
   virtual void* workspace(std::size_t bytes) = 0;
   // The CUDA device ordinal.
   virtual int device() const = 0;
+  // Has the int at `device_word` (device memory) read once the work queued on stream() so far
+  // has completed, without waiting for it here, and then calls `check` with its value on a
+  // runtime thread: a message it returns fails the task as a throw from the implementation
+  // would (std::runtime_error with the message; the task's dependents are cancelled), an empty
+  // one lets the task end. For a status that a library leaves in device memory (cuSOLVER's
+  // devInfo): reading it in the implementation would hold the GPU worker, which launches the
+  // other tasks, until the stream drains. `check` must not call into the runtime. Throws
+  // std::runtime_error when the read cannot be queued.
+  //
+  //   cusolverDnDpotrf(gpu.cusolver(), CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info);
+  //   gpu.check_after(info, [](int i) { return i > 0 ? "not positive definite" : ""; });
+  virtual void check_after(const int* device_word, std::function<std::string(int)> check) = 0;
 
  protected:
   ~CudaContext() = default;

@@ -1,6 +1,8 @@
 #include "cuda/completion_poller.hpp"
 
 #include <chrono>
+#include <exception>
+#include <stdexcept>
 #include <utility>
 
 namespace versa::detail {
@@ -100,6 +102,21 @@ bool CompletionPoller::complete_oldest(int stream) {
         cudaSuccess) {
       result.seconds = milliseconds * 1e-3;
     }
+  }
+  // The words an implementation asked to check were copied before the end event: read now.
+  for (DeviceWordCheck& word : operation.checks) {
+    if (status == cudaSuccess && result.error.empty()) {
+      try {
+        result.error = word.check(*word.slot);
+      } catch (const std::exception& thrown) {
+        result.error = thrown.what();
+      } catch (...) {
+        result.error = describe(operation.label) + ": its check of a device word threw";
+      }
+      if (!result.error.empty())
+        result.exception = std::make_exception_ptr(std::runtime_error(result.error));
+    }
+    word.slots->give_back(word.slot);
   }
   // The events go back to the pool before the completion runs: whatever the completion
   // triggers may queue the next operation and want them.

@@ -4,6 +4,7 @@
 #include <exception>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "base/failure.hpp"
 #include "base/names.hpp"
@@ -231,6 +232,8 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
     }
     // A stale error left on this thread would otherwise be taken for a failed launch below.
     (void)cudaGetLastError();
+    // Those of an implementation on this stream that waits for this task (run_body's help).
+    std::vector<DeviceWordCheck> enclosing = target.context.take_checks();
     try {
       fill_partials_with_identity(task, &target.context);
       run_body(task, [&] { task.invoke_cuda(task.closure, task.accesses, target.context); });
@@ -241,6 +244,9 @@ void CudaDevice::execute(int stream, Task& task, Completion done) {
       queued.exception = std::current_exception();
       queued.error = describe(queued.label) + " threw an exception that is not a std::exception";
     }
+    // Also after a throw: the completion gives their slots back.
+    queued.checks = target.context.take_checks();
+    target.context.restore_checks(std::move(enclosing));
     // A kernel launch (<<<...>>>) returns nothing: an invalid configuration or a missing kernel
     // image for this GPU shows up only here.
     return cudaGetLastError();

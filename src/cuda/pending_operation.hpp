@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "cuda/check_slots.hpp"
 #include "cuda/event_pool.hpp"
 #include "device/device.hpp"
 
@@ -30,6 +33,15 @@ std::string describe(const OperationLabel& label);
 std::string describe_failure(const OperationLabel& label, const std::string& device,
                              cudaError_t status, const char* call = nullptr);
 
+// A device word a task's implementation asked to check once its work is done
+// (CudaContext::check_after): its copy into `slot`, taken from `slots`, was queued on the stream
+// before the operation's end event.
+struct DeviceWordCheck {
+  int* slot = nullptr;
+  CheckSlots* slots = nullptr;
+  std::function<std::string(int)> check;
+};
+
 struct PendingOperation {
   OperationLabel label;
   // Recorded on the stream just before and after the operation. `end` is empty when queueing
@@ -40,6 +52,9 @@ struct PendingOperation {
   // takes precedence over what the end event later reports.
   std::string error;
   std::exception_ptr exception;
+  // Checked in order once the end event has completed without error; the first message fails
+  // the operation.
+  std::vector<DeviceWordCheck> checks;
   Completion done;
 };
 

@@ -1,6 +1,8 @@
 #include "cuda/stream_context.hpp"
 
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "base/names.hpp"
 #include "cuda/cuda_check.hpp"
@@ -29,7 +31,8 @@ StreamContext::StreamContext(int ordinal)
       stream_(nullptr, {ordinal}),
       cublas_(nullptr, {ordinal}),
       cusolver_(nullptr, {ordinal}),
-      workspace_(nullptr, {}) {
+      workspace_(nullptr, {}),
+      slots_(ordinal, 256) {
   CurrentDeviceGuard guard(ordinal);
   throw_if_failed(guard.status(), "cudaSetDevice");
 
@@ -94,6 +97,33 @@ void* StreamContext::workspace(std::size_t bytes) {
   workspace_.reset(buffer);
   workspace_bytes_ = rounded;
   return buffer;
+}
+
+void StreamContext::check_after(const int* device_word, std::function<std::string(int)> check) {
+  CurrentDeviceGuard guard(ordinal_);
+  int* slot = slots_.take();
+  if (slot == nullptr) {
+    int value = 0;
+    cudaError_t status =
+        cudaMemcpyAsync(&value, device_word, sizeof(int), cudaMemcpyDeviceToHost, stream_.get());
+    if (status == cudaSuccess) status = cudaStreamSynchronize(stream_.get());
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw CudaError("reading a checked word on cuda:" + std::to_string(ordinal_),
+                      cudaGetErrorString(status));
+    }
+    if (std::string message = check(value); !message.empty()) throw std::runtime_error(message);
+    return;
+  }
+  const cudaError_t status =
+      cudaMemcpyAsync(slot, device_word, sizeof(int), cudaMemcpyDeviceToHost, stream_.get());
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    slots_.give_back(slot);
+    throw CudaError("queueing the read of a checked word on cuda:" + std::to_string(ordinal_),
+                    cudaGetErrorString(status));
+  }
+  checks_.push_back({slot, &slots_, std::move(check)});
 }
 
 }  // namespace versa::detail

@@ -4,9 +4,15 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "cuda/check_slots.hpp"
 #include "cuda/current_device.hpp"
+#include "cuda/pending_operation.hpp"
 #include "versa/cuda.hpp"
 
 namespace versa::detail {
@@ -32,6 +38,15 @@ class StreamContext final : public versa::CudaContext {
   // device serialises (CudaDevice holds the stream's queue lock around it).
   void* workspace(std::size_t bytes) override;
   int device() const override { return ordinal_; }
+  // Queues the word's copy into a pinned slot and keeps the check for take_checks. When every
+  // slot waits to be read (more checks in flight than there are slots), it waits for the stream
+  // and checks at once, throwing the message. Not thread-safe, as workspace().
+  void check_after(const int* device_word, std::function<std::string(int)> check) override;
+  // The checks queued since the last call (CudaDevice::execute takes them for the operation of
+  // the implementation that queued them, and sets those of an enclosing implementation aside
+  // while it runs a nested one with restore_checks).
+  std::vector<DeviceWordCheck> take_checks() { return std::exchange(checks_, {}); }
+  void restore_checks(std::vector<DeviceWordCheck> checks) { checks_ = std::move(checks); }
 
  private:
   // Frees the workspace in stream order (or, on devices without stream-ordered allocation,
@@ -53,6 +68,8 @@ class StreamContext final : public versa::CudaContext {
       cusolver_;
   std::unique_ptr<void, WorkspaceRelease> workspace_;
   std::size_t workspace_bytes_ = 0;
+  CheckSlots slots_;
+  std::vector<DeviceWordCheck> checks_;
 };
 
 }  // namespace versa::detail

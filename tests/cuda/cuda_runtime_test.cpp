@@ -140,6 +140,54 @@ TEST(CudaRuntime, HostMemoryIsPinnedWhileInUse) {
   }
   EXPECT_FALSE(registered(big.data()));
 }
+// check_after: a word the task's work leaves in device memory is read once that work has run,
+// without the implementation waiting for it. A message fails the task (wait_all says it, the
+// task's dependents are cancelled), an empty one lets it end; more checks than the pinned slots
+// in flight are read by waiting, with the same outcomes.
+TEST(CudaRuntime, DeviceWordsAreCheckedOnceTheTaskHasRun) {
+  versa::Runtime rt{with_gpu()};
+  SKIP_WITHOUT_GPU(rt);
+  std::vector<int> word(1, 0);
+  auto h = rt.data(word, "word");
+  std::atomic<int> checks{0};
+  std::atomic<int> last_seen{-1};
+  // Fills the word with `byte` in every byte, then checks it `times` times.
+  auto fill_and_check =
+      versa::task_type("fill and check")
+          .cuda(
+              [&](versa::CudaContext& gpu, versa::Span<int> w, const int& byte, const int& times) {
+                ASSERT_EQ(cudaMemsetAsync(w.data(), byte, sizeof(int), gpu.stream()), cudaSuccess);
+                for (int i = 0; i < times; ++i)
+                  gpu.check_after(w.data(), [&](int value) {
+                    ++checks;
+                    last_seen = value;
+                    return value != 0 ? "the word is " + std::to_string(value) : std::string();
+                  });
+              })
+          .placement(versa::Placement::gpu_only);
+  rt.submit(fill_and_check, versa::write(h), versa::value(0), versa::value(1));
+  rt.wait_all();
+  EXPECT_EQ(checks.load(), 1);
+  EXPECT_EQ(last_seen.load(), 0);
+
+  rt.submit(fill_and_check, versa::write(h), versa::value(0), versa::value(300));
+  rt.wait_all();
+  EXPECT_EQ(checks.load(), 301) << "beyond the ring's slots too";
+
+  std::atomic<bool> dependent_ran{false};
+  rt.submit(fill_and_check, versa::write(h), versa::value(1), versa::value(1));
+  rt.submit(
+      "dependent", [&](versa::Span<const int>) { dependent_ran = true; }, versa::read(h));
+  std::string failure;
+  try {
+    rt.wait_all();
+  } catch (const versa::TaskFailure& e) {
+    failure = e.what();
+  }
+  EXPECT_NE(failure.find("the word is 16843009"), std::string::npos) << failure;
+  EXPECT_FALSE(dependent_ran.load()) << "the dependent of a failed check was not cancelled";
+}
+
 TEST(CudaRuntime, PinnedHandlesMayOutliveTheirRuntime) {
   std::vector<double> big(1 << 20);
   versa::Handle<double> outliving;

@@ -280,23 +280,40 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOnTwoDevicesOfOneGpu) {
   EXPECT_GT(devices[2].tasks, 0u) << devices[2].name;
 }
 
-TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
+// A matrix whose trailing block is indefinite: the failure appears in a later diagonal tile,
+// potrf A(2,2), which wait_all names, and the tasks after it are cancelled.
+void expect_indefinite_tile_named(versa::Runtime& rt, const cholesky::Placements& placements) {
   const int n = 40, tile = 10;
   std::vector<double> a = spd_matrix(n, 3);
-  // Make the trailing block indefinite: the failure appears in a later diagonal tile.
   for (int i = 25; i < n; ++i) a[i + i * n] = -1.0;
-  versa::Runtime rt{workers(2)};
   versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-  cholesky::submit_factorisation(rt, tiles);
+  cholesky::submit_factorisation(rt, tiles, placements);
   try {
     rt.wait_all();
     FAIL() << "the factorisation of an indefinite matrix succeeded";
   } catch (const versa::TaskFailure& failure) {
     EXPECT_EQ(failure.task_name(), "potrf A(2,2)");
-    EXPECT_NE(std::string(failure.what()).find("not positive definite"), std::string::npos);
+    EXPECT_NE(std::string(failure.what()).find("not positive definite"), std::string::npos)
+        << failure.what();
     // potrf(3,3) and its trsm/syrk/gemm predecessors of later steps were cancelled.
     EXPECT_GT(failure.cancelled_tasks(), 0u);
   }
+}
+
+TEST(TiledCholeskyErrors, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
+  versa::Runtime rt{workers(2)};
+  expect_indefinite_tile_named(rt, {});
+}
+
+// The same with every kernel on a GPU, where cuSOLVER leaves the failure in a device word that
+// the task checks once it has run (CudaContext::check_after): skips without a GPU.
+TEST(TiledCholeskyOnGpu, NonPositiveDefiniteTileIsNamedAndNothingHangs) {
+  versa::Config config = workers(2);
+  config.gpus = 1;
+  versa::Runtime rt{config};
+  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
+  const versa::Placement gpu = versa::Placement::gpu_only;
+  expect_indefinite_tile_named(rt, {{"potrf", gpu}, {"trsm", gpu}, {"syrk", gpu}, {"gemm", gpu}});
 }
 
 TEST(TiledCholeskyErrors, PlacementsAreParsedWithClearErrors) {
