@@ -9,6 +9,7 @@
 // take no kernel.
 //
 //   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S]
+//                              [--gemm-ms G --syrk-ms S --trsm-ms T --potrf-ms P --link-gbs L]
 //
 // For each schedule (the example's priorities, kernel streams) it prints the median makespan in
 // modelled seconds, the kernels' sum as measured (the sleeps overrun a little) and the makespan
@@ -16,12 +17,16 @@
 // uploads' (one copy engine each way).
 //
 // What the model leaves out: kernels of several streams sharing the GPU (they take turns here),
-// and the host code of each launch. The rates are estimates for an H200 (cuBLAS DGEMM near 50 of
-// its 67 FP64 TFLOP/s at 2048, cuSOLVER's potrf 1.2 ms as the H200 runs measured); they set the
-// balance of compute against copies, which is what the schedules differ on.
+// and the host code of each launch. The default times are estimates for an H200 (cuBLAS DGEMM
+// near 50 of its 67 FP64 TFLOP/s at 2048, syrk at 35, trsm at 20, cuSOLVER's potrf 1.2 ms as
+// the H200 runs measured); they set the balance of compute against copies, which is what the
+// schedules differ on. A GPU's own are the kernel times of `cholesky --tile 2048` run with
+// VERSA_CUDA_STREAMS=1 (one kernel at a time), divided by the task counts.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -33,27 +38,25 @@
 
 namespace {
 
+// The modelled GPU's tile of 2048 and link latency; the real tiles' edge.
+constexpr double model_tile = 2048;
+constexpr double link_latency_s = 10e-6;
+constexpr long real_tile = 64;
+
 struct ModelOptions {
   int reps = 3;
   int tiles = 15;
   double scale = 4;
+  // Each kernel's time on a 2048 tile, in milliseconds: 2 x 2048^3 flops at 50 TFLOP/s, 2048^3
+  // at 35 and at 20, and potrf as measured.
+  double gemm_ms = 2 * model_tile * model_tile * model_tile / 50e9;
+  double syrk_ms = model_tile * model_tile * model_tile / 35e9;
+  double trsm_ms = model_tile * model_tile * model_tile / 20e9;
+  double potrf_ms = 1.2;
+  double link_gbs = 54.7;  // pinned host-to-device copies (H200, the pinning suite)
+
+  double tile_copy_seconds() const { return model_tile * model_tile * 8 / (link_gbs * 1e9); }
 };
-
-// The modelled GPU: a 2048 tile, its kernels' rates and its link.
-constexpr double model_tile = 2048;
-constexpr double gemm_flops_per_s = 50e12;
-constexpr double syrk_flops_per_s = 35e12;
-constexpr double trsm_flops_per_s = 20e12;
-constexpr double potrf_seconds = 1.2e-3;
-constexpr double link_bytes_per_s = 54.7e9;  // pinned host-to-device copies (H200, pinning suite)
-constexpr double link_latency_s = 10e-6;
-constexpr long real_tile = 64;
-
-constexpr double tile3 = model_tile * model_tile * model_tile;
-constexpr double gemm_seconds = 2 * tile3 / gemm_flops_per_s;
-constexpr double syrk_seconds = tile3 / syrk_flops_per_s;
-constexpr double trsm_seconds = tile3 / trsm_flops_per_s;
-constexpr double tile_copy_seconds = model_tile * model_tile * 8 / link_bytes_per_s;
 
 struct Variant {
   cholesky::Priorities priorities;
@@ -77,29 +80,28 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
   gpu.streams = variant.streams;
   gpu.concurrent_kernels = 1;
   gpu.bandwidth_bytes_per_s =
-      static_cast<double>(real_tile * real_tile * sizeof(double)) / (scale * tile_copy_seconds);
+      static_cast<double>(real_tile * real_tile * sizeof(double)) / (scale * o.tile_copy_seconds());
   gpu.latency_s = scale * link_latency_s;
   config.emulated_devices.push_back(gpu);
 
-  const auto sleep = [scale](double seconds) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(scale * seconds));
+  const auto sleep = [scale](double milliseconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(scale * milliseconds * 1e-3));
   };
   using versa::Tile;
   const auto on_gpu = versa::Placement::gpu_only;
   const auto potrf = versa::task_type("potrf")
-                         .emulated([&](Tile<double>) { sleep(potrf_seconds); })
+                         .emulated([&](Tile<double>) { sleep(o.potrf_ms); })
                          .placement(on_gpu);
   const auto trsm = versa::task_type("trsm")
-                        .emulated([&](Tile<const double>, Tile<double>) { sleep(trsm_seconds); })
+                        .emulated([&](Tile<const double>, Tile<double>) { sleep(o.trsm_ms); })
                         .placement(on_gpu);
   const auto syrk = versa::task_type("syrk")
-                        .emulated([&](Tile<const double>, Tile<double>) { sleep(syrk_seconds); })
+                        .emulated([&](Tile<const double>, Tile<double>) { sleep(o.syrk_ms); })
                         .placement(on_gpu);
-  const auto gemm = versa::task_type("gemm")
-                        .emulated([&](Tile<const double>, Tile<const double>, Tile<double>) {
-                          sleep(gemm_seconds);
-                        })
-                        .placement(on_gpu);
+  const auto gemm =
+      versa::task_type("gemm")
+          .emulated([&](Tile<const double>, Tile<const double>, Tile<double>) { sleep(o.gemm_ms); })
+          .placement(on_gpu);
 
   std::vector<double> a = original;
   const long n = real_tile * o.tiles;
@@ -127,23 +129,43 @@ int main(int argc, char** argv) {
   example::use_tool_rules(app);
   example::add_positive_option(app, "--reps", o.reps, "N", "repetitions per schedule (median)");
   example::add_positive_option(app, "--tiles", o.tiles, "T", "tiles per side (15: n = 30720)");
-  example::add_positive_option(app, "--scale", o.scale, "S",
-                               "modelled times stretched S times in the run");
+  const auto add_time = [&app](const char* name, double& target, const char* type_name,
+                               const char* description) {
+    app.add_option(name, target, description)
+        ->type_name(type_name)
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              char* end = nullptr;
+              const double value = std::strtod(text.c_str(), &end);
+              if (end == text.c_str() || *end != '\0' || !(value > 0) || !std::isfinite(value))
+                return "expects a positive number, not '" + text + "'";
+              return {};
+            },
+            ""))
+        ->capture_default_str();
+  };
+  add_time("--scale", o.scale, "S", "modelled times stretched S times in the run");
+  add_time("--gemm-ms", o.gemm_ms, "G", "a 2048-tile gemm's time");
+  add_time("--syrk-ms", o.syrk_ms, "S", "a 2048-tile syrk's time");
+  add_time("--trsm-ms", o.trsm_ms, "T", "a 2048-tile trsm's time");
+  add_time("--potrf-ms", o.potrf_ms, "P", "a 2048-tile potrf's time");
+  add_time("--link-gbs", o.link_gbs, "L", "the host link's GB/s (each way)");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
 
   const long n = real_tile * o.tiles;
   const std::vector<double> original = cholesky::spd_matrix<double>(n);
   const cholesky::TaskCounts counts = cholesky::task_counts(static_cast<std::size_t>(o.tiles));
-  const double compute_bound = counts.gemm * gemm_seconds + counts.syrk * syrk_seconds +
-                               counts.trsm * trsm_seconds + counts.potrf * potrf_seconds;
-  const double upload_bound = static_cast<double>(o.tiles) * (o.tiles + 1) / 2 * tile_copy_seconds;
+  const double compute_bound = (counts.gemm * o.gemm_ms + counts.syrk * o.syrk_ms +
+                                counts.trsm * o.trsm_ms + counts.potrf * o.potrf_ms) *
+                               1e-3;
+  const double upload_bound =
+      static_cast<double>(o.tiles) * (o.tiles + 1) / 2 * o.tile_copy_seconds();
   std::printf(
       "model       %d x %d tiles of %.0f (n = %.0f), kernels gemm %.3f syrk %.3f trsm %.3f "
       "potrf %.3f ms, link %.1f GB/s: a tile in %.3f ms; scale %.0f\n",
-      o.tiles, o.tiles, model_tile, o.tiles * model_tile, gemm_seconds * 1e3, syrk_seconds * 1e3,
-      trsm_seconds * 1e3, potrf_seconds * 1e3, link_bytes_per_s / 1e9, tile_copy_seconds * 1e3,
-      o.scale);
+      o.tiles, o.tiles, model_tile, o.tiles * model_tile, o.gemm_ms, o.syrk_ms, o.trsm_ms,
+      o.potrf_ms, o.link_gbs, o.tile_copy_seconds() * 1e3, o.scale);
   std::printf("bounds      kernels %.1f ms, uploads %.1f ms (medians of %d runs below)\n",
               compute_bound * 1e3, upload_bound * 1e3, o.reps);
   std::printf("%-34s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
