@@ -101,16 +101,16 @@ void DeviceWorker::body_waiting(bool waiting) {
   if (waiting) notify_work();  // room for a child
 }
 
-// Room for one more task that waits for copies: a free slot among those, and the data in flight
-// within the budget (one task always fits, whatever its size).
+// Room for one more task that waits for copies: a free slot among those (and those waiting for
+// memory), and the data in flight within the budget (one task always fits, whatever its size).
 bool DeviceWorker::has_room(int starting) const {
-  const int holding = staging_.load(std::memory_order_relaxed) + starting;
-  return holding < max_in_flight_ && (busy() <= 0 || in_flight_bytes_ < prefetch_budget_);
+  return waiting_for_data() + starting < max_in_flight_ && within_budget();
 }
 
-// Room for one more task whose data is all here: a free slot among the tasks launched.
+// Room for one more task whose data is all here: a free slot among the tasks launched, and the
+// data in flight within the budget (what tasks in flight hold cannot be evicted).
 bool DeviceWorker::has_room_launched(int starting) const {
-  return busy() - staging_.load(std::memory_order_relaxed) + starting < max_in_flight_;
+  return busy() - waiting_for_data() + starting < max_in_flight_ && within_budget();
 }
 
 bool DeviceWorker::idle() const {

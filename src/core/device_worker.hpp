@@ -95,6 +95,11 @@ class DeviceWorker final : public BodyLane {
     return in_flight_ - waiting_bodies_.load(std::memory_order_relaxed) +
            static_cast<int>(deferred_.size());
   }
+  // Tasks that wait for memory or for their copies.
+  int waiting_for_data() const {
+    return staging_.load(std::memory_order_relaxed) + static_cast<int>(deferred_.size());
+  }
+  bool within_budget() const { return busy() <= 0 || in_flight_bytes_ < prefetch_budget_; }
   // Moves the queued tasks that may start now from the queue to `starting`.
   void take_ready(std::vector<Task*>& starting);
   void start(Task* task);
