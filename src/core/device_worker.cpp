@@ -43,7 +43,7 @@ void DeviceWorker::push(Task* task) {
   backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
   queued_tasks_.fetch_add(1, std::memory_order_relaxed);
   MutexLock guard(mutex_);
-  ready_looked_over_ = false;
+  changed();
   task->stream = static_cast<int>(pushed_++);
   ready_.push_back(task);
   std::push_heap(ready_.begin(), ready_.end(), runs_later);
@@ -54,6 +54,7 @@ void DeviceWorker::push(Task* task) {
 // and the worker must not be able to finish it while this thread still touches wake_.
 void DeviceWorker::post(std::function<void()> message) {
   MutexLock guard(mutex_);
+  changed();
   messages_.push_back(std::move(message));
   wake_.notify_one();
 }
@@ -85,9 +86,14 @@ void DeviceWorker::staging_failed(Task* task, std::string error) {
 // A task stopped waiting for copies: the queue may have a task that can start now.
 void DeviceWorker::room_made() {
   MutexLock guard(mutex_);
-  if (!ready_looked_over_) return;
+  const bool looked_over = ready_looked_over_;
+  changed();
+  if (looked_over) wake_.notify_one();
+}
+
+void DeviceWorker::changed() {
+  ++changes_;
   ready_looked_over_ = false;
-  wake_.notify_one();
 }
 
 void DeviceWorker::notify_work() {
@@ -161,6 +167,12 @@ bool DeviceWorker::step() {
   }
   take_ready(starting);
   for (Task* task : starting) start(task);
+  if (!starting.empty()) {
+    // Those that did not stay in flight (refused, sent to the CPU, cancelled) left room that
+    // the look over the queue counted as taken.
+    MutexLock guard(mutex_);
+    changed();
+  }
   bool pulled = false;
   // Room left and nothing queued here: take work waiting for placement.
   while (has_room() && has_room_launched()) {
@@ -212,9 +224,11 @@ void DeviceWorker::take_ready(std::vector<Task*>& starting) {
     take(first, here);
   }
   std::vector<Task*> looked_over;
+  std::uint64_t changes_seen = 0;
   {
     MutexLock guard(mutex_);
     if (ready_looked_over_) return;
+    changes_seen = changes_;
     looked_over.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                             ready_.size(), looked_over_at_most)));
   }
@@ -229,7 +243,8 @@ void DeviceWorker::take_ready(std::vector<Task*>& starting) {
     taken.push_back(task);
   }
   MutexLock guard(mutex_);
-  ready_looked_over_ = taken.empty();
+  // Nothing to start, unless something changed while it looked (a task pushed, room made).
+  ready_looked_over_ = taken.empty() && changes_ == changes_seen;
   if (taken.empty()) return;
   std::erase_if(ready_, [&](Task* task) {
     return std::find(taken.begin(), taken.end(), task) != taken.end();

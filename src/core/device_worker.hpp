@@ -109,6 +109,9 @@ class DeviceWorker final : public BodyLane {
   bool has_room(int starting = 0) const;
   bool has_room_launched(int starting = 0) const;
   void room_made();
+  // Something happened that may let a queued task start: a task pushed, a message posted, room
+  // made. Clears ready_looked_over_.
+  void changed() VERSA_REQUIRES(mutex_);
 
   const int node_;
   Device& device_;
@@ -130,9 +133,10 @@ class DeviceWorker final : public BodyLane {
   std::vector<std::function<void()>> messages_ VERSA_GUARDED_BY(mutex_);
   bool stopping_ VERSA_GUARDED_BY(mutex_) = false;
   bool work_offered_ VERSA_GUARDED_BY(mutex_) = false;  // notify_work() was called
-  // The last step could start none of the queue's first tasks: until a task is pushed or room
-  // is made, the queue gives no work.
+  // The last look over the queue found no task to start, and nothing changed since (changed()):
+  // until something does, the queue gives no work.
   bool ready_looked_over_ VERSA_GUARDED_BY(mutex_) = false;
+  std::uint64_t changes_ VERSA_GUARDED_BY(mutex_) = 0;
   // Owned by the worker thread (read under mutex_ by the wait predicate).
   int in_flight_ = 0;
   std::size_t in_flight_bytes_ = 0;
