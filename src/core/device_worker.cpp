@@ -165,9 +165,9 @@ bool DeviceWorker::step() {
     retry.swap(deferred_);
     for (Task* task : retry) start(task);
   }
-  take_ready(starting);
+  const bool looked_over = take_ready(starting);
   for (Task* task : starting) start(task);
-  if (!starting.empty()) {
+  if (looked_over && !starting.empty()) {
     // Those that did not stay in flight (refused, sent to the CPU, cancelled) left room that
     // the look over the queue counted as taken.
     MutexLock guard(mutex_);
@@ -196,7 +196,7 @@ bool DeviceWorker::step() {
 // looked_over_at_most tasks are looked over for those of the other kind, so that a task whose
 // data is here does not wait behind tasks that wait for the link (the device computes while the
 // link is busy), nor the link behind tasks that wait for the device.
-void DeviceWorker::take_ready(std::vector<Task*>& starting) {
+bool DeviceWorker::take_ready(std::vector<Task*>& starting) {
   int copying = 0, launched = 0;
   const auto fits = [&](bool here) {
     return here ? has_room_launched(launched) : has_room(copying);
@@ -205,16 +205,32 @@ void DeviceWorker::take_ready(std::vector<Task*>& starting) {
     starting.push_back(task);
     ++(here ? launched : copying);
   };
+  {
+    // While both windows have room a task's kind does not matter: the tasks go by priority under
+    // one lock, each counted in both windows, and no replica is looked at.
+    MutexLock guard(mutex_);
+    while (!ready_.empty() && has_room(copying) && has_room_launched(launched)) {
+      std::pop_heap(ready_.begin(), ready_.end(), runs_later);
+      starting.push_back(ready_.back());
+      ready_.pop_back();
+      ++copying;
+      ++launched;
+    }
+    if (ready_.empty()) return false;
+  }
+  // More tasks wait: the kinds of those taken say how many more fit.
+  copying = launched = 0;
+  for (const Task* task : starting) ++(mover_.resident(*task, node_) ? launched : copying);
   for (;;) {
     Task* first = nullptr;
     {
       MutexLock guard(mutex_);
-      if (ready_.empty()) return;
+      if (ready_.empty()) return false;
       first = ready_.front();
     }
     const bool here = mover_.resident(*first, node_);  // no lock of ours held: replica locks
     if (!fits(here)) {
-      if (!fits(!here)) return;
+      if (!fits(!here)) return false;
       break;
     }
     MutexLock guard(mutex_);
@@ -227,7 +243,7 @@ void DeviceWorker::take_ready(std::vector<Task*>& starting) {
   std::uint64_t changes_seen = 0;
   {
     MutexLock guard(mutex_);
-    if (ready_looked_over_) return;
+    if (ready_looked_over_) return false;
     changes_seen = changes_;
     looked_over.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                             ready_.size(), looked_over_at_most)));
@@ -245,11 +261,12 @@ void DeviceWorker::take_ready(std::vector<Task*>& starting) {
   MutexLock guard(mutex_);
   // Nothing to start, unless something changed while it looked (a task pushed, room made).
   ready_looked_over_ = taken.empty() && changes_ == changes_seen;
-  if (taken.empty()) return;
+  if (taken.empty()) return ready_looked_over_;
   std::erase_if(ready_, [&](Task* task) {
     return std::find(taken.begin(), taken.end(), task) != taken.end();
   });
   std::make_heap(ready_.begin(), ready_.end(), runs_later);
+  return false;
 }
 
 void DeviceWorker::start(Task* task) {

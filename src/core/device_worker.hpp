@@ -100,8 +100,9 @@ class DeviceWorker final : public BodyLane {
     return staging_.load(std::memory_order_relaxed) + static_cast<int>(deferred_.size());
   }
   bool within_budget() const { return busy() <= 0 || in_flight_bytes_ < prefetch_budget_; }
-  // Moves the queued tasks that may start now from the queue to `starting`.
-  void take_ready(std::vector<Task*>& starting);
+  // Moves the queued tasks that may start now from the queue to `starting`; returns whether it
+  // marked the queue looked over (ready_looked_over_) counting those as started.
+  bool take_ready(std::vector<Task*>& starting);
   void start(Task* task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
