@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/timer_slack.hpp"
+
 namespace versa::detail {
 
 namespace {
@@ -45,6 +47,8 @@ void CompletionPoller::push(int stream, PendingOperation operation) {
 void CompletionPoller::run() {
   // The events belong to this device; querying them needs it current.
   (void)cudaSetDevice(ordinal_);
+  // Each pass that finds nothing sleeps poll_interval: late wakes would delay every completion.
+  use_fine_timer_slack();
   for (;;) {
     bool progressed = false;
     for (int stream = 0; stream < stream_count_; ++stream) {

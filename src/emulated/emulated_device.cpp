@@ -6,12 +6,9 @@
 #include <optional>
 #include <stdexcept>
 
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
-
 #include "base/failure.hpp"
 #include "base/task.hpp"
+#include "base/timer_slack.hpp"
 #include "data/partial_identity.hpp"
 
 namespace versa::detail {
@@ -182,11 +179,8 @@ void EmulatedDevice::enqueue(int stream, Operation operation) {
 }
 
 void EmulatedDevice::serve(Stream& stream) {
-#if defined(__linux__)
-  // Modelled copy times and benchmark kernels are sleeps: without this, Linux may extend each
-  // by up to 50 us (the default timer slack), which would distort the model.
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-#endif
+  // Modelled copy times and benchmark kernels are sleeps: late ones would distort the model.
+  use_fine_timer_slack();
   const BodyLaneScope lane(stream);
   for (;;) {
     Operation operation;

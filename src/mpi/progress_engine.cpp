@@ -8,6 +8,8 @@
 #include <chrono>
 #include <utility>
 
+#include "base/timer_slack.hpp"
+
 namespace versa::mpi::detail {
 
 using versa::detail::MutexLock;
@@ -82,6 +84,8 @@ void ProgressEngine::receive(int from, TransferId id, void* data, const Layout& 
 // Polls while anything is in flight; when nothing moved for a while, waits for a post in short
 // steps (an envelope from another rank has no way to wake it: 100 us bounds its delay).
 void ProgressEngine::run() {
+  // A quiet engine polls MPI every 100 us: late wakes would delay every message that arrives.
+  versa::detail::use_fine_timer_slack();
   start_watch();
   int quiet_rounds = 0;
   for (;;) {
