@@ -152,7 +152,8 @@ void run_grid(unsigned blocks, unsigned threads, std::size_t shared_bytes,
     blockIdx = {b, 0, 0};
     // A block's shared memory starts undefined: all ones (a NaN in every double), so that a read
     // before any thread of this block wrote shows rather than finding the block before's value.
-    std::memset(runner.shared.data(), 0xff, runner.shared.size() * sizeof(std::max_align_t));
+    if (!runner.shared.empty())  // data() may be null then, which memset may not be given
+      std::memset(runner.shared.data(), 0xff, runner.shared.size() * sizeof(std::max_align_t));
     for (unsigned t = 0; t < threads; ++t) runner.fibers[t]->start_block();
     // Phase by phase: each thread runs to its next barrier or its end, in thread order.
     for (bool waiting = true; waiting;) {

@@ -207,7 +207,8 @@ bool DeviceWorker::take_ready(std::vector<Task*>& starting) {
   };
   {
     // While both windows have room a task's kind does not matter: the tasks go by priority under
-    // one lock, each counted in both windows, and no replica is looked at.
+    // one lock, each counted in both windows (so neither overflows), none of their replicas
+    // looked at.
     MutexLock guard(mutex_);
     while (!ready_.empty() && has_room(copying) && has_room_launched(launched)) {
       std::pop_heap(ready_.begin(), ready_.end(), runs_later);
