@@ -3,12 +3,15 @@
 // matrix in the same process.
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
+//                        [--starpu-streams N]
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
 // dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
 // device worker does) on CPU + GPU (when StarPU was built with CUDA: scripts/build-starpu-cuda)
 // and cuSOLVER's dense dpotrf on the whole matrix (copies included for all); --gpu-only prints
-// that table alone.
+// that table alone. StarPU drives a GPU with one CUDA worker, one stream, unless
+// --starpu-streams N gives it N (STARPU_NWORKER_PER_CUDA: its concurrent kernels, as Versa's
+// streams, VERSA_CUDA_STREAMS, default 4); its systems are then named starpu-dmda-Nstreams.
 //
 // Each figure is the median GFLOP/s (n^3/3 flops) of N runs (default 3) after a warm-up run
 // (which also calibrates the models of StarPU's dm* schedulers); every system's first result is
@@ -202,8 +205,15 @@ int main(int argc, char** argv) {
       ->default_str("256,512");
   app.add_flag("--gpu", gpu, "also compare Versa on CPU + GPU with cuSOLVER (needs a GPU)");
   app.add_flag("--gpu-only", gpu_only, "only the CPU + GPU comparison");
+  int starpu_streams = 1;
+  example::add_positive_option(app, "--starpu-streams", starpu_streams, "N",
+                               "StarPU's CUDA workers per GPU, each with its stream "
+                               "(STARPU_NWORKER_PER_CUDA)");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
+  // Read by StarPU at each starpu_init.
+  if (starpu_streams > 1)
+    ::setenv("STARPU_NWORKER_PER_CUDA", std::to_string(starpu_streams).c_str(), 1);
   const bool cpu_table = !gpu_only;
   gpu = gpu || gpu_only;
   const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -236,6 +246,8 @@ int main(int argc, char** argv) {
     return candidates;
   };
   // CPU + GPU: Versa and StarPU (one core drives the GPU) against cuSOLVER on the whole matrix.
+  const std::string streams =
+      starpu_streams > 1 ? "-" + std::to_string(starpu_streams) + "streams" : "";
   auto gpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
     const int cpu_workers = std::max(1, workers - 1);
@@ -245,7 +257,7 @@ int main(int argc, char** argv) {
                             }});
       if (bench::starpu_gpu_available())
         for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
-          candidates.push_back({std::string("starpu-") + scheduler, tile, [=](double* a) {
+          candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile, [=](double* a) {
                                   return bench::cholesky_starpu(scheduler, cpu_workers, a, n, tile,
                                                                 true);
                                 }});
@@ -259,9 +271,10 @@ int main(int argc, char** argv) {
       run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
                 tiles, reps, workers, cpu_candidates) != 0)
     return 1;
-  if (gpu &&
-      run_table("cpu,gpu", {"versa", "starpu-dmda", "starpu-dmdas", "starpu-dmdar", "cusolver"},
-                sizes, tiles, reps, workers, gpu_candidates) != 0)
+  if (gpu && run_table("cpu,gpu",
+                       {"versa", "starpu-dmda" + streams, "starpu-dmdas" + streams,
+                        "starpu-dmdar" + streams, "cusolver"},
+                       sizes, tiles, reps, workers, gpu_candidates) != 0)
     return 1;
   return 0;
 }
