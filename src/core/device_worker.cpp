@@ -211,9 +211,7 @@ bool DeviceWorker::take_ready(std::vector<Task*>& starting) {
     // looked at.
     MutexLock guard(mutex_);
     while (!ready_.empty() && has_room(copying) && has_room_launched(launched)) {
-      std::pop_heap(ready_.begin(), ready_.end(), runs_later);
-      starting.push_back(ready_.back());
-      ready_.pop_back();
+      starting.push_back(pop_first());
       ++copying;
       ++launched;
     }
@@ -236,9 +234,7 @@ bool DeviceWorker::take_ready(std::vector<Task*>& starting) {
     }
     MutexLock guard(mutex_);
     if (ready_.front() != first) continue;  // a task pushed meanwhile goes before it
-    std::pop_heap(ready_.begin(), ready_.end(), runs_later);
-    ready_.pop_back();
-    take(first, here);
+    take(pop_first(), here);
   }
   std::vector<Task*> looked_over;
   std::uint64_t changes_seen = 0;
@@ -268,6 +264,13 @@ bool DeviceWorker::take_ready(std::vector<Task*>& starting) {
   });
   std::make_heap(ready_.begin(), ready_.end(), runs_later);
   return false;
+}
+
+Task* DeviceWorker::pop_first() {
+  std::pop_heap(ready_.begin(), ready_.end(), runs_later);
+  Task* const first = ready_.back();
+  ready_.pop_back();
+  return first;
 }
 
 void DeviceWorker::start(Task* task) {

@@ -103,6 +103,8 @@ class DeviceWorker final : public BodyLane {
   // Moves the queued tasks that may start now from the queue to `starting`; returns whether it
   // marked the queue looked over (ready_looked_over_) counting those as started.
   bool take_ready(std::vector<Task*>& starting);
+  // Removes the queue's first task (by priority, then submission) and returns it.
+  Task* pop_first() VERSA_REQUIRES(mutex_);
   void start(Task* task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
