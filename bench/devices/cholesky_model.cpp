@@ -11,17 +11,18 @@
 //   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S]
 //                              [--gemm-ms G --syrk-ms S --trsm-ms T --potrf-ms P --link-gbs L]
 //
-// For each schedule (the example's priorities, kernel streams) it prints the median makespan in
-// modelled seconds, the kernels' sum as measured (the sleeps overrun a little) and the makespan
-// over the kernels' modelled sum, after the two bounds: that sum (one compute engine) and the
-// uploads' (one copy engine each way).
+// For each schedule (the example's priorities, kernel streams, high-priority streams) it prints the
+// median makespan in modelled seconds, the kernels' sum as measured (the sleeps overrun a little)
+// and the makespan over the kernels' modelled sum, after the two bounds: that sum (one compute
+// engine) and the uploads' (one copy engine each way).
 //
-// What the model leaves out: kernels of several streams sharing the GPU (they take turns here),
-// and the host code of each launch. The default times are estimates for an H200 (cuBLAS DGEMM
-// near 50 of its 67 FP64 TFLOP/s at 2048, syrk at 35, trsm at 20, cuSOLVER's potrf 1.2 ms as
-// the H200 runs measured); they set the balance of compute against copies, which is what the
-// schedules differ on. A GPU's own are the kernel times of `cholesky --tile 2048` run with
-// VERSA_CUDA_STREAMS=1 (one kernel at a time), divided by the task counts.
+// What the model leaves out: kernels of several streams sharing the GPU (they take turns here,
+// a kernel of a high-priority stream first when the device has them), and the host code of each
+// launch. The default times are estimates for an H200 (cuBLAS DGEMM near 50 of its 67 FP64
+// TFLOP/s at 2048, syrk at 35, trsm at 20, cuSOLVER's potrf 1.2 ms as the H200 runs measured);
+// they set the balance of compute against copies, which is what the schedules differ on. A GPU's
+// own are the kernel times of `cholesky --tile 2048` run with VERSA_CUDA_STREAMS=1
+// VERSA_CUDA_PRIORITY_STREAMS=0 (one kernel at a time), divided by the task counts.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -61,6 +62,7 @@ struct ModelOptions {
 struct Variant {
   cholesky::Priorities priorities;
   int streams;
+  bool priority_streams;  // the critical path's tasks on high-priority streams, as on a GPU
   std::string label;
 };
 
@@ -78,6 +80,7 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
   versa::EmulatedDeviceConfig gpu;
   gpu.memory_bytes = std::size_t{1} << 30;
   gpu.streams = variant.streams;
+  gpu.priority_streams = variant.priority_streams;
   gpu.concurrent_kernels = 1;
   gpu.bandwidth_bytes_per_s =
       static_cast<double>(real_tile * real_tile * sizeof(double)) / (scale * o.tile_copy_seconds());
@@ -168,12 +171,18 @@ int main(int argc, char** argv) {
       o.potrf_ms, o.link_gbs, o.tile_copy_seconds() * 1e3, o.scale);
   std::printf("bounds      kernels %.1f ms, uploads %.1f ms (medians of %d runs below)\n",
               compute_bound * 1e3, upload_bound * 1e3, o.reps);
-  std::printf("%-34s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
+  std::printf("%-52s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
+  // With the wavefront priorities every task has a positive priority: on high-priority streams
+  // they would all be there, as on the others without.
   const std::vector<Variant> variants = {
-      {cholesky::Priorities::critical_path, 4, "priorities=critical_path,streams=4"},
-      {cholesky::Priorities::wavefront, 4, "priorities=wavefront,streams=4"},
-      {cholesky::Priorities::critical_path, 8, "priorities=critical_path,streams=8"},
-      {cholesky::Priorities::wavefront, 8, "priorities=wavefront,streams=8"},
+      {cholesky::Priorities::critical_path, 4, false, "priorities=critical_path,streams=4"},
+      {cholesky::Priorities::critical_path, 4, true,
+       "priorities=critical_path,streams=4,priority_streams"},
+      {cholesky::Priorities::wavefront, 4, false, "priorities=wavefront,streams=4"},
+      {cholesky::Priorities::critical_path, 8, false, "priorities=critical_path,streams=8"},
+      {cholesky::Priorities::critical_path, 8, true,
+       "priorities=critical_path,streams=8,priority_streams"},
+      {cholesky::Priorities::wavefront, 8, false, "priorities=wavefront,streams=8"},
   };
   for (const Variant& variant : variants) {
     std::vector<double> seconds, kernels;
@@ -183,7 +192,7 @@ int main(int argc, char** argv) {
       kernels.push_back(run.kernel_seconds);
     }
     const double makespan = bench::median(seconds);
-    std::printf("%-34s %10.1f %10.1f %12.3f\n", variant.label.c_str(), makespan * 1e3,
+    std::printf("%-52s %10.1f %10.1f %12.3f\n", variant.label.c_str(), makespan * 1e3,
                 bench::median(kernels) * 1e3, makespan / compute_bound);
     bench::print_result("cholesky-model", "versa",
                         "tiles=" + std::to_string(o.tiles) + "," + variant.label, "seconds",

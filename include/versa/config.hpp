@@ -28,6 +28,10 @@ struct EmulatedDeviceConfig {
   // them take turns on one compute engine, as the kernels of a GPU that fill it do; more models
   // a GPU running several small kernels side by side, which placement counts as that many lanes.
   int concurrent_kernels = 1;
+  // High-priority kernel streams, one per stream, as a CUDA device has them
+  // (Config::cuda_priority_streams): the tasks with a positive priority run there, and their
+  // kernels take the compute engine before those of the other streams that wait for it.
+  bool priority_streams = false;
   // Where task bodies run: false, the default, on the stream's thread, when the stream reaches
   // the task; true, on the thread that launches the task (the device's worker thread), as the
   // host code of a CUDA task runs, the stream then modelling only the kernel's completion. Both
@@ -58,6 +62,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_NGPU=<n>            gpus
 //   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
 //   VERSA_CUDA_STREAMS=<n>    cuda_streams
+//   VERSA_CUDA_PRIORITY_STREAMS=0|1 cuda_priority_streams
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
@@ -157,8 +162,16 @@ struct Config {
   // Kernel streams of each CUDA device (1 to 32), besides one stream of copies each way. The
   // device keeps up to two tasks per stream launched, and as many waiting for their copies:
   // more streams let more small kernels run side by side, at the cost of more device memory
-  // held by the tasks in flight. 1 runs one kernel at a time, which times each kernel alone.
+  // held by the tasks in flight. 1, with cuda_priority_streams off, runs one kernel at a time,
+  // which times each kernel alone.
   int cuda_streams = 4;
+
+  // Each CUDA device also gets as many streams of the GPU's highest priority, where the tasks
+  // submitted with a positive priority() run: the GPU starts their kernels' thread blocks
+  // before those of the other streams' kernels as soon as it has room, so that the few small
+  // kernels of a critical path (a tiled factorisation's panel) do not wait behind the large
+  // ones of the other streams. Running kernels are never preempted.
+  bool cuda_priority_streams = true;
 
   // Emulated accelerators, after the GPUs in device numbering.
   std::vector<EmulatedDeviceConfig> emulated_devices;

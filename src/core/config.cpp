@@ -88,6 +88,9 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_CUDA_STREAMS"))
     base.cuda_streams = static_cast<int>(
         parse_integer("VERSA_CUDA_STREAMS", value, 1, max_cuda_streams, "an integer from 1 to 32"));
+  if (const char* value = std::getenv("VERSA_CUDA_PRIORITY_STREAMS"))
+    base.cuda_priority_streams =
+        parse_integer("VERSA_CUDA_PRIORITY_STREAMS", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_EMULATED"))
     base.emulated_devices.resize(static_cast<std::size_t>(
         parse_integer("VERSA_EMULATED", value, 0, max_devices, "an integer from 0 to 64")));

@@ -273,6 +273,15 @@ Task* DeviceWorker::pop_first() {
   return first;
 }
 
+// Round robin over the streams; a task with a positive priority goes to the high-priority
+// stream of its turn, when the device has such streams.
+int DeviceWorker::stream_for(const Task& task) {
+  const int turn = next_stream_;
+  next_stream_ = (next_stream_ + 1) % device_.streams();
+  const int urgent = device_.priority_streams();
+  return task.priority > 0 && urgent > 0 ? device_.streams() + turn % urgent : turn;
+}
+
 void DeviceWorker::start(Task* task) {
   // A cancelled task may be recycled at once: its expected time is read before.
   const std::int64_t expected_ns = task->expected_ns;
@@ -285,8 +294,7 @@ void DeviceWorker::start(Task* task) {
     case DataMover::Reservation::ready:
       ++in_flight_;
       in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
-      task->stream = next_stream_;
-      next_stream_ = (next_stream_ + 1) % device_.streams();
+      task->stream = stream_for(*task);
       staging_.fetch_add(1, std::memory_order_relaxed);
       host_.stage(*task);
       return;

@@ -106,6 +106,8 @@ class DeviceWorker final : public BodyLane {
   // Removes the queue's first task (by priority, then submission) and returns it.
   Task* pop_first() VERSA_REQUIRES(mutex_);
   void start(Task* task);
+  // The stream `task` is launched on.
+  int stream_for(const Task& task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
   bool idle() const VERSA_REQUIRES(mutex_);

@@ -54,16 +54,19 @@ int checked_stream_count(int streams) {
 }  // namespace
 
 CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit, int entries,
-                       std::string label)
+                       std::string label, bool priority_streams)
     : ordinal_(ordinal),
       label_(label.empty() ? device_label(ordinal) : std::move(label)),
       name_(device_name(label_, ordinal)),
       uuid_(device_uuid(ordinal)),
+      kernel_streams_(checked_stream_count(streams)),
+      priority_streams_(priority_streams ? streams : 0),
       events_(ordinal),
-      poller_(ordinal, label_, checked_stream_count(streams) + 2) {
-  streams_.reserve(static_cast<std::size_t>(streams) + 2);
-  for (int index = 0; index < streams + 2; ++index) {
-    streams_.push_back(std::make_unique<Stream>(ordinal));
+      poller_(ordinal, label_, copy_out_stream() + 1) {
+  // The kernel streams, the high-priority ones, then the copies in and out.
+  for (int index = 0; index <= copy_out_stream(); ++index) {
+    const bool high_priority = index >= kernel_streams_ && index < copy_in_stream();
+    streams_.push_back(std::make_unique<Stream>(ordinal, high_priority));
   }
 
   CurrentDeviceGuard guard(ordinal_);
@@ -85,7 +88,7 @@ void CudaDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, Compl
     return;
   }
   // Into this device: on its stream of copies in.
-  queue_copy(streams(), copy, cudaMemcpyDeviceToDevice, std::move(done),
+  queue_copy(copy_in_stream(), copy, cudaMemcpyDeviceToDevice, std::move(done),
              static_cast<const CudaDevice&>(peer).ordinal_);
 }
 
@@ -154,15 +157,15 @@ void CudaDevice::queue(int stream, PendingOperation operation, Work&& work) {
 }
 
 void CudaDevice::copy_to_device(const BlockCopy& copy, Completion done) {
-  queue_copy(streams(), copy, cudaMemcpyHostToDevice, std::move(done));
+  queue_copy(copy_in_stream(), copy, cudaMemcpyHostToDevice, std::move(done));
 }
 
 void CudaDevice::copy_to_host(const BlockCopy& copy, Completion done) {
-  queue_copy(streams() + 1, copy, cudaMemcpyDeviceToHost, std::move(done));
+  queue_copy(copy_out_stream(), copy, cudaMemcpyDeviceToHost, std::move(done));
 }
 
 void CudaDevice::fill_zero(void* data, std::size_t bytes, Completion done) {
-  const int stream = streams();
+  const int stream = copy_in_stream();
   Stream& target = *streams_.at(static_cast<std::size_t>(stream));
   PendingOperation operation;
   operation.label.operation = "cudaMemsetAsync";
@@ -327,8 +330,9 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std
     std::string label = device_label(ordinal);
     if (shared_by > 1) label += '.' + std::to_string(entry);
     try {
-      auto device = std::make_unique<CudaDevice>(ordinal, config.cuda_streams,
-                                                 config.device_memory_limit, shared_by, label);
+      auto device =
+          std::make_unique<CudaDevice>(ordinal, config.cuda_streams, config.device_memory_limit,
+                                       shared_by, label, config.cuda_priority_streams);
       if (!opened.empty()) opened += ", ";
       opened += device->name() + " " + format_bytes(device->memory_capacity());
       opened_devices.push_back(device.get());

@@ -32,11 +32,12 @@ class CudaDevice final : public Device {
   // one of `entries` devices that share that GPU (Config::cuda_devices naming it more than
   // once): it takes that share of the GPU's free memory. `memory_limit` (bytes, 0: none) caps
   // memory_capacity(). `label` names it in messages ("cuda:0" by default; "cuda:0.1" for the
-  // second entry of GPU 0). Until calibrate_host_link(), bandwidth() and latency() are a PCIe
-  // link's typical figures. Throws CudaError when the device or its streams and handles cannot
-  // be set up.
+  // second entry of GPU 0). With `priority_streams`, as many streams again of the GPU's highest
+  // priority (Device::priority_streams). Until calibrate_host_link(), bandwidth() and latency()
+  // are a PCIe link's typical figures. Throws CudaError when the device or its streams and
+  // handles cannot be set up.
   explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0, int entries = 1,
-                      std::string label = {});
+                      std::string label = {}, bool priority_streams = true);
   // Waits for every queued operation and reports its completion, then releases the streams,
   // handles and events. Memory from allocate() must have been deallocated.
   ~CudaDevice() override;
@@ -46,7 +47,8 @@ class CudaDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::cuda; }
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return memory_capacity_; }
-  int streams() const override { return static_cast<int>(streams_.size()) - 2; }
+  int streams() const override { return kernel_streams_; }
+  int priority_streams() const override { return priority_streams_; }
   int concurrent_kernels() const override { return streams(); }
   double bandwidth() const override { return host_link_.bandwidth; }
   double latency() const override { return host_link_.latency; }
@@ -90,7 +92,7 @@ class CudaDevice final : public Device {
 
  private:
   struct Stream {
-    explicit Stream(int ordinal) : context(ordinal) {}
+    Stream(int ordinal, bool high_priority) : context(ordinal, high_priority) {}
     // Held while an operation is queued on the stream, its events recorded and it is pushed
     // to the progress thread; this also serialises the implementations that use `context`.
     // Recursive: a task's host code that waits for its children (sync) runs the device's
@@ -119,11 +121,16 @@ class CudaDevice final : public Device {
       const std::function<cudaError_t(std::size_t bytes, cudaStream_t stream)>& copy);
   // The link from `peer`, if link_peer set one.
   const LinkCost* peer_link(const Device& peer) const;
+  // The streams of copies into and out of the device, after the kernel streams.
+  int copy_in_stream() const { return kernel_streams_ + priority_streams_; }
+  int copy_out_stream() const { return copy_in_stream() + 1; }
 
   const int ordinal_;
   const std::string label_;  // "cuda:0", for messages
   const std::string name_;   // "cuda:0 (NVIDIA H100 80GB HBM3)"
   const std::string uuid_;   // the GPU's, keys its links in LinkCosts
+  const int kernel_streams_;
+  const int priority_streams_;  // 0 or kernel_streams_
   std::size_t memory_capacity_ = 0;
   LinkCost host_link_{16e9, 10e-6};  // what a PCIe 4.0 x16 link delivers in practice
   // Set by link_peer before any operation, read only after.

@@ -33,7 +33,7 @@ std::optional<LinkCost> CudaDevice::measure_link(
     const std::function<cudaError_t(std::size_t bytes, cudaStream_t stream)>& copy) {
   PooledEvent start;
   PooledEvent end;
-  cudaStream_t stream = streams_[static_cast<std::size_t>(streams())]->context.stream();
+  cudaStream_t stream = streams_[static_cast<std::size_t>(copy_in_stream())]->context.stream();
   // Each copy twice, the second timed: the first pays for lazy initialisation (DMA mappings,
   // the copy engines' first use, peer mappings).
   auto seconds = [&](std::size_t bytes) -> std::optional<double> {

@@ -26,7 +26,7 @@ void StreamContext::WorkspaceRelease::operator()(void* buffer) const {
   }
 }
 
-StreamContext::StreamContext(int ordinal)
+StreamContext::StreamContext(int ordinal, bool high_priority)
     : ordinal_(ordinal),
       stream_(nullptr, {ordinal}),
       cublas_(nullptr, {ordinal}),
@@ -43,9 +43,14 @@ StreamContext::StreamContext(int ordinal)
 
   // Non-blocking: the stream must not synchronise with the legacy default stream, which
   // libraries and user code may use behind our back.
+  int least = 0, greatest = 0;
+  if (high_priority)
+    throw_if_failed(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+                    "cudaDeviceGetStreamPriorityRange");
   cudaStream_t stream = nullptr;
-  throw_if_failed(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                  "cudaStreamCreateWithFlags");
+  throw_if_failed(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
+                                               high_priority ? greatest : least),
+                  "cudaStreamCreateWithPriority");
   stream_.reset(stream);
 
   cublasHandle_t cublas = nullptr;

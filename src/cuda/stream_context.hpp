@@ -19,9 +19,10 @@ namespace versa::detail {
 
 class StreamContext final : public versa::CudaContext {
  public:
-  // Creates a non-blocking stream on device `ordinal` and the library handles for it. Throws
+  // Creates a non-blocking stream on device `ordinal`, of the device's highest priority when
+  // `high_priority` (else of the default, its lowest), and the library handles for it. Throws
   // CudaError when any of them cannot be created.
-  explicit StreamContext(int ordinal);
+  explicit StreamContext(int ordinal, bool high_priority = false);
   // Waits for the work queued on the stream, then releases the workspace, the handles and the
   // stream.
   ~StreamContext();

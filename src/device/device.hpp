@@ -64,6 +64,13 @@ class Device {
   // were queued. Copies have their own stream per direction, so that the inputs of the next
   // tasks move while kernels run.
   virtual int streams() const = 0;
+  // Kernel streams of high priority besides those: the device starts their kernels' work before
+  // that of the other streams' kernels when both wait for room on it (CUDA's stream priorities,
+  // which do not preempt what already runs). The device worker launches there the tasks with a
+  // positive priority, whose kernels would otherwise wait behind those of the tasks launched
+  // before them: on a GPU shared by a few streams, a chain of small kernels on the critical path
+  // (a panel's factorisation) behind the large products of the other streams. None by default.
+  virtual int priority_streams() const { return 0; }
   // Kernels that run at once, sharing the device (a GPU runs its streams' kernels side by side,
   // each slower than alone). Placement divides the work queued here by it, as it divides the
   // CPU's among the workers, since the measured time of each kernel includes that sharing.
@@ -120,7 +127,8 @@ class Device {
     done(std::move(result));
   }
 
-  // Queue `task`'s implementation for this device on `stream` (0 <= stream < streams()). Its
+  // Queue `task`'s implementation for this device on `stream` (0 <= stream < streams() +
+  // priority_streams(); the high-priority streams come last). Its
   // accesses' data and layout already point at this device's replicas. `done` reports the kernel
   // time and any failure (an exception thrown by the implementation, a launch or execution error).
   virtual void execute(int stream, Task& task, Completion done) = 0;

@@ -31,19 +31,6 @@ OperationResult for_modelled_time(double modelled, Move move) {
   return result;
 }
 
-// A slot of the compute engine, held while a kernel or a merge runs.
-template <class Engine>
-class ComputeSlot {
- public:
-  explicit ComputeSlot(Engine& engine) : engine_(engine) { engine_.acquire(); }
-  ~ComputeSlot() { engine_.release(); }
-  ComputeSlot(const ComputeSlot&) = delete;
-  ComputeSlot& operator=(const ComputeSlot&) = delete;
-
- private:
-  Engine& engine_;
-};
-
 // `config`, once every field is known to be in range (else std::invalid_argument naming it).
 const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int index) {
   const std::string field = "Config::emulated_devices[" + std::to_string(index) + "].";
@@ -69,20 +56,6 @@ const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int in
 }
 }  // namespace
 
-void EmulatedDevice::ComputeEngine::acquire() {
-  MutexLock lock(mutex_);
-  freed_.wait(lock.native(), [&]() VERSA_REQUIRES(mutex_) { return free_ > 0; });
-  --free_;
-}
-
-void EmulatedDevice::ComputeEngine::release() {
-  {
-    MutexLock lock(mutex_);
-    ++free_;
-  }
-  freed_.notify_one();
-}
-
 EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
                                std::size_t memory_limit)
     : config_(validated(config, index)),
@@ -90,8 +63,9 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
       capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
                                                                         : config.memory_bytes),
       compute_engine_(config.concurrent_kernels) {
-  for (int s = 0; s < config.streams + 2; ++s) {
-    streams_.push_back(std::make_unique<Stream>(*this));
+  for (int s = 0; s <= copy_out_stream(); ++s) {
+    streams_.push_back(
+        std::make_unique<Stream>(*this, s >= config_.streams && s < copy_in_stream()));
     Stream& stream = *streams_.back();
     stream.thread = std::thread([this, &stream] { serve(stream); });
   }
@@ -117,19 +91,19 @@ void* EmulatedDevice::allocate(std::size_t bytes) {
 void EmulatedDevice::deallocate(void* pointer) { ::operator delete(pointer, buffer_alignment); }
 
 void EmulatedDevice::copy_to_device(const BlockCopy& copy, Completion done) {
-  enqueue(streams(), Operation{Engine::copy_in, copy, nullptr, std::move(done), {}});
+  enqueue(copy_in_stream(), Operation{Engine::copy_in, copy, nullptr, std::move(done), {}});
 }
 
 void EmulatedDevice::fill_zero(void* data, std::size_t bytes, Completion done) {
-  enqueue(streams(), Operation{Engine::zero_in,
-                               BlockCopy{data, bytes, nullptr, bytes, bytes, 1},
-                               nullptr,
-                               std::move(done),
-                               {}});
+  enqueue(copy_in_stream(), Operation{Engine::zero_in,
+                                      BlockCopy{data, bytes, nullptr, bytes, bytes, 1},
+                                      nullptr,
+                                      std::move(done),
+                                      {}});
 }
 
 void EmulatedDevice::copy_to_host(const BlockCopy& copy, Completion done) {
-  enqueue(streams() + 1, Operation{Engine::copy_out, copy, nullptr, std::move(done), {}});
+  enqueue(copy_out_stream(), Operation{Engine::copy_out, copy, nullptr, std::move(done), {}});
 }
 
 // Both ends must have the link: a device without one is reached through the host.
@@ -145,7 +119,7 @@ void EmulatedDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, C
     Device::copy_from_peer(peer, copy, std::move(done));
     return;
   }
-  enqueue(streams(), Operation{Engine::peer_in, copy, nullptr, std::move(done), {}});
+  enqueue(copy_in_stream(), Operation{Engine::peer_in, copy, nullptr, std::move(done), {}});
 }
 
 void EmulatedDevice::execute(int stream, Task& task, Completion done) {
@@ -153,7 +127,7 @@ void EmulatedDevice::execute(int stream, Task& task, Completion done) {
     enqueue(stream, Operation{Engine::compute, BlockCopy{}, &task, std::move(done), {}});
     return;
   }
-  OperationResult ran = run_task(task, true);
+  OperationResult ran = run_task(task, nullptr);
   enqueue(stream,
           Operation{Engine::compute, BlockCopy{}, nullptr, std::move(done), std::move(ran)});
 }
@@ -193,7 +167,7 @@ void EmulatedDevice::serve(Stream& stream) {
       operation = std::move(stream.queue.front());
       stream.queue.pop_front();
     }
-    complete(operation);
+    complete(stream, operation);
   }
 }
 
@@ -207,16 +181,16 @@ bool EmulatedDevice::Stream::help(std::chrono::microseconds wait) {
     operation = std::move(queue.front());
     queue.pop_front();
   }
-  device.complete(operation);
+  device.complete(*this, operation);
   return true;
 }
 
-void EmulatedDevice::complete(Operation& operation) {
-  OperationResult result = run(operation);
+void EmulatedDevice::complete(const Stream& stream, Operation& operation) {
+  OperationResult result = run(stream, operation);
   operation.done(std::move(result));
 }
 
-OperationResult EmulatedDevice::run(Operation& operation) {
+OperationResult EmulatedDevice::run(const Stream& stream, Operation& operation) {
   switch (operation.engine) {
     case Engine::copy_in: {
       MutexLock engine(copy_in_engine_);
@@ -241,15 +215,16 @@ OperationResult EmulatedDevice::run(Operation& operation) {
       break;
   }
   if (!operation.task) {
-    const ComputeSlot slot(compute_engine_);  // the kernel's turn on the engine
+    // The kernel's turn on the engine.
+    const ComputeSlot slot(compute_engine_, stream.high_priority);
     return std::move(operation.ran);
   }
-  return run_task(*operation.task, false);
+  return run_task(*operation.task, &stream);
 }
 
-OperationResult EmulatedDevice::run_task(Task& task, bool launched) {
-  std::optional<ComputeSlot<ComputeEngine>> slot;
-  if (!launched) slot.emplace(compute_engine_);
+OperationResult EmulatedDevice::run_task(Task& task, const Stream* stream) {
+  std::optional<ComputeSlot> slot;
+  if (stream) slot.emplace(compute_engine_, stream->high_priority);
   OperationResult result;
   const auto start = Clock::now();
   try {

@@ -19,6 +19,7 @@
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
 #include "device/device.hpp"
+#include "emulated/compute_engine.hpp"
 #include "versa/config.hpp"
 
 namespace versa::detail {
@@ -34,7 +35,8 @@ class EmulatedDevice final : public Device {
   DeviceKind kind() const override { return DeviceKind::emulated; }
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return capacity_; }
-  int streams() const override { return static_cast<int>(streams_.size()) - 2; }
+  int streams() const override { return config_.streams; }
+  int priority_streams() const override { return config_.priority_streams ? config_.streams : 0; }
   int concurrent_kernels() const override { return config_.concurrent_kernels; }
   double bandwidth() const override { return config_.bandwidth_bytes_per_s; }
   double latency() const override { return config_.latency_s; }
@@ -66,12 +68,14 @@ class EmulatedDevice final : public Device {
   // A stream's thread is the lane of the bodies it runs: one that waits for its children runs
   // the stream's next operations meanwhile, and lets the other streams' kernels compute.
   struct Stream final : BodyLane {
-    explicit Stream(EmulatedDevice& owner) : device(owner) {}
+    Stream(EmulatedDevice& owner, bool high_priority)
+        : device(owner), high_priority(high_priority) {}
     bool help(std::chrono::microseconds wait) override;
     void pause() override { device.compute_engine_.release(); }
-    void resume() override { device.compute_engine_.acquire(); }
+    void resume() override { device.compute_engine_.acquire(high_priority); }
 
     EmulatedDevice& device;
+    const bool high_priority;  // its kernels take the compute engine first
     Mutex mutex;
     std::condition_variable ready;
     std::deque<Operation> queue VERSA_GUARDED_BY(mutex);
@@ -81,35 +85,24 @@ class EmulatedDevice final : public Device {
 
   void enqueue(int stream, Operation operation);
   void serve(Stream& stream);
-  // Runs `operation` and reports its end.
-  void complete(Operation& operation);
-  OperationResult run(Operation& operation);
-  // Runs `task`'s body on the calling thread, on the compute engine unless `launched` (the
-  // body runs at launch and the stream models the kernel).
-  OperationResult run_task(Task& task, bool launched);
+  // Runs `operation`, queued on `stream`, and reports its end.
+  void complete(const Stream& stream, Operation& operation);
+  OperationResult run(const Stream& stream, Operation& operation);
+  // Runs `task`'s body on the calling thread, on the compute engine (with the priority of
+  // `stream`) unless `stream` is null: the body runs at launch, and the stream models the kernel.
+  OperationResult run_task(Task& task, const Stream* stream);
+  // The streams of copies into and out of the device, after the kernel streams.
+  int copy_in_stream() const { return streams() + priority_streams(); }
+  int copy_out_stream() const { return copy_in_stream() + 1; }
   // Copies the block, then waits out the rest of the modelled link's time.
   OperationResult copy(const BlockCopy& copy, double bandwidth, double latency);
 
   const EmulatedDeviceConfig config_;
   const std::string name_;
   const std::size_t capacity_;
-  // The kernel streams, then the host-to-device and the device-to-host copy streams.
+  // The kernel streams, the high-priority ones, then the host-to-device and the device-to-host
+  // copy streams.
   std::vector<std::unique_ptr<Stream>> streams_;
-  // The compute engine: up to `slots` kernels or merges at once. A mutex and a condition rather
-  // than std::counting_semaphore, whose libstdc++ 12 implementation can miss a wake-up and sleep
-  // forever.
-  class ComputeEngine {
-   public:
-    explicit ComputeEngine(int slots) : free_(slots) {}
-    void acquire();
-    void release();
-
-   private:
-    Mutex mutex_;
-    std::condition_variable freed_;
-    int free_ VERSA_GUARDED_BY(mutex_);
-  };
-
   // The engines: a copy holds its engine's lock while it runs, a kernel or a merge a slot of the
   // compute engine.
   Mutex copy_in_engine_, copy_out_engine_;

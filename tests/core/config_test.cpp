@@ -22,13 +22,21 @@ using testing_support::ScopedEnvironment;
 
 // Every variable from_environment reads (config.hpp lists them).
 constexpr const char* all_variables[] = {
-    "VERSA_NCPU",         "VERSA_PIN",
-    "VERSA_TRACE",        "VERSA_NGPU",
-    "VERSA_EMULATED",     "VERSA_DEVICE_MEMORY",
-    "VERSA_PERF_MODEL",   "VERSA_QUIET",
-    "VERSA_STATS",        "VERSA_SUBMISSION_WINDOW",
-    "VERSA_CUDA_DEVICES", "VERSA_LINK_COSTS",
-    "VERSA_AUTO_PIN",     "VERSA_CUDA_STREAMS",
+    "VERSA_NCPU",
+    "VERSA_PIN",
+    "VERSA_TRACE",
+    "VERSA_NGPU",
+    "VERSA_EMULATED",
+    "VERSA_DEVICE_MEMORY",
+    "VERSA_PERF_MODEL",
+    "VERSA_QUIET",
+    "VERSA_STATS",
+    "VERSA_SUBMISSION_WINDOW",
+    "VERSA_CUDA_DEVICES",
+    "VERSA_LINK_COSTS",
+    "VERSA_AUTO_PIN",
+    "VERSA_CUDA_STREAMS",
+    "VERSA_CUDA_PRIORITY_STREAMS",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -115,6 +123,12 @@ TEST_F(ConfigTest, CudaStreamsSetsTheKernelStreams) {
   EXPECT_EQ(Config::from_environment(Config{}).cuda_streams, 4);
   const ScopedEnvironment variable("VERSA_CUDA_STREAMS", "8");
   EXPECT_EQ(Config::from_environment(Config{}).cuda_streams, 8);
+}
+
+TEST_F(ConfigTest, CudaPriorityStreamsTurnsThemOff) {
+  EXPECT_TRUE(Config::from_environment(Config{}).cuda_priority_streams);
+  const ScopedEnvironment variable("VERSA_CUDA_PRIORITY_STREAMS", "0");
+  EXPECT_FALSE(Config::from_environment(Config{}).cuda_priority_streams);
 }
 
 TEST_F(ConfigTest, LinkCostsNamesTheFile) {
@@ -204,6 +218,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaDevicesWord", "VERSA_CUDA_DEVICES", "gpu0"},
                       BadVariable{"CudaStreamsZero", "VERSA_CUDA_STREAMS", "0"},
                       BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
+                      BadVariable{"CudaPriorityStreamsWord", "VERSA_CUDA_PRIORITY_STREAMS", "on"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
                       BadVariable{"PinTwo", "VERSA_PIN", "2"},
                       BadVariable{"QuietWord", "VERSA_QUIET", "yes"},

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -595,6 +597,40 @@ TEST(Devices, ConcurrentKernelsRunSideBySideAndNoMore) {
     // 24 tasks of 5 ms, eight in flight: kernels that may overlap do.
     EXPECT_EQ(most, lanes) << "lanes " << lanes;
   }
+}
+
+// Tasks submitted with a positive priority run on the device's high-priority streams (on an
+// emulated device, each stream is a thread of its own), the others on its other streams; the
+// results are the program's.
+TEST(Devices, TasksWithAPositivePriorityRunOnTheHighPriorityStreams) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].priority_streams = true;
+  versa::Runtime rt{config};
+  std::mutex mutex;
+  std::set<std::thread::id> high, other;
+  std::vector<std::vector<double>> data(32, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      const int priority = i % 4 == 0 ? 1 : i % 4 == 1 ? -1 : 0;
+      rt.submit(
+          "step",
+          [&, priority](Span<double> x) {
+            {
+              const std::lock_guard<std::mutex> lock(mutex);
+              (priority > 0 ? high : other).insert(std::this_thread::get_id());
+            }
+            x[0] += 1;
+          },
+          on(true), versa::write(handles[i]), versa::priority(priority));
+    }
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 2.0);
+  EXPECT_FALSE(high.empty());
+  EXPECT_FALSE(other.empty());
+  EXPECT_LE(high.size(), 2u) << "the device has two high-priority streams";
+  for (const std::thread::id thread : high) EXPECT_EQ(other.count(thread), 0u);
 }
 
 TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {

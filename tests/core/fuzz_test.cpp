@@ -1,6 +1,7 @@
 // The fuzz tests: random programs (support/fuzz_program.hpp) run under Versa on 1 to 8 workers,
 // with every scheduling option, on emulated devices (on their streams, or at launch as CUDA host
-// code runs) and on a device kind registered by the tests, each against its sequential run.
+// code runs; with and without peer links and high-priority streams) and on a device kind
+// registered by the tests, each against its sequential run.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -150,6 +151,8 @@ struct DeviceSet {
   bool bodies_at_launch = false;
   // The emulated devices have peer links: data moves between them without the host.
   bool peer_links = false;
+  // The emulated devices have high-priority streams, where the tasks of priority 1 run.
+  bool priority_streams = false;
 };
 
 versa::Config device_config(const DeviceSet& set) {
@@ -159,6 +162,7 @@ versa::Config device_config(const DeviceSet& set) {
     for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
       device.bodies_at_launch = set.bodies_at_launch;
       device.peer_link = set.peer_links;
+      device.priority_streams = set.priority_streams;
       device.peer_bandwidth_bytes_per_s = 0;
       device.peer_latency_s = 0;
     }
@@ -324,17 +328,18 @@ INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
                          testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
                                          DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320},
                                          DeviceSet{2, 2, 256, "loopback"},
-                                         DeviceSet{2, 2, 256, "emulated", true},
+                                         DeviceSet{2, 2, 256, "emulated", true, false, true},
                                          DeviceSet{2, 2, 256, "emulated", false, true},
                                          DeviceSet{2, 3, 320, "emulated", true, true},
-                                         DeviceSet{1, 4, 1 << 20, "emulated", false, true}),
+                                         DeviceSet{1, 4, 1 << 20, "emulated", false, true, true}),
                          [](const testing::TestParamInfo<DeviceSet>& info) {
                            return std::string(info.param.kind) + "_" +
                                   std::to_string(info.param.workers) + "cpu_" +
                                   std::to_string(info.param.devices) + "dev_" +
                                   std::to_string(info.param.memory_bytes) + "B" +
                                   (info.param.bodies_at_launch ? "_at_launch" : "") +
-                                  (info.param.peer_links ? "_peer" : "");
+                                  (info.param.peer_links ? "_peer" : "") +
+                                  (info.param.priority_streams ? "_priority" : "");
                          });
 
 }  // namespace

@@ -275,6 +275,36 @@ TEST_F(CudaDeviceTest, ExecutesACublasImplementationOnTheStream) {
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], 2.0 * static_cast<double>(i)) << i;
 }
 
+// The priority of the stream an implementation is given.
+void record_stream_priority(void* closure, const AccessRecord*, versa::CudaContext& gpu) {
+  if (cudaStreamGetPriority(gpu.stream(), static_cast<int*>(closure)) != cudaSuccess)
+    throw std::runtime_error("cudaStreamGetPriority failed");
+}
+
+// As many high-priority streams as kernel streams, after them: an implementation queued there
+// runs on a stream of the GPU's highest priority, one queued on a kernel stream on the default.
+TEST_F(CudaDeviceTest, HighPriorityStreamsHaveTheGpusHighestPriority) {
+  ASSERT_EQ(device_->priority_streams(), device_->streams());
+  int least = 0, greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+  DeviceBuffer data(*device_, 64);
+  const Layout layout{8, 1, 8, sizeof(double)};
+  for (const int stream : {0, device_->streams(), 2 * device_->streams() - 1}) {
+    int priority = 1000;
+    HandMadeTask probe("probe", &record_stream_priority, &priority, data.get(), layout);
+    const OperationResult result =
+        run([&](Completion done) { device_->execute(stream, probe.task, std::move(done)); });
+    EXPECT_EQ(result.error, "") << "stream " << stream;
+    EXPECT_EQ(priority, stream < device_->streams() ? least : greatest) << "stream " << stream;
+  }
+  versa::Config config = gpu_config(1);
+  config.cuda_priority_streams = false;
+  std::string note;
+  const std::vector<std::unique_ptr<Device>> without = open_cuda_devices(config, note);
+  ASSERT_EQ(without.size(), 1u) << note;
+  EXPECT_EQ(without.front()->priority_streams(), 0);
+}
+
 TEST_F(CudaDeviceTest, ExecutesACusolverImplementationUsingTheWorkspace) {
   // [4 2; 2 5] = L L^T with L = [2 0; 1 2]; the upper triangle is left alone.
   std::vector<double> a = {4, 2, 2, 5};

@@ -62,6 +62,7 @@ class LoopbackDevice final : public Device {
   const std::string& name() const override { return name_; }
   std::size_t memory_capacity() const override { return inner_.memory_capacity(); }
   int streams() const override { return inner_.streams(); }
+  int priority_streams() const override { return inner_.priority_streams(); }
   int concurrent_kernels() const override { return inner_.concurrent_kernels(); }
   double bandwidth() const override { return 1e12; }
   double latency() const override { return 0; }
@@ -94,6 +95,7 @@ class LoopbackDevice final : public Device {
     versa::EmulatedDeviceConfig config;
     config.bandwidth_bytes_per_s = 0;
     config.latency_s = 0;
+    config.priority_streams = true;  // as a GPU's
     return config;
   }
   versa::detail::EmulatedDevice inner_;

@@ -153,6 +153,7 @@ struct DeviceCase {
   versa::Placement rule;
   bool home_when_final = false;  // each tile copied home once final (Runtime::copy_home)
   cholesky::Priorities priorities = cholesky::Priorities::critical_path;
+  bool priority_streams = false;  // the panel's tasks on high-priority streams, as on a GPU
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -168,6 +169,8 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
   const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
   versa::Config config = versa::testing::with_emulated(workers(2), c.devices, memory);
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+    device.priority_streams = c.priority_streams;
   config.task_statistics = true;
   versa::Runtime rt{config};
   {
@@ -215,12 +218,15 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true},
         DeviceCase{96, 32, 2, versa::Placement::automatic, true},
         DeviceCase{100, 16, 1, versa::Placement::gpu_only, true, cholesky::Priorities::wavefront},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
+                   cholesky::Priorities::critical_path, true},
         DeviceCase{96, 32, 2, versa::Placement::automatic, false, cholesky::Priorities::wavefront}),
     [](const testing::TestParamInfo<DeviceCase>& info) {
       return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
              std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
              (info.param.home_when_final ? "_home_when_final" : "") +
-             (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "");
+             (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "") +
+             (info.param.priority_streams ? "_priority_streams" : "");
     });
 
 // On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips

@@ -87,6 +87,7 @@ TaskSpec random_task(std::mt19937_64& rng, int id, int handles, int depth, int f
       versa::Placement::automatic, versa::Placement::cpu_only, versa::Placement::gpu_only,
       versa::Placement::prefer_gpu};
   task.placement = rules[rng() % 4];
+  task.priority = id % 7 == 0 ? 1 : id % 7 == 1 ? -1 : 0;
   const bool has_write =
       std::any_of(task.accesses.begin(), task.accesses.end(),
                   [](const AccessSpec& a) { return a.mode == AccessMode::write; });
@@ -245,10 +246,11 @@ void submit(versa::Runtime& rt, const TaskSpec& task,
   };
   const auto where = versa::placement(devices ? task.placement : versa::Placement::cpu_only);
   auto go = [&](auto... a) {
+    const versa::Priority priority = versa::priority(task.priority);
     if (child) {
-      rt.spawn("child", body, a...);
+      rt.spawn("child", body, priority, a...);
     } else {
-      rt.submit("task", body, where, a...);
+      rt.submit("task", body, where, priority, a...);
     }
   };
   switch (accesses.size()) {

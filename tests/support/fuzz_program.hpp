@@ -20,6 +20,9 @@
 // failed or cancelled task leaves what it modifies failed; a write_only that runs makes its
 // handle valid. Every handle must end failed in both executions, or valid with the same value.
 //
+// Every seventh task has priority 1, the one after it -1 (from its number, so that the random
+// draws, and so the programs, are those of before priorities).
+//
 // With devices, each task also gets a random placement rule; a task with children may run on a
 // device, where it creates handles, spawns, syncs and destroys the handles inside its body.
 // Under Versa, every eighth task's first handle is copied home right after it
@@ -52,6 +55,8 @@ struct TaskSpec {
   std::vector<AccessSpec> accesses;
   int spin_ns = 0;
   versa::Placement placement = versa::Placement::cpu_only;
+  // Reorders ready tasks only; on a device with high-priority streams, a positive one runs there.
+  int priority = 0;
   Failing fails = Failing::no;
   // Children: spawned over the task's private handles, then folded into its first write.
   std::vector<TaskSpec> children;
