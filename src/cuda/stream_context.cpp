@@ -41,15 +41,17 @@ StreamContext::StreamContext(int ordinal, bool high_priority)
                   "cudaDeviceGetAttribute");
   stream_ordered_allocation_ = pools != 0;
 
+  // The GPU's highest priority, or the default (0, its lowest).
+  int priority = 0;
+  if (high_priority) {
+    int least = 0;
+    throw_if_failed(cudaDeviceGetStreamPriorityRange(&least, &priority),
+                    "cudaDeviceGetStreamPriorityRange");
+  }
   // Non-blocking: the stream must not synchronise with the legacy default stream, which
   // libraries and user code may use behind our back.
-  int least = 0, greatest = 0;
-  if (high_priority)
-    throw_if_failed(cudaDeviceGetStreamPriorityRange(&least, &greatest),
-                    "cudaDeviceGetStreamPriorityRange");
   cudaStream_t stream = nullptr;
-  throw_if_failed(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
-                                               high_priority ? greatest : least),
+  throw_if_failed(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority),
                   "cudaStreamCreateWithPriority");
   stream_.reset(stream);
 

@@ -128,9 +128,9 @@ class Device {
   }
 
   // Queue `task`'s implementation for this device on `stream` (0 <= stream < streams() +
-  // priority_streams(); the high-priority streams come last). Its
-  // accesses' data and layout already point at this device's replicas. `done` reports the kernel
-  // time and any failure (an exception thrown by the implementation, a launch or execution error).
+  // priority_streams(); the high-priority streams come last). Its accesses' data and layout
+  // already point at this device's replicas. `done` reports the kernel time and any failure (an
+  // exception thrown by the implementation, a launch or execution error).
   virtual void execute(int stream, Task& task, Completion done) = 0;
 
   // Whether execute() runs the task's body on the calling thread before it returns (the host

@@ -5,7 +5,7 @@
 // Like a GPU, it has a compute engine and one copy engine per direction: operations of
 // different streams overlap unless they need the same engine, so a copy on one stream proceeds
 // while a kernel runs on another. The compute engine runs up to `concurrent_kernels` kernels at
-// once (by default one).
+// once (by default one), those of the high-priority streams first when the device has them.
 #pragma once
 
 #include <atomic>
