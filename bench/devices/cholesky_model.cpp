@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
   std::printf("bounds      kernels %.1f ms, uploads %.1f ms (medians of %d runs below)\n",
               compute_bound * 1e3, upload_bound * 1e3, o.reps);
   std::printf("%-52s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
-  // With the wavefront priorities every task has a positive priority: on high-priority streams
-  // they would all be there, as on the others without.
+  // The wavefront priorities without high-priority streams only: their ranks stay positive but
+  // in the last steps, so that those streams would split the tasks by step, not by path.
   const std::vector<Variant> variants = {
       {cholesky::Priorities::critical_path, 4, false, "priorities=critical_path,streams=4"},
       {cholesky::Priorities::critical_path, 4, true,

@@ -105,11 +105,15 @@ TaskCounts task_counts(std::size_t tiles);
 //                  148-165 us against 138-141, and the factorisation ran up to 20% slower.
 //                  Program order for the rest (each task one priority below the one before)
 //                  gained 4% at tile 128 and lost 7% at tile 64 (docs/performance.md, "Tiled
-//                  Cholesky"). The default.
+//                  Cholesky"). On a GPU the tasks of priority 1 also run on its high-priority
+//                  streams (Config::cuda_priority_streams), ahead of the other streams' gemms.
+//                  The default.
 //   wavefront      every task ranked 2nt - 2k - m - j (task of step k on tile (m, j); StarPU's
 //                  scheme for unbounded priorities): the tiles near the top left first, across
 //                  steps, so that a device fed over a link starts the next steps on the tiles
-//                  that have arrived while the rest are still being copied.
+//                  that have arrived while the rest are still being copied. On a GPU the tasks
+//                  of positive rank (all but those of the last steps) run on its high-priority
+//                  streams.
 enum class Priorities { critical_path, wavefront };
 
 // Parses "critical_path" or "wavefront". Throws std::invalid_argument naming the bad value.
