@@ -43,7 +43,7 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
     device_workers_.push_back(std::make_unique<DeviceWorker>(node, *devices_[i], *mover_, *this));
     mover_->attach_worker(node, device_workers_.back().get());
     placement_nodes[node].worker = device_workers_.back().get();
-    trace_.add_device(devices_[i]->name());
+    trace_.add_device(devices_[i]->name(), devices_[i]->streams(), devices_[i]->priority_streams());
   }
   placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpu_workers, perf_model_);
   tasks_per_node_ = std::vector<std::atomic<std::uint64_t>>(devices_.size() + 1);
@@ -288,9 +288,7 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
   if (task_statistics_)
     task_statistics_->record(cpu_workers_ + node - 1, task.type_name, device.kind(), result.seconds,
                              task.bytes_moved);
-  if (trace_.enabled())
-    trace_.record_device(node, TraceRecorder::DeviceTrack::kernels, task.name, result.seconds, 0,
-                         {});
+  if (trace_.enabled()) trace_.record_kernel(node, task.stream, task.name, result.seconds);
   for (std::uint32_t i = 0; i < task.access_count; ++i)
     if (overwrites(task.accesses[i].mode)) task.accesses[i].handle->clear_poison();
   scheduler_.finish_task(&task, -1);

@@ -10,11 +10,17 @@ namespace versa::detail {
 
 namespace {
 
-constexpr int device_track_count = 5;
+constexpr int device_track_count = 4;  // besides the kernel streams'
 constexpr std::array<const char*, device_track_count> device_track_names = {
-    "kernels", "copies to device", "copies to host", "evictions", "reduction flushes"};
+    "copies to device", "copies to host", "evictions", "reduction flushes"};
 constexpr std::array<const char*, device_track_count> device_track_categories = {
-    "task", "copy", "copy", "eviction", "flush"};
+    "copy", "copy", "eviction", "flush"};
+
+// The slice of an operation that the device measured at `seconds` and that has just completed.
+TraceRecorder::Clock::time_point started(TraceRecorder::Clock::time_point end, double seconds) {
+  return end - std::chrono::duration_cast<TraceRecorder::Clock::duration>(
+                   std::chrono::duration<double>(seconds));
+}
 
 void write_json_string(std::ostream& out, std::string_view text) {
   out << '"';
@@ -40,7 +46,9 @@ void write_json_string(std::ostream& out, std::string_view text) {
 
 struct TraceRecorder::DeviceTracks {
   std::string name;
+  int streams = 0;  // of kernels, then as many high-priority ones as kernels.size() has more
   SpinLock lock;
+  std::vector<std::vector<Slice>> kernels VERSA_GUARDED_BY(lock);  // per kernel stream
   std::array<std::vector<Detailed>, device_track_count> events VERSA_GUARDED_BY(lock);
 };
 
@@ -116,10 +124,16 @@ TraceRecorder::TraceRecorder(bool enabled, int workers)
 
 TraceRecorder::~TraceRecorder() = default;
 
-void TraceRecorder::add_device(const std::string& name) {
+void TraceRecorder::add_device(const std::string& name, int streams, int priority_streams) {
   if (!enabled_) return;
-  devices_.push_back(std::make_unique<DeviceTracks>());
-  devices_.back()->name = name;
+  auto device = std::make_unique<DeviceTracks>();
+  device->name = name;
+  device->streams = streams;
+  {
+    SpinGuard guard(device->lock);
+    device->kernels.resize(static_cast<std::size_t>(streams + priority_streams));
+  }
+  devices_.push_back(std::move(device));
 }
 
 void TraceRecorder::record_flush(int worker, const char* name, std::string_view handle,
@@ -130,14 +144,18 @@ void TraceRecorder::record_flush(int worker, const char* name, std::string_view 
 void TraceRecorder::record_device(int node, DeviceTrack track, const char* name, double seconds,
                                   std::uint64_t bytes, std::string_view handle) {
   const Clock::time_point end = Clock::now();
-  const Clock::time_point start = track == DeviceTrack::evictions
-                                      ? end
-                                      : end - std::chrono::duration_cast<Clock::duration>(
-                                                  std::chrono::duration<double>(seconds));
+  const Clock::time_point start = track == DeviceTrack::evictions ? end : started(end, seconds);
   DeviceTracks& device = *devices_[node - 1];
   Detailed event{name, start, end, bytes, std::string(handle)};  // allocated outside the lock
   SpinGuard guard(device.lock);
   device.events[static_cast<int>(track)].push_back(std::move(event));
+}
+
+void TraceRecorder::record_kernel(int node, int stream, const char* name, double seconds) {
+  const Clock::time_point end = Clock::now();
+  DeviceTracks& device = *devices_[node - 1];
+  SpinGuard guard(device.lock);
+  device.kernels[static_cast<std::size_t>(stream)].push_back({name, started(end, seconds), end});
 }
 
 void TraceRecorder::ready_changed(int worker, int delta) {
@@ -160,12 +178,21 @@ void TraceRecorder::write(const std::string& path) const {
   writer.process_order(0);
   for (std::size_t w = 0; w < workers_.size(); ++w)
     writer.name("thread_name", 0, static_cast<int>(w), workers_[w].name);
+  // A device's tracks: its kernel streams' (tid 0 on), then the others.
   for (std::size_t d = 0; d < devices_.size(); ++d) {
+    DeviceTracks& device = *devices_[d];
     const int pid = static_cast<int>(d) + 1;
-    writer.name("process_name", pid, 0, devices_[d]->name);
+    writer.name("process_name", pid, 0, device.name);
     writer.process_order(pid);
+    SpinGuard guard(device.lock);
+    const int kernel_tracks = static_cast<int>(device.kernels.size());
+    for (int s = 0; s < kernel_tracks; ++s)
+      writer.name("thread_name", pid, s,
+                  device.name + (s < device.streams ? " kernels, stream " + std::to_string(s)
+                                                    : " kernels, high-priority stream " +
+                                                          std::to_string(s - device.streams)));
     for (int t = 0; t < device_track_count; ++t)
-      writer.name("thread_name", pid, t, devices_[d]->name + " " + device_track_names[t]);
+      writer.name("thread_name", pid, kernel_tracks + t, device.name + " " + device_track_names[t]);
   }
   std::vector<Sample> samples;
   for (std::size_t w = 0; w < workers_.size(); ++w) {
@@ -177,10 +204,16 @@ void TraceRecorder::write(const std::string& path) const {
   }
   constexpr int evictions = static_cast<int>(DeviceTrack::evictions);
   for (std::size_t d = 0; d < devices_.size(); ++d) {
-    SpinGuard guard(devices_[d]->lock);
+    DeviceTracks& device = *devices_[d];
+    const int pid = static_cast<int>(d) + 1;
+    SpinGuard guard(device.lock);
+    const int kernel_tracks = static_cast<int>(device.kernels.size());
+    for (int s = 0; s < kernel_tracks; ++s)
+      for (const Slice& k : device.kernels[static_cast<std::size_t>(s)])
+        writer.slice(k, "task", pid, s);
     for (int t = 0; t < device_track_count; ++t)
-      for (const Detailed& e : devices_[d]->events[t])
-        writer.detailed(e, device_track_categories[t], t == evictions, static_cast<int>(d) + 1, t);
+      for (const Detailed& e : device.events[t])
+        writer.detailed(e, device_track_categories[t], t == evictions, pid, kernel_tracks + t);
   }
   {
     SpinGuard guard(other_samples_lock_);

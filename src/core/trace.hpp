@@ -1,9 +1,10 @@
 // Records of what ran and what moved, written at shutdown as Chrome trace-event JSON
 // (chrome://tracing and Perfetto open it). The host is one process with a track per CPU worker
 // (a slice per task, and per reduction flush applied there) and a counter of ready tasks; each
-// device is a process of its own with tracks for its kernels, its copies to the device, its
-// copies to the host (a slice per copy, with its bytes and handle), its evictions (an instant
-// each) and the reduction flushes applied there.
+// device is a process of its own with a track for the kernels of each of its kernel streams (its
+// high-priority streams last), and tracks for its copies to the device, its copies to the host
+// (a slice per copy, with its bytes and handle), its evictions (an instant each) and the
+// reduction flushes applied there.
 //
 // Writers: a CPU worker's track is written only by its thread, without a lock. A device's tracks
 // are written by its worker and by the device's own threads (copy completions), and the ready
@@ -28,8 +29,8 @@ class TraceRecorder {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // The tracks of a device.
-  enum class DeviceTrack { kernels, copies_to_device, copies_to_host, evictions, flushes };
+  // The tracks of a device besides its kernel streams'.
+  enum class DeviceTrack { copies_to_device, copies_to_host, evictions, flushes };
 
   // `workers` CPU worker tracks when `enabled`, none otherwise.
   TraceRecorder(bool enabled, int workers);
@@ -40,8 +41,9 @@ class TraceRecorder {
   bool enabled() const { return enabled_; }
 
   // Adds the tracks of the next device node (1, 2, ... in the order of the calls), named after
-  // `name`. Before recording starts.
-  void add_device(const std::string& name);
+  // `name`, with `streams` kernel streams and `priority_streams` high-priority ones
+  // (Device::streams, Device::priority_streams). Before recording starts.
+  void add_device(const std::string& name, int streams, int priority_streams);
 
   // Records that worker `worker` ran task `name` (a string that outlives the recorder) from
   // `start` to `end`. Called only by that worker's thread.
@@ -59,6 +61,9 @@ class TraceRecorder {
   // is ignored. Any thread.
   void record_device(int node, DeviceTrack track, const char* name, double seconds,
                      std::uint64_t bytes, std::string_view handle);
+  // Records on the track of kernel stream `stream` of device node `node` a task `name` (a string
+  // that outlives the recorder) that ran there for `seconds` and has just completed. Any thread.
+  void record_kernel(int node, int stream, const char* name, double seconds);
 
   // The number of ready tasks changed by `delta` (+1: a task was queued for a CPU worker; -1:
   // one started); samples the counter. `worker`: the calling thread's worker index, or -1.

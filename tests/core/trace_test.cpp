@@ -456,8 +456,9 @@ TEST_P(TraceTest, ReadyCounterIsSampledWhenEachTaskIsQueuedAndWhenItStarts) {
   EXPECT_GE(highest, 1);
 }
 
-// A device with room for four of eight handles: copies both ways, evictions, kernels, and an add
-// renamed on the device whose partial a flush brings home and applies on a CPU worker.
+// A device with room for four of eight handles: copies both ways, evictions, kernels (on a track
+// per stream: the second pass, of priority 1, on the high-priority streams), and an add renamed
+// on the device whose partial a flush brings home and applies on a CPU worker.
 TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   const ScopedEnvironment no_trace_override{"VERSA_TRACE", nullptr};
   const TemporaryPath trace("trace.json");
@@ -470,6 +471,8 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   versa::DeviceStatistics device;
   {
     versa::Config config = versa::testing::with_emulated(workers(2), 1, 4 * bytes);
+    config.emulated_devices[0].streams = 2;
+    config.emulated_devices[0].priority_streams = true;
     config.trace_file = trace.path().string();
     versa::Runtime rt{config};
     std::vector<std::vector<double>> data(handles, std::vector<double>(n, 1.0));
@@ -483,7 +486,7 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
             [](versa::Span<double> x) {
               for (double& e : x) e *= 2;
             },
-            on_device, versa::write(h[k]));
+            on_device, versa::write(h[k]), versa::priority(pass));
     std::vector<double> total(sum_n, 0.0);
     auto s = rt.data(total, "s");
     s.set_reduction(versa::sum<double>());
@@ -517,23 +520,32 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   EXPECT_EQ(label("process_name", 0, 0), "host");
   EXPECT_EQ(label("process_name", 1, 0), "emulated:0");
   EXPECT_EQ(label("thread_name", 0, 1), "cpu worker 1");
-  EXPECT_EQ(label("thread_name", 1, 0), "emulated:0 kernels");
-  EXPECT_EQ(label("thread_name", 1, 1), "emulated:0 copies to device");
-  EXPECT_EQ(label("thread_name", 1, 2), "emulated:0 copies to host");
-  EXPECT_EQ(label("thread_name", 1, 3), "emulated:0 evictions");
-  EXPECT_EQ(label("thread_name", 1, 4), "emulated:0 reduction flushes");
+  EXPECT_EQ(label("thread_name", 1, 0), "emulated:0 kernels, stream 0");
+  EXPECT_EQ(label("thread_name", 1, 1), "emulated:0 kernels, stream 1");
+  EXPECT_EQ(label("thread_name", 1, 2), "emulated:0 kernels, high-priority stream 0");
+  EXPECT_EQ(label("thread_name", 1, 3), "emulated:0 kernels, high-priority stream 1");
+  EXPECT_EQ(label("thread_name", 1, 4), "emulated:0 copies to device");
+  EXPECT_EQ(label("thread_name", 1, 5), "emulated:0 copies to host");
+  EXPECT_EQ(label("thread_name", 1, 6), "emulated:0 evictions");
+  EXPECT_EQ(label("thread_name", 1, 7), "emulated:0 reduction flushes");
 
-  const auto kernels = on_track(1, 0);
-  EXPECT_EQ(kernels.size(), static_cast<std::size_t>(handles * passes + 1));
-  for (const TraceEvent& e : kernels) {
-    EXPECT_EQ(e.phase, "X");
-    EXPECT_TRUE(e.name == "scale" || e.name == "add") << e.name;
-  }
+  // The first pass and the add on the kernel streams, the second pass on the high-priority ones.
+  std::size_t kernels = 0, high_priority = 0;
+  for (long tid = 0; tid < 4; ++tid)
+    for (const TraceEvent& e : on_track(1, tid)) {
+      EXPECT_EQ(e.phase, "X");
+      EXPECT_EQ(e.category, "task");
+      EXPECT_TRUE(e.name == "scale" || e.name == "add") << e.name;
+      ++kernels;
+      if (tid >= 2) ++high_priority;
+    }
+  EXPECT_EQ(kernels, static_cast<std::size_t>(handles * passes + 1));
+  EXPECT_EQ(high_priority, static_cast<std::size_t>(handles));
   auto is_data_handle = [](const std::string& name) {
     return std::regex_match(name, std::regex("h[0-7]"));
   };
   // Every copy of a handle carries its size; the statistics count the same bytes.
-  const auto to_device = on_track(1, 1);
+  const auto to_device = on_track(1, 4);
   EXPECT_GE(to_device.size(), static_cast<std::size_t>(handles));
   std::int64_t bytes_to_device = 0;
   for (const TraceEvent& e : to_device) {
@@ -544,7 +556,7 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
     bytes_to_device += e.bytes;
   }
   EXPECT_EQ(bytes_to_device, static_cast<std::int64_t>(device.bytes_to_device));
-  const auto to_host = on_track(1, 2);
+  const auto to_host = on_track(1, 5);
   std::int64_t bytes_to_host = 0;
   int partials = 0;
   for (const TraceEvent& e : to_host) {
@@ -564,7 +576,7 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   // A write-back started by an eviction may land after the statistics were read.
   EXPECT_GE(bytes_to_host, static_cast<std::int64_t>(device.bytes_to_host));
 
-  const auto evictions = on_track(1, 3);
+  const auto evictions = on_track(1, 6);
   EXPECT_GE(evictions.size(), 1u);
   EXPECT_EQ(evictions.size(), device.evictions);
   for (const TraceEvent& e : evictions) {
