@@ -46,7 +46,7 @@ void write_json_string(std::ostream& out, std::string_view text) {
 
 struct TraceRecorder::DeviceTracks {
   std::string name;
-  int streams = 0;  // of kernels, then as many high-priority ones as kernels.size() has more
+  int streams = 0;  // kernel streams; the tracks of `kernels` after theirs: high-priority ones
   SpinLock lock;
   std::vector<std::vector<Slice>> kernels VERSA_GUARDED_BY(lock);  // per kernel stream
   std::array<std::vector<Detailed>, device_track_count> events VERSA_GUARDED_BY(lock);
