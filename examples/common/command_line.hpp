@@ -304,6 +304,25 @@ inline versa::Config runtime_config(const Devices& devices, int workers, const s
   return config;
 }
 
+// The CUDA settings that differ from the library's defaults, for a RESULT line's parameters
+// (",streams=8", ",priority_streams=off"), when a GPU was used: the environment may set them
+// (VERSA_CUDA_STREAMS, VERSA_CUDA_PRIORITY_STREAMS), and runs under different ones must not
+// share a key.
+inline std::string cuda_settings(const versa::Config& config,
+                                 const std::vector<versa::DeviceStatistics>& devices) {
+  const bool gpu = std::any_of(devices.begin(), devices.end(),
+                               [](const auto& d) { return d.name.rfind("cuda", 0) == 0; });
+  if (!gpu) return {};
+  const versa::Config effective = versa::Config::from_environment(config);
+  const versa::Config defaults;
+  std::string settings;
+  if (effective.cuda_streams != defaults.cuda_streams)
+    settings += ",streams=" + std::to_string(effective.cuda_streams);
+  if (effective.cuda_priority_streams != defaults.cuda_priority_streams)
+    settings += effective.cuda_priority_streams ? ",priority_streams=on" : ",priority_streams=off";
+  return settings;
+}
+
 // The runtime's counters only grow, and one runtime serves every repetition (its performance
 // model calibrates on the first), so one run's transfers are a difference of two snapshots.
 inline std::vector<versa::DeviceStatistics> statistics_since(

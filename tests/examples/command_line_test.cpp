@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "support/scoped_environment.hpp"
+
 namespace {
 
 // A tool with the shared --devices option and an integer option, as the tools add them.
@@ -151,6 +153,29 @@ TEST(CommandLine, TaskStatisticsSinceASnapshotAreThoseOfTheTasksAfterIt) {
             example::task_statistics_of(rt.task_statistics(), "bump", "cpu").kernel_seconds);
   const std::vector<std::string> kinds = example::kinds_that_ran(since, {{"bump", "bump"}});
   EXPECT_EQ(kinds, std::vector<std::string>{"cpu"});
+}
+
+// A RESULT line names the CUDA settings the environment changed, when a GPU ran: runs under
+// different settings do not share a key; without a GPU they do not matter.
+TEST(CommandLine, CudaSettingsNameWhatDiffersFromTheDefaults) {
+  using versa::testing_support::ScopedEnvironment;
+  const ScopedEnvironment no_streams("VERSA_CUDA_STREAMS", nullptr);
+  const ScopedEnvironment no_priority("VERSA_CUDA_PRIORITY_STREAMS", nullptr);
+  std::vector<versa::DeviceStatistics> gpu(2), emulated(2);
+  gpu[0].name = emulated[0].name = "cpu";
+  gpu[1].name = "cuda:0 (NVIDIA H200)";
+  emulated[1].name = "emulated:0";
+  const versa::Config config;
+  EXPECT_EQ(example::cuda_settings(config, gpu), "");
+  {
+    const ScopedEnvironment streams("VERSA_CUDA_STREAMS", "8");
+    const ScopedEnvironment priority("VERSA_CUDA_PRIORITY_STREAMS", "0");
+    EXPECT_EQ(example::cuda_settings(config, gpu), ",streams=8,priority_streams=off");
+    EXPECT_EQ(example::cuda_settings(config, emulated), "");
+  }
+  versa::Config two_streams;
+  two_streams.cuda_streams = 2;
+  EXPECT_EQ(example::cuda_settings(two_streams, gpu), ",streams=2");
 }
 
 }  // namespace
