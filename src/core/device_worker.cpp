@@ -25,6 +25,7 @@ DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTas
       // Two tasks per stream: one running, one having its inputs copied in.
       max_in_flight_(2 * device.streams()),
       prefetch_budget_(device.memory_capacity() / 2),
+      on_stream_(static_cast<std::size_t>(device.streams() + device.priority_streams()), 0),
       thread_([this] { loop(); }) {}
 
 DeviceWorker::~DeviceWorker() { stop(); }
@@ -273,13 +274,22 @@ Task* DeviceWorker::pop_first() {
   return first;
 }
 
-// Round robin over the streams; a task with a positive priority goes to the high-priority
-// stream of its turn, when the device has such streams.
+// The stream with the fewest tasks started on it and not ended, so that a task does not queue
+// behind a long kernel while another stream is idle; among equals, the next in turn. A task with
+// a positive priority goes to the high-priority streams, when the device has them.
 int DeviceWorker::stream_for(const Task& task) {
-  const int turn = next_stream_;
-  next_stream_ = (next_stream_ + 1) % device_.streams();
   const int urgent = device_.priority_streams();
-  return task.priority > 0 && urgent > 0 ? device_.streams() + turn % urgent : turn;
+  const bool high = task.priority > 0 && urgent > 0;
+  const int first = high ? device_.streams() : 0;
+  const int count = high ? urgent : device_.streams();
+  int chosen = -1;
+  for (int i = 0; i < count; ++i) {
+    const int stream = first + (next_stream_ + i) % count;
+    if (chosen < 0 || on_stream_[stream] < on_stream_[chosen]) chosen = stream;
+  }
+  next_stream_ = (chosen - first + 1) % count;
+  ++on_stream_[chosen];
+  return chosen;
 }
 
 void DeviceWorker::start(Task* task) {
@@ -317,6 +327,7 @@ void DeviceWorker::start(Task* task) {
 
 void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
+  --on_stream_[task->stream];
   --in_flight_;
   in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
   leave(task->expected_ns);

@@ -106,7 +106,7 @@ class DeviceWorker final : public BodyLane {
   // Removes the queue's first task (by priority, then submission) and returns it.
   Task* pop_first() VERSA_REQUIRES(mutex_);
   void start(Task* task);
-  // The stream `task` is launched on.
+  // The stream `task` is launched on; counts it there until ended().
   int stream_for(const Task& task);
   void ended(Task* task, OperationResult result);
   void leave(std::int64_t expected_ns);
@@ -147,6 +147,9 @@ class DeviceWorker final : public BodyLane {
   std::size_t in_flight_bytes_ = 0;
   std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions
   int next_stream_ = 0;
+  // Per stream (the kernel streams, then the high-priority ones): the tasks started there and
+  // not ended. The worker's thread only.
+  std::vector<int> on_stream_;
 
   std::atomic<int> waiting_bodies_{0};  // bodies of tasks in flight that wait (body_waiting)
   // Tasks started and not yet launched (their copies are under way): launch() runs on other

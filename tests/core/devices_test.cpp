@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/config.hpp"
+#include "support/eventually.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -631,6 +632,31 @@ TEST(Devices, TasksWithAPositivePriorityRunOnTheHighPriorityStreams) {
   EXPECT_FALSE(other.empty());
   EXPECT_LE(high.size(), 2u) << "the device has two high-priority streams";
   for (const std::thread::id thread : high) EXPECT_EQ(other.count(thread), 0u);
+}
+
+// A task goes to the stream with the fewest tasks on it, not the next in turn: on a device of
+// two streams whose kernels run side by side, a task that waits for another to run holds one
+// stream; a short task runs on the other; the task that depends on the short one then goes to
+// that stream, now idle, instead of queueing behind the waiting task, which it lets go.
+TEST(Devices, ATaskGoesToTheIdleStreamNotBehindALongKernel) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].streams = 2;
+  config.emulated_devices[0].concurrent_kernels = 2;
+  versa::Runtime rt{config};
+  std::vector<double> a = iota(0), b = iota(0);
+  auto ha = rt.data(a, "a"), hb = rt.data(b, "b");
+  std::atomic<bool> last_ran{false};
+  bool waited_for_nothing = false;
+  rt.submit(
+      "long", [&](Span<double>) { waited_for_nothing = versa::testing::eventually(last_ran); },
+      on(true), versa::write(ha));
+  rt.submit(
+      "short", [](Span<double> x) { x[0] = 1; }, on(true), versa::write(hb));
+  rt.submit(
+      "after short", [&](Span<const double> x) { last_ran = x[0] == 1; }, on(true),
+      versa::read(hb));
+  rt.wait_all();
+  EXPECT_TRUE(waited_for_nothing) << "the last task queued behind the long one";
 }
 
 TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
