@@ -21,8 +21,8 @@ struct EmulatedDeviceConfig {
   // at least latency + bytes / bandwidth; 0 bandwidth means as fast as memcpy.
   double bandwidth_bytes_per_s = 12e9;
   double latency_s = 10e-6;
-  // Kernel streams (one thread each, plus one per copy direction): the device keeps two tasks
-  // per stream in flight.
+  // Kernel streams (one thread each, plus one per copy direction): the device keeps
+  // Config::device_tasks_per_stream tasks per stream launched.
   int streams = 2;
   // Kernels of different streams that may run at once (1 to `streams`). 1, the default, makes
   // them take turns on one compute engine, as the kernels of a GPU that fill it do; more models
@@ -63,6 +63,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
 //   VERSA_CUDA_STREAMS=<n>    cuda_streams
 //   VERSA_CUDA_PRIORITY_STREAMS=0|1 cuda_priority_streams
+//   VERSA_DEVICE_TASKS_PER_STREAM=<n> device_tasks_per_stream
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
@@ -160,7 +161,8 @@ struct Config {
   std::vector<int> cuda_devices;
 
   // Kernel streams of each CUDA device (1 to 32), besides one stream of copies each way. The
-  // device keeps up to two tasks per stream launched, and as many waiting for their copies:
+  // device keeps up to device_tasks_per_stream tasks per stream launched, and two waiting for
+  // their copies:
   // more streams let more small kernels run side by side, at the cost of more device memory
   // held by the tasks in flight. 1, with cuda_priority_streams off, runs one kernel at a time,
   // which times each kernel alone.
@@ -172,6 +174,13 @@ struct Config {
   // kernels of a critical path (a tiled factorisation's panel) do not wait behind the large
   // ones of the other streams. Running kernels are never preempted.
   bool cuda_priority_streams = true;
+
+  // Tasks each device (GPU or emulated) keeps launched per kernel stream, 1 to 16: with 2, the
+  // default, a stream's next kernel is queued behind the one running, so the device never waits
+  // for the runtime to notice a completion and launch the next; 1 holds a task back until its
+  // stream is free, so that it may still go to whichever stream frees first (StarPU's
+  // STARPU_CUDA_PIPELINE is the same setting).
+  int device_tasks_per_stream = 2;
 
   // Emulated accelerators, after the GPUs in device numbering.
   std::vector<EmulatedDeviceConfig> emulated_devices;

@@ -12,6 +12,7 @@ namespace {
 constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
 constexpr int max_cuda_streams = 32;
+constexpr int max_tasks_per_stream = 16;
 constexpr int min_submission_window = 64;  // above a thief's batch (WorkerPool::run_submitted)
 constexpr long max_submission_window = 1L << 30;
 constexpr double max_seconds = 1e6;
@@ -91,6 +92,10 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_CUDA_PRIORITY_STREAMS"))
     base.cuda_priority_streams =
         parse_integer("VERSA_CUDA_PRIORITY_STREAMS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_DEVICE_TASKS_PER_STREAM"))
+    base.device_tasks_per_stream =
+        static_cast<int>(parse_integer("VERSA_DEVICE_TASKS_PER_STREAM", value, 1,
+                                       max_tasks_per_stream, "an integer from 1 to 16"));
   if (const char* value = std::getenv("VERSA_EMULATED"))
     base.emulated_devices.resize(static_cast<std::size_t>(
         parse_integer("VERSA_EMULATED", value, 0, max_devices, "an integer from 0 to 64")));
@@ -153,6 +158,10 @@ Config Config::from_environment(Config base) {
   if (base.cuda_streams < 1 || base.cuda_streams > max_cuda_streams)
     throw std::invalid_argument("Config::cuda_streams = " + std::to_string(base.cuda_streams) +
                                 " is out of range: expected 1 to 32");
+  if (base.device_tasks_per_stream < 1 || base.device_tasks_per_stream > max_tasks_per_stream)
+    throw std::invalid_argument(
+        "Config::device_tasks_per_stream = " + std::to_string(base.device_tasks_per_stream) +
+        " is out of range: expected 1 to 16");
   if (base.emulated_devices.size() > static_cast<std::size_t>(max_devices))
     throw std::invalid_argument("Config::emulated_devices has " +
                                 std::to_string(base.emulated_devices.size()) +

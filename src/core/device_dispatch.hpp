@@ -27,9 +27,10 @@ class Scheduler;
 
 class DeviceDispatch final : public DeviceTaskHost, public FillListener, public DevicePartials {
  public:
-  // Takes over `devices` (at least one); `cpu_workers` CPU workers share the host node.
+  // Takes over `devices` (at least one); `cpu_workers` CPU workers share the host node. Each
+  // device keeps up to `tasks_per_stream` tasks launched per kernel stream.
   DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
-                 const std::string& perf_model_file, Scheduler& scheduler,
+                 int tasks_per_stream, const std::string& perf_model_file, Scheduler& scheduler,
                  ReductionEngine& reductions, TraceRecorder& trace);
   // Destroys the device workers. shutdown() must have run, and the CPU workers, which read the
   // device workers' backlogs while they look for work, must have stopped.

@@ -17,13 +17,18 @@ bool runs_later(const Task* a, const Task* b) {
 }
 }  // namespace
 
-DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host)
+DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host,
+                           int tasks_per_stream, TraceRecorder& trace)
     : node_(node),
       device_(device),
       mover_(mover),
       host_(host),
-      // Two tasks per stream: one running, one having its inputs copied in.
-      max_in_flight_(2 * device.streams()),
+      trace_(trace),
+      // Two per stream having their inputs copied in, so that a stream's next task has its data
+      // when the one before it ends.
+      max_copying_(2 * device.streams()),
+      max_launched_(tasks_per_stream * device.streams()),
+      tasks_per_stream_(tasks_per_stream),
       prefetch_budget_(device.memory_capacity() / 2),
       on_stream_(static_cast<std::size_t>(device.streams() + device.priority_streams()), 0),
       thread_([this] { loop(); }) {}
@@ -60,19 +65,54 @@ void DeviceWorker::post(std::function<void()> message) {
   wake_.notify_one();
 }
 
-// A body that runs at launch runs on this worker's thread, whose lane it helps when it waits for
-// its children: a launch from another thread (the completion of a copy it waited for, handled by
-// another device's worker) is handed over.
+// Launches run on this worker's thread, which owns the streams' counts (and is the lane of the
+// bodies that run at launch, which help it when they wait for their children): a launch from
+// another thread (the completion of a copy handled by another device's worker) is handed over.
 void DeviceWorker::launch(Task* task) {
-  if (device_.runs_bodies_at_launch() && current_body_lane() != this) {
+  if (current_body_lane() != this) {
     post([this, task] { launch(task); });
     return;
   }
   staging_.fetch_sub(1, std::memory_order_relaxed);
   room_made();
+  if (stream_free(*task)) {
+    execute(task);
+  } else {
+    launchable_.insert(
+        std::upper_bound(launchable_.begin(), launchable_.end(), task,
+                         [](const Task* a, const Task* b) { return runs_later(b, a); }),
+        task);
+  }
+}
+
+void DeviceWorker::execute(Task* task) {
+  task->stream = stream_for(*task);
+  const auto start = TraceRecorder::Clock::now();
+  // Named before the launch: the task may end, and be recycled, before it returns.
+  const std::string name = trace_.enabled() && task->name ? task->name : "";
   device_.execute(task->stream, *task, [this, task](OperationResult result) {
     post([this, task, result = std::move(result)]() mutable { ended(task, std::move(result)); });
   });
+  record(start, "launch", name);
+}
+
+void DeviceWorker::record(TraceRecorder::Clock::time_point start, const char* what,
+                          std::string_view task) {
+  if (!trace_.enabled()) return;
+  const std::chrono::duration<double> seconds = TraceRecorder::Clock::now() - start;
+  trace_.record_device(node_, TraceRecorder::DeviceTrack::worker, what, seconds.count(), 0, task);
+}
+
+// The first of the tasks waiting for a stream (by priority) whose kind of stream has one free.
+bool DeviceWorker::launch_waiting() {
+  for (std::size_t i = 0; i < launchable_.size(); ++i) {
+    Task* const task = launchable_[i];
+    if (!stream_free(*task)) continue;
+    launchable_.erase(launchable_.begin() + static_cast<std::ptrdiff_t>(i));
+    execute(task);
+    return true;
+  }
+  return false;
 }
 
 void DeviceWorker::staging_failed(Task* task, std::string error) {
@@ -111,13 +151,13 @@ void DeviceWorker::body_waiting(bool waiting) {
 // Room for one more task that waits for copies: a free slot among those (and those waiting for
 // memory), and the data in flight within the budget (one task always fits, whatever its size).
 bool DeviceWorker::has_room(int starting) const {
-  return waiting_for_data() + starting < max_in_flight_ && within_budget();
+  return waiting_for_data() + starting < max_copying_ && within_budget();
 }
 
 // Room for one more task whose data is all here: a free slot among the tasks launched, and the
 // data in flight within the budget (what tasks in flight hold cannot be evicted).
 bool DeviceWorker::has_room_launched(int starting) const {
-  return busy() - waiting_for_data() + starting < max_in_flight_ && within_budget();
+  return busy() - waiting_for_data() + starting < max_launched_ && within_budget();
 }
 
 bool DeviceWorker::idle() const {
@@ -159,7 +199,9 @@ bool DeviceWorker::step() {
     work_offered_ = false;
   }
   for (auto& message : messages) message();
-  const bool progressed = !messages.empty();
+  bool progressed = !messages.empty();
+  // A body started waiting for its children: those among the tasks waiting for a stream go.
+  while (!launchable_.empty() && launch_waiting()) progressed = true;
   // Tasks waiting for memory go first: something may have been freed.
   if (progressed && !deferred_.empty()) {
     std::vector<Task*> retry;
@@ -274,14 +316,27 @@ Task* DeviceWorker::pop_first() {
   return first;
 }
 
-// The stream with the fewest tasks started on it and not ended, so that a task does not queue
-// behind a long kernel while another stream is idle; among equals, the next in turn. A task with
-// a positive priority goes to the high-priority streams, when the device has them.
-int DeviceWorker::stream_for(const Task& task) {
+// A task with a positive priority goes to the high-priority streams, when the device has them.
+std::pair<int, int> DeviceWorker::streams_of(const Task& task) const {
   const int urgent = device_.priority_streams();
-  const bool high = task.priority > 0 && urgent > 0;
-  const int first = high ? device_.streams() : 0;
-  const int count = high ? urgent : device_.streams();
+  if (task.priority > 0 && urgent > 0) return {device_.streams(), urgent};
+  return {0, device_.streams()};
+}
+
+// A body that waits for its children holds no stream meanwhile (as in busy()): while one does,
+// any task may launch, since it may be one of those children.
+bool DeviceWorker::stream_free(const Task& task) const {
+  if (waiting_bodies_.load(std::memory_order_relaxed) > 0) return true;
+  const auto [first, count] = streams_of(task);
+  for (int stream = first; stream < first + count; ++stream)
+    if (on_stream_[stream] < tasks_per_stream_) return true;
+  return false;
+}
+
+// The stream with the fewest tasks launched on it and not ended, so that a task does not queue
+// behind a long kernel while another stream is idle; among equals, the next in turn.
+int DeviceWorker::stream_for(const Task& task) {
+  const auto [first, count] = streams_of(task);
   int chosen = -1;
   for (int i = 0; i < count; ++i) {
     const int stream = first + (next_stream_ + i) % count;
@@ -300,11 +355,13 @@ void DeviceWorker::start(Task* task) {
     return;
   }
   std::string why;
-  switch (mover_.reserve(*task, node_, why)) {
+  const auto start = TraceRecorder::Clock::now();
+  const DataMover::Reservation reservation = mover_.reserve(*task, node_, why);
+  record(start, "reserve", task->name ? task->name : "");
+  switch (reservation) {
     case DataMover::Reservation::ready:
       ++in_flight_;
       in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
-      task->stream = stream_for(*task);
       staging_.fetch_add(1, std::memory_order_relaxed);
       host_.stage(*task);
       return;
@@ -328,6 +385,7 @@ void DeviceWorker::start(Task* task) {
 void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
   --on_stream_[task->stream];
+  if (!launchable_.empty()) launch_waiting();
   --in_flight_;
   in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
   leave(task->expected_ns);

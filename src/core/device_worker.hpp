@@ -12,10 +12,12 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
+#include "core/trace.hpp"
 #include "device/body_lane.hpp"
 #include "device/device.hpp"
 
@@ -50,7 +52,10 @@ class DeviceTaskHost {
 // tasks): one that waits for its children runs the worker's steps meanwhile.
 class DeviceWorker final : public BodyLane {
  public:
-  DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host);
+  // Keeps up to `tasks_per_stream` tasks launched per kernel stream
+  // (Config::device_tasks_per_stream); records its reservations and launches in `trace`.
+  DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host,
+               int tasks_per_stream, TraceRecorder& trace);
   // Stops the thread; every task pushed must have ended.
   ~DeviceWorker();
   // The same, earlier: a worker reads the others' backlogs while pulling work, so every worker
@@ -65,7 +70,8 @@ class DeviceWorker final : public BodyLane {
   void push(Task* task);
   // Runs `message` on the worker thread. Any thread, including device callbacks.
   void post(std::function<void()> message);
-  // Starts `task`, whose data is staged on this device. Any thread.
+  // Starts `task`, whose data is staged on this device, on a stream with a free slot, or when one
+  // frees. Any thread.
   void launch(Task* task);
   // Reports that staging `task` failed; it ends with `error`. Any thread.
   void staging_failed(Task* task, std::string error);
@@ -106,6 +112,18 @@ class DeviceWorker final : public BodyLane {
   // Removes the queue's first task (by priority, then submission) and returns it.
   Task* pop_first() VERSA_REQUIRES(mutex_);
   void start(Task* task);
+  // Launches `task` on stream_for(task).
+  void execute(Task* task);
+  // Records on the trace's worker track that this thread spent from `start` to now on `what`
+  // for `task`.
+  void record(TraceRecorder::Clock::time_point start, const char* what, std::string_view task);
+  // Launches the first task of launchable_ that a stream has room for; returns whether there was
+  // one.
+  bool launch_waiting();
+  // The first of the streams `task` may run on and their number.
+  std::pair<int, int> streams_of(const Task& task) const;
+  // Whether one of those has fewer than tasks_per_stream_ tasks launched.
+  bool stream_free(const Task& task) const;
   // The stream `task` is launched on; counts it there until ended().
   int stream_for(const Task& task);
   void ended(Task* task, OperationResult result);
@@ -122,9 +140,12 @@ class DeviceWorker final : public BodyLane {
   Device& device_;
   DataMover& mover_;
   DeviceTaskHost& host_;
+  TraceRecorder& trace_;
   // Tasks in flight that wait for copies, and (apart) those launched, at most: a task whose data
   // is all here need not wait behind a window full of tasks waiting for copies.
-  const int max_in_flight_;
+  const int max_copying_;
+  const int max_launched_;
+  const int tasks_per_stream_;
   // How many of the queue's first tasks one step looks over for one that can start.
   static constexpr std::size_t looked_over_at_most = 256;
   // Bytes of data the tasks in flight may hold on the device: prefetching further ahead would
@@ -147,9 +168,12 @@ class DeviceWorker final : public BodyLane {
   std::size_t in_flight_bytes_ = 0;
   std::vector<Task*> deferred_;  // could not reserve memory yet; retried after completions
   int next_stream_ = 0;
-  // Per stream (the kernel streams, then the high-priority ones): the tasks started there and
+  // Per stream (the kernel streams, then the high-priority ones): the tasks launched there and
   // not ended. The worker's thread only.
   std::vector<int> on_stream_;
+  // Tasks whose data is here, waiting for a stream with room, in the order they run (by priority,
+  // then submission). The worker's thread only.
+  std::vector<Task*> launchable_;
 
   std::atomic<int> waiting_bodies_{0};  // bodies of tasks in flight that wait (body_waiting)
   // Tasks started and not yet launched (their copies are under way): launch() runs on other

@@ -163,7 +163,7 @@ std::string Gathering::doing(const Task& task) const {
     const std::string device = static_cast<std::size_t>(where.node) < nodes_.size()
                                    ? "device '" + nodes_[where.node] + "'"
                                    : "device " + std::to_string(where.node);
-    return where.launched ? "on " + device + ": running, or queued on its streams"
+    return where.launched ? "on " + device + ": running, queued on its streams, or waiting for one"
                           : "handed to " + device + ", waiting for device memory or input copies";
   }
   return "ready, waiting for a CPU worker or for placement";

@@ -10,11 +10,11 @@ namespace versa::detail {
 
 namespace {
 
-constexpr int device_track_count = 4;  // besides the kernel streams'
+constexpr int device_track_count = 5;  // besides the kernel streams'
 constexpr std::array<const char*, device_track_count> device_track_names = {
-    "copies to device", "copies to host", "evictions", "reduction flushes"};
+    "copies to device", "copies to host", "evictions", "reduction flushes", "worker thread"};
 constexpr std::array<const char*, device_track_count> device_track_categories = {
-    "copy", "copy", "eviction", "flush"};
+    "copy", "copy", "eviction", "flush", "worker"};
 
 // The slice of an operation that the device measured at `seconds` and that has just completed.
 TraceRecorder::Clock::time_point started(TraceRecorder::Clock::time_point end, double seconds) {

@@ -3,8 +3,9 @@
 // (a slice per task, and per reduction flush applied there) and a counter of ready tasks; each
 // device is a process of its own with a track for the kernels of each of its kernel streams (its
 // high-priority streams last), and tracks for its copies to the device, its copies to the host
-// (a slice per copy, with its bytes and handle), its evictions (an instant each) and the
-// reduction flushes applied there.
+// (a slice per copy, with its bytes and handle), its evictions (an instant each), the
+// reduction flushes applied there, and what its worker thread does for each task (reserving its
+// memory, launching it), which says whether that thread keeps up.
 //
 // Writers: a CPU worker's track is written only by its thread, without a lock. A device's tracks
 // are written by its worker and by the device's own threads (copy completions), and the ready
@@ -29,8 +30,9 @@ class TraceRecorder {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // The tracks of a device besides its kernel streams'.
-  enum class DeviceTrack { copies_to_device, copies_to_host, evictions, flushes };
+  // The tracks of a device besides its kernel streams'. `worker`: the time its worker thread
+  // spends reserving a task's memory (allocations included) and launching it (its host code).
+  enum class DeviceTrack { copies_to_device, copies_to_host, evictions, flushes, worker };
 
   // `workers` CPU worker tracks when `enabled`, none otherwise.
   TraceRecorder(bool enabled, int workers);

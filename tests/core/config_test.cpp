@@ -37,6 +37,7 @@ constexpr const char* all_variables[] = {
     "VERSA_AUTO_PIN",
     "VERSA_CUDA_STREAMS",
     "VERSA_CUDA_PRIORITY_STREAMS",
+    "VERSA_DEVICE_TASKS_PER_STREAM",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -131,6 +132,12 @@ TEST_F(ConfigTest, CudaPriorityStreamsTurnsThemOff) {
   EXPECT_FALSE(Config::from_environment(Config{}).cuda_priority_streams);
 }
 
+TEST_F(ConfigTest, DeviceTasksPerStreamSetsTheLaunchWindow) {
+  EXPECT_EQ(Config::from_environment(Config{}).device_tasks_per_stream, 2);
+  const ScopedEnvironment variable("VERSA_DEVICE_TASKS_PER_STREAM", "1");
+  EXPECT_EQ(Config::from_environment(Config{}).device_tasks_per_stream, 1);
+}
+
 TEST_F(ConfigTest, LinkCostsNamesTheFile) {
   const ScopedEnvironment variable("VERSA_LINK_COSTS", "none");
   EXPECT_EQ(Config::from_environment(Config{}).link_cost_file, "none");
@@ -219,6 +226,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaStreamsZero", "VERSA_CUDA_STREAMS", "0"},
                       BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
                       BadVariable{"CudaPriorityStreamsWord", "VERSA_CUDA_PRIORITY_STREAMS", "on"},
+                      BadVariable{"TasksPerStreamZero", "VERSA_DEVICE_TASKS_PER_STREAM", "0"},
+                      BadVariable{"TasksPerStreamTooMany", "VERSA_DEVICE_TASKS_PER_STREAM", "17"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
                       BadVariable{"PinTwo", "VERSA_PIN", "2"},
                       BadVariable{"QuietWord", "VERSA_QUIET", "yes"},
@@ -234,6 +243,12 @@ TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {
   Config streams;
   streams.cuda_streams = 0;
   EXPECT_THAT(error_of(streams), HasSubstr("Config::cuda_streams"));
+
+  Config tasks_per_stream;
+  tasks_per_stream.device_tasks_per_stream = 0;
+  EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
+  tasks_per_stream.device_tasks_per_stream = 17;
+  EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
 
   Config memory;
   memory.device_memory_limit = 10;
@@ -266,7 +281,9 @@ TEST_F(ConfigTest, FieldsAtTheirLimitsAreAccepted) {
   config.device_memory_limit = 64;
   config.cpu_workers = 4096;
   config.emulated_devices.resize(64);
+  config.device_tasks_per_stream = 16;
   EXPECT_NO_THROW(Config::from_environment(config));
+  config.device_tasks_per_stream = 1;
   config.device_memory_limit = 0;  // no limit
   config.gpus = 64;
   config.cpu_workers = 0;  // one per core

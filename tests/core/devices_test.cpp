@@ -659,6 +659,41 @@ TEST(Devices, ATaskGoesToTheIdleStreamNotBehindALongKernel) {
   EXPECT_TRUE(waited_for_nothing) << "the last task queued behind the long one";
 }
 
+// With one task launched per stream (Config::device_tasks_per_stream), a task waits until a
+// stream is free rather than queueing behind a kernel: on a device of two streams, while a long
+// task holds one, three short ones run one after the other on the other, and the long one, which
+// waits for them, ends. With two per stream the second short task would queue behind the long
+// one, which would wait for it in vain.
+TEST(Devices, WithOneTaskPerStreamATaskWaitsForAFreeStream) {
+  versa::Config config = one_device();
+  config.device_tasks_per_stream = 1;
+  config.emulated_devices[0].streams = 2;
+  config.emulated_devices[0].concurrent_kernels = 2;
+  versa::Runtime rt{config};
+  std::vector<std::vector<double>> data(4, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  std::atomic<int> short_ones{0};
+  bool saw_them_all = false;
+  rt.submit(
+      "long",
+      [&](Span<double>) {
+        saw_them_all = versa::testing::eventually([&] { return short_ones == 3; });
+      },
+      on(true), versa::write(handles[0]));
+  for (int i = 1; i <= 3; ++i)
+    rt.submit(
+        "short",
+        [&](Span<double> x) {
+          x[0] = 1;
+          ++short_ones;
+        },
+        on(true), versa::write(handles[static_cast<std::size_t>(i)]));
+  rt.wait_all();
+  EXPECT_TRUE(saw_them_all) << "a short task queued behind the long one";
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(data[static_cast<std::size_t>(i)][0], 1.0);
+}
+
 TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
   // The device runs four 5 ms kernels at once: 16 ready tasks take it 20 ms, half the 40 ms one
   // task takes a CPU worker. Counted as one lane, the device would look 80 ms busy and each

@@ -153,10 +153,13 @@ struct DeviceSet {
   bool peer_links = false;
   // The emulated devices have high-priority streams, where the tasks of priority 1 run.
   bool priority_streams = false;
+  // Config::device_tasks_per_stream: 1 makes tasks whose data is there wait for a stream.
+  int tasks_per_stream = 2;
 };
 
 versa::Config device_config(const DeviceSet& set) {
-  const versa::Config cpus = versa::testing::workers(set.workers);
+  versa::Config cpus = versa::testing::workers(set.workers);
+  cpus.device_tasks_per_stream = set.tasks_per_stream;
   if (std::string(set.kind) == "emulated") {
     versa::Config config = versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
     for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
@@ -324,22 +327,23 @@ TEST_P(DeviceFuzz, InjectedFailuresSpreadAsInTheSequentialModel) {
 }
 
 // 4 blocks of 64 bytes fill a 256-byte device: every task with several accesses evicts.
-INSTANTIATE_TEST_SUITE_P(EmulatedDevices, DeviceFuzz,
-                         testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256},
-                                         DeviceSet{1, 2, 1 << 20}, DeviceSet{4, 1, 320},
-                                         DeviceSet{2, 2, 256, "loopback"},
-                                         DeviceSet{2, 2, 256, "emulated", true, false, true},
-                                         DeviceSet{2, 2, 256, "emulated", false, true},
-                                         DeviceSet{2, 3, 320, "emulated", true, true},
-                                         DeviceSet{1, 4, 1 << 20, "emulated", false, true, true}),
-                         [](const testing::TestParamInfo<DeviceSet>& info) {
-                           return std::string(info.param.kind) + "_" +
-                                  std::to_string(info.param.workers) + "cpu_" +
-                                  std::to_string(info.param.devices) + "dev_" +
-                                  std::to_string(info.param.memory_bytes) + "B" +
-                                  (info.param.bodies_at_launch ? "_at_launch" : "") +
-                                  (info.param.peer_links ? "_peer" : "") +
-                                  (info.param.priority_streams ? "_priority" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    EmulatedDevices, DeviceFuzz,
+    testing::Values(DeviceSet{2, 1, 256}, DeviceSet{2, 2, 256}, DeviceSet{1, 2, 1 << 20},
+                    DeviceSet{4, 1, 320}, DeviceSet{2, 2, 256, "loopback"},
+                    DeviceSet{2, 2, 256, "emulated", true, false, true, 1},
+                    DeviceSet{2, 2, 256, "emulated", false, true, false, 1},
+                    DeviceSet{2, 3, 320, "emulated", true, true, false, 3},
+                    DeviceSet{1, 4, 1 << 20, "emulated", false, true, true}),
+    [](const testing::TestParamInfo<DeviceSet>& info) {
+      return std::string(info.param.kind) + "_" + std::to_string(info.param.workers) + "cpu_" +
+             std::to_string(info.param.devices) + "dev_" + std::to_string(info.param.memory_bytes) +
+             "B" + (info.param.bodies_at_launch ? "_at_launch" : "") +
+             (info.param.peer_links ? "_peer" : "") +
+             (info.param.priority_streams ? "_priority" : "") +
+             (info.param.tasks_per_stream != 2
+                  ? "_" + std::to_string(info.param.tasks_per_stream) + "per_stream"
+                  : "");
+    });
 
 }  // namespace

@@ -209,8 +209,9 @@ TEST(StallReport, ATaskHoldingAHandleOnADeviceIsNamedWithItsDevice) {
     return report.find("on device 'emulated:0'") != std::string::npos;
   })) << report;
   EXPECT_THAT(report, HasSubstr("waiting: task 'reader' (read) needs version 1"));
-  EXPECT_THAT(report, HasSubstr("held by: task 'device blocker' (write), from version 0: on device "
-                                "'emulated:0': running, or queued on its streams"));
+  EXPECT_THAT(report,
+              HasSubstr("held by: task 'device blocker' (write), from version 0: on device "
+                        "'emulated:0': running, queued on its streams, or waiting for one"));
   gate.open();
   rt.wait_all();
   EXPECT_EQ(data[0], 2.0);

@@ -457,8 +457,9 @@ TEST_P(TraceTest, ReadyCounterIsSampledWhenEachTaskIsQueuedAndWhenItStarts) {
 }
 
 // A device with room for four of eight handles: copies both ways, evictions, kernels (on a track
-// per stream: the second pass, of priority 1, on the high-priority streams), and an add renamed
-// on the device whose partial a flush brings home and applies on a CPU worker.
+// per stream: the second pass, of priority 1, on the high-priority streams), an add renamed on
+// the device whose partial a flush brings home and applies on a CPU worker, and the device
+// worker's reservations and launches.
 TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   const ScopedEnvironment no_trace_override{"VERSA_TRACE", nullptr};
   const TemporaryPath trace("trace.json");
@@ -528,6 +529,7 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
   EXPECT_EQ(label("thread_name", 1, 5), "emulated:0 copies to host");
   EXPECT_EQ(label("thread_name", 1, 6), "emulated:0 evictions");
   EXPECT_EQ(label("thread_name", 1, 7), "emulated:0 reduction flushes");
+  EXPECT_EQ(label("thread_name", 1, 8), "emulated:0 worker thread");
 
   // The first pass and the add on the kernel streams, the second pass on the high-priority ones.
   std::size_t kernels = 0, high_priority = 0;
@@ -585,6 +587,19 @@ TEST(TraceDevices, KernelsCopiesEvictionsAndFlushesHaveTracksOfTheirOwn) {
     EXPECT_EQ(e.bytes, bytes);
     EXPECT_TRUE(is_data_handle(e.handle)) << e.handle;
   }
+
+  // The worker thread's track: each kernel's launch, named after its task, and each task's
+  // reservation of its memory before it (a task may be reserved again after waiting for room).
+  std::size_t launches = 0, reservations = 0;
+  for (const TraceEvent& e : on_track(1, 8)) {
+    EXPECT_EQ(e.phase, "X");
+    EXPECT_EQ(e.category, "worker");
+    EXPECT_TRUE(e.handle == "scale" || e.handle == "add") << e.handle;
+    if (e.name == "launch") ++launches;
+    if (e.name == "reserve") ++reservations;
+  }
+  EXPECT_EQ(launches, kernels);
+  EXPECT_GE(reservations, kernels);
 
   const auto flushes = select(events, [](const TraceEvent& e) { return e.category == "flush"; });
   ASSERT_EQ(flushes.size(), 1u);
