@@ -3,7 +3,7 @@
 // matrix in the same process.
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
-//                        [--starpu-streams N]
+//                        [--starpu-streams N] [--trace-prefix PREFIX]
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
 // dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
@@ -19,7 +19,8 @@
 // n = 30000 checks in seconds). A second table gives, for Versa and StarPU, the median share of the
 // workers' time spent inside tile kernels: what the schedule leaves idle, apart from the
 // kernels' own speed. Versa's kernel time is that of its task statistics (Config::task_statistics)
-// on the CPU; StarPU's, a clock around each kernel call.
+// on the CPU; StarPU's, a clock around each kernel call. --trace-prefix traces one more run of
+// each tiled system, so that scripts/trace-compare reads Versa's schedule beside StarPU's.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,13 +40,15 @@
 
 namespace {
 
-bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false) {
+bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false,
+                                  const std::string& trace_file = {}) {
   cholesky::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = workers;
   config.gpus = gpu ? -1 : 0;
   config.quiet = true;
   config.task_statistics = true;
+  config.trace_file = trace_file;
   // The warm-up run calibrates the placement model; later runs load it.
   if (gpu)
     config.perf_model_file = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
@@ -75,17 +78,20 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
 struct Candidate {
   std::string system;
   int tile;  // 0: not tiled
-  std::function<bench::TiledTiming(double*)> run;
+  // Factors the matrix; a tiled system writes its trace to the file when one is named.
+  std::function<bench::TiledTiming(double*, const std::string& trace_file)> run;
 };
 
 // Runs every candidate of each size (a warm-up that checks the factor, then `reps` measured runs,
 // systems taking turns) and prints the table and the RESULT lines; then, for the tiled systems
-// that time their kernels, the share of the `workers` workers' time spent in kernels. Returns
-// non-zero when a factor is wrong.
+// that time their kernels, the share of the `workers` workers' time spent in kernels. With a
+// `trace_prefix`, each tiled system then factors once more, untimed, writing its trace to
+// <prefix>-<devices>-<system>-<n>-<tile>.json (devices "cpu" or "cpu+gpu"). Returns non-zero when a
+// factor is wrong.
 template <class Candidates>
 int run_table(const std::string& devices, const std::vector<std::string>& systems,
               const std::vector<int>& sizes, const std::vector<int>& tiles, int reps, int workers,
-              Candidates make_candidates) {
+              const std::string& trace_prefix, Candidates make_candidates) {
   // Medians of a tiled system's kernel figures: the share of its workers' time in kernels and
   // the mean time of a gemm.
   struct KernelFigures {
@@ -106,7 +112,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
     for (int rep = -1; rep < reps; ++rep) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
         a = original;
-        const bench::TiledTiming timing = candidates[c].run(a.data());
+        const bench::TiledTiming timing = candidates[c].run(a.data(), {});
         const double seconds = timing.seconds;
         if (rep < 0) {
           const double residual = cholesky::scaled_residual_estimate(original.data(), a.data(),
@@ -122,6 +128,17 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
         share[c].push_back(timing.kernel_seconds / (workers * seconds));
         gemm_us[c].push_back(timing.gemm_seconds / static_cast<double>(timing.gemms) * 1e6);
       }
+    }
+    for (std::size_t c = 0; c < candidates.size() && !trace_prefix.empty(); ++c) {
+      if (candidates[c].tile == 0) continue;
+      std::string where = devices;
+      std::replace(where.begin(), where.end(), ',', '+');
+      const std::string file = trace_prefix + "-" + where + "-" + candidates[c].system + "-" +
+                               std::to_string(n) + "-" + std::to_string(candidates[c].tile) +
+                               ".json";
+      a = original;
+      candidates[c].run(a.data(), file);
+      std::printf("# trace of %s: %s\n", candidates[c].system.c_str(), file.c_str());
     }
     // Untiled systems (tile 0) appear on every row.
     auto median_of = [&](const std::string& system, int tile) {
@@ -209,6 +226,12 @@ int main(int argc, char** argv) {
   example::add_positive_option(app, "--starpu-streams", starpu_streams, "N",
                                "StarPU's CUDA workers per GPU, each with its stream "
                                "(STARPU_NWORKER_PER_CUDA)");
+  std::string trace_prefix;
+  app.add_option(
+      "--trace-prefix", trace_prefix,
+      "after the measured runs, trace one more run of each tiled system to "
+      "PREFIX-<cpu|cpu+gpu>-<system>-<n>-<tile>.json (Versa's trace; StarPU's tasks from its "
+      "profiling)");
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
   // Read by StarPU at each starpu_init.
@@ -226,21 +249,25 @@ int main(int argc, char** argv) {
   auto cpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
     for (int tile : tiles) {
-      candidates.push_back(
-          {"versa", tile, [=](double* a) { return versa_cholesky(workers, a, n, tile); }});
+      candidates.push_back({"versa", tile, [=](double* a, const std::string& trace) {
+                              return versa_cholesky(workers, a, n, tile, false, trace);
+                            }});
       if (bench::starpu_available()) {
-        candidates.push_back({"starpu-lws", tile, [=](double* a) {
-                                return bench::cholesky_starpu("lws", workers, a, n, tile);
+        candidates.push_back({"starpu-lws", tile, [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("lws", workers, a, n, tile, false,
+                                                              trace);
                               }});
-        candidates.push_back({"starpu-dmda", tile, [=](double* a) {
-                                return bench::cholesky_starpu("dmda", workers, a, n, tile);
+        candidates.push_back({"starpu-dmda", tile, [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("dmda", workers, a, n, tile, false,
+                                                              trace);
                               }});
-        candidates.push_back({"starpu-dmdas", tile, [=](double* a) {
-                                return bench::cholesky_starpu("dmdas", workers, a, n, tile);
+        candidates.push_back({"starpu-dmdas", tile, [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("dmdas", workers, a, n, tile, false,
+                                                              trace);
                               }});
       }
     }
-    candidates.push_back({"openblas", 0, [=](double* a) {
+    candidates.push_back({"openblas", 0, [=](double* a, const std::string&) {
                             return bench::TiledTiming{bench::cholesky_openblas(a, n)};
                           }});
     return candidates;
@@ -252,29 +279,30 @@ int main(int argc, char** argv) {
     std::vector<Candidate> candidates;
     const int cpu_workers = std::max(1, workers - 1);
     for (int tile : tiles) {
-      candidates.push_back({"versa", tile, [=](double* a) {
-                              return versa_cholesky(cpu_workers, a, n, tile, true);
+      candidates.push_back({"versa", tile, [=](double* a, const std::string& trace) {
+                              return versa_cholesky(cpu_workers, a, n, tile, true, trace);
                             }});
       if (bench::starpu_gpu_available())
         for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
-          candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile, [=](double* a) {
+          candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile,
+                                [=](double* a, const std::string& trace) {
                                   return bench::cholesky_starpu(scheduler, cpu_workers, a, n, tile,
-                                                                true);
+                                                                true, trace);
                                 }});
     }
-    candidates.push_back({"cusolver", 0, [=](double* a) {
+    candidates.push_back({"cusolver", 0, [=](double* a, const std::string&) {
                             return bench::TiledTiming{bench::cholesky_cusolver(a, n)};
                           }});
     return candidates;
   };
   if (cpu_table &&
       run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
-                tiles, reps, workers, cpu_candidates) != 0)
+                tiles, reps, workers, trace_prefix, cpu_candidates) != 0)
     return 1;
   if (gpu && run_table("cpu,gpu",
                        {"versa", "starpu-dmda" + streams, "starpu-dmdas" + streams,
                         "starpu-dmdar" + streams, "cusolver"},
-                       sizes, tiles, reps, workers, gpu_candidates) != 0)
+                       sizes, tiles, reps, workers, trace_prefix, gpu_candidates) != 0)
     return 1;
   return 0;
 }

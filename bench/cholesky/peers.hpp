@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace bench {
 
@@ -36,9 +37,9 @@ double cholesky_openblas(double* a, int n);
 // With `gpu` StarPU also runs one CUDA worker per GPU, the kernels have CUDA implementations too
 // (cuSOLVER / cuBLAS, as Versa's), the time includes bringing the factor home to `a`, and dm*
 // policies first calibrate their models for the tile shapes of (n, tile) in untimed runs (once
-// per process).
+// per process). A `trace_file` receives where and when each task ran (StarpuTaskTrace).
 TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
-                            bool gpu = false);
+                            bool gpu = false, const std::string& trace_file = {});
 
 // Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
 bool starpu_available();

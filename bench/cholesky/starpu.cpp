@@ -26,6 +26,7 @@
 #include "cholesky/starpu_kernels.hpp"
 #include "common/harness.hpp"
 #include "common/starpu_support.hpp"
+#include "common/starpu_task_trace.hpp"
 
 namespace bench {
 namespace {
@@ -136,15 +137,24 @@ class Session {
   std::vector<starpu_data_handle_t> handles_;
 };
 
-// A detached task (StarPU's default for starpu_task_create) that destroys itself after running.
+// The tile (i, j) a task writes, for its name in a trace.
+struct Written {
+  int i, j;
+};
+
+// A detached task (StarPU's default for starpu_task_create) that destroys itself after running;
+// recorded in `trace`, when given, as "<type> A(i,j)".
 void submit(starpu_codelet* cl, int priority, std::initializer_list<starpu_data_handle_t> handles,
-            void* cl_arg = nullptr) {
+            void* cl_arg, StarpuTaskTrace* trace, const char* type, Written tile) {
   starpu_task* task = starpu_task_create();
   task->cl = cl;
   task->cl_arg = cl_arg;  // not copied nor freed: it outlives the task
   task->priority = priority;
   int i = 0;
   for (const auto handle : handles) task->handles[i++] = handle;
+  if (trace != nullptr)
+    trace->attach(task, std::string(type) + " A(" + std::to_string(tile.i) + "," +
+                            std::to_string(tile.j) + ")");
   check(starpu_task_submit(task), "starpu_task_submit");
 }
 
@@ -164,23 +174,25 @@ void home_when_final(starpu_data_handle_t handle) {
 // The whole factorisation's tasks, in the order StarPU's Cholesky example submits them, with the
 // priorities it gives them under a bounded range (Priorities). `potrf_args` holds one entry per
 // diagonal tile; the arguments outlive the tasks. With GPUs, each tile is asked home once final
-// (after its potrf, or the trsm of its column), as the Versa side does.
+// (after its potrf, or the trsm of its column), as the Versa side does. `trace`, when given,
+// records every task.
 void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelClock& clock,
-                          KernelClock& gemm_clock) {
+                          KernelClock& gemm_clock, StarpuTaskTrace* trace = nullptr) {
   const Priorities prio;
   Codelets& cl = s.codelets();
   const int nt = s.tiles();
   for (int k = 0; k < nt; ++k) {
-    submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k]);
+    submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k], trace, "potrf", {k, k});
     if (s.gpu()) home_when_final(s.at(k, k));
     for (int m = k + 1; m < nt; ++m) {
-      submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock);
+      submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock, trace, "trsm", {m, k});
       if (s.gpu()) home_when_final(s.at(m, k));
     }
     for (int j = k + 1; j < nt; ++j) {
-      submit(&cl.syrk, prio.syrk(k, j), {s.at(j, k), s.at(j, j)}, &clock);
+      submit(&cl.syrk, prio.syrk(k, j), {s.at(j, k), s.at(j, j)}, &clock, trace, "syrk", {j, j});
       for (int m = j + 1; m < nt; ++m)
-        submit(&cl.gemm, prio.gemm(), {s.at(m, k), s.at(j, k), s.at(m, j)}, &gemm_clock);
+        submit(&cl.gemm, prio.gemm(), {s.at(m, k), s.at(j, k), s.at(m, j)}, &gemm_clock, trace,
+               "gemm", {m, j});
     }
   }
 }
@@ -223,7 +235,7 @@ bool starpu_gpu_available() {
 }
 
 TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
-                            bool gpu) {
+                            bool gpu, const std::string& trace_file) {
   if (scheduler == nullptr) throw std::invalid_argument("cholesky_starpu: no scheduler given");
   if (workers < 1) throw std::invalid_argument("cholesky_starpu: workers must be >= 1");
   if (n < 0) throw std::invalid_argument("cholesky_starpu: n must be >= 0");
@@ -245,12 +257,15 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
   for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
 
   Session s(scheduler, workers, a, n, tile, gpu);
+  std::optional<StarpuTaskTrace> trace;
+  if (!trace_file.empty()) trace.emplace();
 
   const auto start = Clock::now();
-  submit_factorisation(s, potrf_args, clock, gemm_clock);
+  submit_factorisation(s, potrf_args, clock, gemm_clock, trace ? &*trace : nullptr);
   check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
   if (gpu) s.fetch_home();
   const double seconds = seconds_since(start);
+  if (trace) trace->write(trace_file);
 
   failure.throw_if_failed("cholesky_starpu", tile);
   // The GPU kernels only queue work: their clock says nothing, so no kernel figures then.
