@@ -20,6 +20,7 @@ if(VERSA_HAVE_CUDA)
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_check.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_device.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/cuda_links.cpp
+    ${PROJECT_SOURCE_DIR}/src/cuda/device_memory_pool.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/event_pool.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/pending_operation.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/reduction_kernels.cu

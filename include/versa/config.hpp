@@ -63,6 +63,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CUDA_DEVICES=<i,j,..> cuda_devices (GPU ordinals, repeats allowed: 0,0)
 //   VERSA_CUDA_STREAMS=<n>    cuda_streams
 //   VERSA_CUDA_PRIORITY_STREAMS=0|1 cuda_priority_streams
+//   VERSA_CUDA_MEMORY_POOL=0|1 cuda_memory_pool
 //   VERSA_DEVICE_TASKS_PER_STREAM=<n> device_tasks_per_stream
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
@@ -174,6 +175,13 @@ struct Config {
   // kernels of a critical path (a tiled factorisation's panel) do not wait behind the large
   // ones of the other streams. Running kernels are never preempted.
   bool cuda_priority_streams = true;
+
+  // Each CUDA device takes its buffers from a memory pool of its own, allocated and freed in
+  // stream order, so that a buffer allocated or freed while tasks run does not stop the kernels
+  // of its other streams from overlapping (cudaMalloc and cudaFree may wait for the whole GPU);
+  // the memory freed stays in the pool until the runtime closes. false: cudaMalloc and
+  // cudaFree, as on a GPU without memory pools.
+  bool cuda_memory_pool = true;
 
   // Tasks each device (GPU or emulated) keeps launched per kernel stream, 1 to 16: with 2, the
   // default, a stream's next kernel is queued behind the one running, so the device never waits

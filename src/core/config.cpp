@@ -92,6 +92,8 @@ Config Config::from_environment(Config base) {
   if (const char* value = std::getenv("VERSA_CUDA_PRIORITY_STREAMS"))
     base.cuda_priority_streams =
         parse_integer("VERSA_CUDA_PRIORITY_STREAMS", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_CUDA_MEMORY_POOL"))
+    base.cuda_memory_pool = parse_integer("VERSA_CUDA_MEMORY_POOL", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_DEVICE_TASKS_PER_STREAM"))
     base.device_tasks_per_stream =
         static_cast<int>(parse_integer("VERSA_DEVICE_TASKS_PER_STREAM", value, 1,

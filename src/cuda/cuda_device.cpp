@@ -54,13 +54,14 @@ int checked_stream_count(int streams) {
 }  // namespace
 
 CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit, int entries,
-                       std::string label, bool priority_streams)
+                       std::string label, bool priority_streams, bool memory_pool)
     : ordinal_(ordinal),
       label_(label.empty() ? device_label(ordinal) : std::move(label)),
       name_(device_name(label_, ordinal)),
       uuid_(device_uuid(ordinal)),
       kernel_streams_(checked_stream_count(streams)),
       priority_streams_(priority_streams ? streams : 0),
+      memory_pool_(ordinal, memory_pool),
       events_(ordinal),
       poller_(ordinal, label_, copy_out_stream() + 1) {
   // The kernel streams, the high-priority ones, then the copies in and out.
@@ -94,21 +95,12 @@ void CudaDevice::copy_from_peer(const Device& peer, const BlockCopy& copy, Compl
 
 void* CudaDevice::allocate(std::size_t bytes) {
   CurrentDeviceGuard guard(ordinal_);
-  void* pointer = nullptr;
-  // At least one byte: cudaMalloc(0) succeeds with a null pointer, which would read as failure.
-  if (cudaMalloc(&pointer, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {
-    // Out of memory is not sticky, but it stays this thread's last error; cleared so that it is
-    // not reported later as a failure of an unrelated kernel launch.
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return pointer;
+  return memory_pool_.allocate(bytes);
 }
 
 void CudaDevice::deallocate(void* pointer) {
-  if (pointer == nullptr) return;
   CurrentDeviceGuard guard(ordinal_);
-  if (cudaFree(pointer) != cudaSuccess) (void)cudaGetLastError();
+  memory_pool_.free(pointer);
 }
 
 template <class Work>
@@ -330,9 +322,9 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std
     std::string label = device_label(ordinal);
     if (shared_by > 1) label += '.' + std::to_string(entry);
     try {
-      auto device =
-          std::make_unique<CudaDevice>(ordinal, config.cuda_streams, config.device_memory_limit,
-                                       shared_by, label, config.cuda_priority_streams);
+      auto device = std::make_unique<CudaDevice>(
+          ordinal, config.cuda_streams, config.device_memory_limit, shared_by, label,
+          config.cuda_priority_streams, config.cuda_memory_pool);
       if (!opened.empty()) opened += ", ";
       opened += device->name() + " " + format_bytes(device->memory_capacity());
       opened_devices.push_back(device.get());

@@ -13,6 +13,7 @@
 
 #include "base/mutex.hpp"
 #include "cuda/completion_poller.hpp"
+#include "cuda/device_memory_pool.hpp"
 #include "cuda/event_pool.hpp"
 #include "cuda/stream_context.hpp"
 #include "device/device.hpp"
@@ -33,11 +34,13 @@ class CudaDevice final : public Device {
   // once): it takes that share of the GPU's free memory. `memory_limit` (bytes, 0: none) caps
   // memory_capacity(). `label` names it in messages ("cuda:0" by default; "cuda:0.1" for the
   // second entry of GPU 0). With `priority_streams`, as many streams again of the GPU's highest
-  // priority (Device::priority_streams). Until calibrate_host_link(), bandwidth() and latency()
-  // are a PCIe link's typical figures. Throws CudaError when the device or its streams and
-  // handles cannot be set up.
+  // priority (Device::priority_streams). With `memory_pool`, buffers come from a pool of its
+  // own in stream order (DeviceMemoryPool). Until calibrate_host_link(), bandwidth() and
+  // latency() are a PCIe link's typical figures. Throws CudaError when the device or its streams
+  // and handles cannot be set up.
   explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0, int entries = 1,
-                      std::string label = {}, bool priority_streams = true);
+                      std::string label = {}, bool priority_streams = true,
+                      bool memory_pool = true);
   // Waits for every queued operation and reports its completion, then releases the streams,
   // handles and events. Memory from allocate() must have been deallocated.
   ~CudaDevice() override;
@@ -67,9 +70,12 @@ class CudaDevice final : public Device {
   // milliseconds) and put there.
   void calibrate_host_link(LinkCosts& costs);
   // Makes copies from `from` possible: enables peer access to its GPU when the GPUs allow it
-  // (once per pair of GPUs) and sets the link's cost, from `costs` or measured. Before any
-  // operation is queued, on one thread.
-  void link_peer(const CudaDevice& from, LinkCosts& costs);
+  // (once per pair of GPUs; `from`'s memory pool lets this GPU in) and sets the link's cost,
+  // from `costs` or measured. Before any operation is queued, on one thread.
+  void link_peer(CudaDevice& from, LinkCosts& costs);
+
+  // Whether buffers come from the device's memory pool (Config::cuda_memory_pool).
+  bool pooled_memory() const { return memory_pool_.pooled(); }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* pointer) override;
@@ -142,7 +148,8 @@ class CudaDevice final : public Device {
 
   // Declared in the order of need, so destroyed in reverse: the progress thread drains first
   // (while the streams it waits on and the pool its events return to still exist), then the
-  // streams, then the events.
+  // streams, then the events, then the memory pool.
+  DeviceMemoryPool memory_pool_;
   EventPool events_;
   std::vector<std::unique_ptr<Stream>> streams_;
   // Reduction merges run here, apart from the kernel streams so that waiting for one does not

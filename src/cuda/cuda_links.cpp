@@ -89,7 +89,7 @@ void CudaDevice::calibrate_host_link(LinkCosts& costs) {
   costs.put(key, host_link_);
 }
 
-void CudaDevice::link_peer(const CudaDevice& from, LinkCosts& costs) {
+void CudaDevice::link_peer(CudaDevice& from, LinkCosts& costs) {
   bool direct = from.ordinal_ == ordinal_;
   if (!direct) {
     int can_access = 0;
@@ -97,8 +97,10 @@ void CudaDevice::link_peer(const CudaDevice& from, LinkCosts& costs) {
         can_access != 0) {
       CurrentDeviceGuard guard(ordinal_);
       const cudaError_t status = cudaDeviceEnablePeerAccess(from.ordinal_, 0);
-      // Enabled already by another entry of this GPU, or by the program itself.
-      direct = status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled;
+      // Enabled already by another entry of this GPU, or by the program itself. Pool memory
+      // ignores peer access: the pool grants it apart.
+      direct = (status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled) &&
+               from.memory_pool_.share_with(ordinal_);
     }
     (void)cudaGetLastError();
   }

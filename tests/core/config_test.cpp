@@ -38,6 +38,7 @@ constexpr const char* all_variables[] = {
     "VERSA_CUDA_STREAMS",
     "VERSA_CUDA_PRIORITY_STREAMS",
     "VERSA_DEVICE_TASKS_PER_STREAM",
+    "VERSA_CUDA_MEMORY_POOL",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -130,6 +131,12 @@ TEST_F(ConfigTest, CudaPriorityStreamsTurnsThemOff) {
   EXPECT_TRUE(Config::from_environment(Config{}).cuda_priority_streams);
   const ScopedEnvironment variable("VERSA_CUDA_PRIORITY_STREAMS", "0");
   EXPECT_FALSE(Config::from_environment(Config{}).cuda_priority_streams);
+}
+
+TEST_F(ConfigTest, CudaMemoryPoolTurnsItOff) {
+  EXPECT_TRUE(Config::from_environment(Config{}).cuda_memory_pool);
+  const ScopedEnvironment variable("VERSA_CUDA_MEMORY_POOL", "0");
+  EXPECT_FALSE(Config::from_environment(Config{}).cuda_memory_pool);
 }
 
 TEST_F(ConfigTest, DeviceTasksPerStreamSetsTheLaunchWindow) {
@@ -226,6 +233,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaStreamsZero", "VERSA_CUDA_STREAMS", "0"},
                       BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
                       BadVariable{"CudaPriorityStreamsWord", "VERSA_CUDA_PRIORITY_STREAMS", "on"},
+                      BadVariable{"CudaMemoryPoolWord", "VERSA_CUDA_MEMORY_POOL", "yes"},
                       BadVariable{"TasksPerStreamZero", "VERSA_DEVICE_TASKS_PER_STREAM", "0"},
                       BadVariable{"TasksPerStreamTooMany", "VERSA_DEVICE_TASKS_PER_STREAM", "17"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},

@@ -305,6 +305,65 @@ TEST_F(CudaDeviceTest, HighPriorityStreamsHaveTheGpusHighestPriority) {
   EXPECT_EQ(without.front()->priority_streams(), 0);
 }
 
+// Holds its stream until the test lets it go (or 5 s have passed: then `timed_out`).
+struct StreamHold {
+  std::atomic<bool> released{false};
+  std::atomic<bool> started{false};
+  std::atomic<bool> timed_out{false};
+
+  static void wait(void* self) {
+    auto& hold = *static_cast<StreamHold*>(self);
+    hold.started = true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!hold.released && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    hold.timed_out = !hold.released;
+  }
+};
+
+void hold_stream(void* closure, const AccessRecord*, versa::CudaContext& gpu) {
+  if (cudaLaunchHostFunc(gpu.stream(), &StreamHold::wait, closure) != cudaSuccess)
+    throw std::runtime_error("cudaLaunchHostFunc failed");
+}
+
+// Buffers come from the device's memory pool in stream order: allocating and freeing while a
+// stream is held returns at once, where cudaFree would wait for the whole device (and here for
+// the hold's 5 s). Without the pool (Config::cuda_memory_pool off) the device says so.
+TEST_F(CudaDeviceTest, AllocatesAndFreesFromItsPoolWithoutWaitingForTheStreams) {
+  auto& gpu = static_cast<versa::detail::CudaDevice&>(*device_);
+  ASSERT_TRUE(gpu.pooled_memory()) << "this GPU has memory pools";
+  DeviceBuffer data(*device_, 64);
+  const Layout layout{8, 1, 8, sizeof(double)};
+  StreamHold hold;
+  HandMadeTask probe("hold", &hold_stream, &hold, data.get(), layout);
+  CompletionProbe held;
+  device_->execute(0, probe.task, held.completion());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!hold.started && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  ASSERT_TRUE(hold.started) << "the stream was not held";
+  for (int round = 0; round < 4; ++round) {
+    void* buffer = device_->allocate(std::size_t{64} << 20);
+    ASSERT_NE(buffer, nullptr);
+    device_->deallocate(buffer);
+  }
+  hold.released = true;
+  const std::optional<Outcome> outcome = held.wait();
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->result.error, "");
+  EXPECT_FALSE(hold.timed_out) << "an allocation or a free waited for the held stream";
+
+  versa::Config config = gpu_config(1);
+  config.cuda_memory_pool = false;
+  std::string note;
+  const std::vector<std::unique_ptr<Device>> without = open_cuda_devices(config, note);
+  ASSERT_EQ(without.size(), 1u) << note;
+  EXPECT_FALSE(static_cast<versa::detail::CudaDevice&>(*without.front()).pooled_memory());
+  void* buffer = without.front()->allocate(4096);
+  EXPECT_NE(buffer, nullptr);
+  without.front()->deallocate(buffer);
+}
+
 TEST_F(CudaDeviceTest, ExecutesACusolverImplementationUsingTheWorkspace) {
   // [4 2; 2 5] = L L^T with L = [2 0; 1 2]; the upper triangle is left alone.
   std::vector<double> a = {4, 2, 2, 5};
