@@ -3,7 +3,7 @@
 // matrix in the same process.
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
-//                        [--starpu-streams N] [--trace-prefix PREFIX]
+//                        [--starpu-streams N] [--trace-prefix PREFIX] [--systems LIST]
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
 // dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
@@ -80,18 +80,23 @@ struct Candidate {
   int tile;  // 0: not tiled
   // Factors the matrix; a tiled system writes its trace to the file when one is named.
   std::function<bench::TiledTiming(double*, const std::string& trace_file)> run;
+  // Settings its RESULT lines name after the devices (",memory_pool=off"): runs under other
+  // settings must not share a key.
+  std::string settings = {};
 };
 
 // Runs every candidate of each size (a warm-up that checks the factor, then `reps` measured runs,
 // systems taking turns) and prints the table and the RESULT lines; then, for the tiled systems
 // that time their kernels, the share of the `workers` workers' time spent in kernels. With a
 // `trace_prefix`, each tiled system then factors once more, untimed, writing its trace to
-// <prefix>-<devices>-<system>-<n>-<tile>.json (devices "cpu" or "cpu+gpu"). Returns non-zero when a
+// <prefix>-<devices>-<system>-<n>-<tile>.json (devices "cpu" or "cpu+gpu"). A non-empty `only`
+// keeps the systems it names. Returns non-zero when a
 // factor is wrong.
 template <class Candidates>
 int run_table(const std::string& devices, const std::vector<std::string>& systems,
               const std::vector<int>& sizes, const std::vector<int>& tiles, int reps, int workers,
-              const std::string& trace_prefix, Candidates make_candidates) {
+              const std::string& trace_prefix, const std::vector<std::string>& only,
+              Candidates make_candidates) {
   // Medians of a tiled system's kernel figures: the share of its workers' time in kernels and
   // the mean time of a gemm.
   struct KernelFigures {
@@ -105,7 +110,10 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
   std::printf("\n");
   for (int n : sizes) {
     const std::vector<double> original = cholesky::spd_matrix<double>(n);
-    const std::vector<Candidate> candidates = make_candidates(n);
+    std::vector<Candidate> candidates = make_candidates(n);
+    std::erase_if(candidates, [&](const Candidate& c) {
+      return !only.empty() && std::find(only.begin(), only.end(), c.system) == only.end();
+    });
     std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size()),
         gemm_us(candidates.size());
     std::vector<double> a;
@@ -156,7 +164,8 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       const std::string tile = candidates[c].tile ? std::to_string(candidates[c].tile) : "full";
       bench::print_result("cholesky", candidates[c].system,
-                          "n=" + std::to_string(n) + ",tile=" + tile + ",devices=" + devices,
+                          "n=" + std::to_string(n) + ",tile=" + tile + ",devices=" + devices +
+                              candidates[c].settings,
                           "gflops", bench::median(gflops[c]), "GFLOP/s");
       if (!std::isnan(share[c][0]))
         figures.push_back({n, candidates[c].tile, candidates[c].system, bench::median(share[c]),
@@ -232,6 +241,11 @@ int main(int argc, char** argv) {
       "after the measured runs, trace one more run of each tiled system to "
       "PREFIX-<cpu|cpu+gpu>-<system>-<n>-<tile>.json (Versa's trace; StarPU's tasks from its "
       "profiling)");
+  std::vector<std::string> only;
+  app.add_option("--systems", only,
+                 "only these systems, comma-separated (versa, starpu-dmda, cusolver, ...)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
     return *status;
   // Read by StarPU at each starpu_init.
@@ -275,13 +289,20 @@ int main(int argc, char** argv) {
   // CPU + GPU: Versa and StarPU (one core drives the GPU) against cuSOLVER on the whole matrix.
   const std::string streams =
       starpu_streams > 1 ? "-" + std::to_string(starpu_streams) + "streams" : "";
+  // The CUDA settings the environment changed (VERSA_CUDA_MEMORY_POOL=0, ...), as the cholesky
+  // tool names them.
+  std::vector<versa::DeviceStatistics> on_a_gpu(1);
+  on_a_gpu[0].name = "cuda";
+  const std::string versa_settings = example::cuda_settings(versa::Config{}, on_a_gpu);
   auto gpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
     const int cpu_workers = std::max(1, workers - 1);
     for (int tile : tiles) {
-      candidates.push_back({"versa", tile, [=](double* a, const std::string& trace) {
+      candidates.push_back({"versa", tile,
+                            [=](double* a, const std::string& trace) {
                               return versa_cholesky(cpu_workers, a, n, tile, true, trace);
-                            }});
+                            },
+                            versa_settings});
       if (bench::starpu_gpu_available())
         for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
           candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile,
@@ -297,12 +318,12 @@ int main(int argc, char** argv) {
   };
   if (cpu_table &&
       run_table("cpu", {"versa", "starpu-lws", "starpu-dmda", "starpu-dmdas", "openblas"}, sizes,
-                tiles, reps, workers, trace_prefix, cpu_candidates) != 0)
+                tiles, reps, workers, trace_prefix, only, cpu_candidates) != 0)
     return 1;
   if (gpu && run_table("cpu,gpu",
                        {"versa", "starpu-dmda" + streams, "starpu-dmdas" + streams,
                         "starpu-dmdar" + streams, "cusolver"},
-                       sizes, tiles, reps, workers, trace_prefix, gpu_candidates) != 0)
+                       sizes, tiles, reps, workers, trace_prefix, only, gpu_candidates) != 0)
     return 1;
   return 0;
 }
