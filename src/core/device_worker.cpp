@@ -200,7 +200,9 @@ bool DeviceWorker::step() {
   }
   for (auto& message : messages) message();
   bool progressed = !messages.empty();
-  // A body started waiting for its children: those among the tasks waiting for a stream go.
+  // A task ended (its completion handled in full: what it released may be what a task
+  // launched now waits for), or a body started waiting for its children: the tasks waiting for
+  // a stream go while there is room.
   while (!launchable_.empty() && launch_waiting()) progressed = true;
   // Tasks waiting for memory go first: something may have been freed.
   if (progressed && !deferred_.empty()) {
@@ -385,7 +387,6 @@ void DeviceWorker::start(Task* task) {
 void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
   --on_stream_[task->stream];
-  if (!launchable_.empty()) launch_waiting();
   --in_flight_;
   in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
   leave(task->expected_ns);
