@@ -163,10 +163,9 @@ struct Config {
 
   // Kernel streams of each CUDA device (1 to 32), besides one stream of copies each way. The
   // device keeps up to device_tasks_per_stream tasks per stream launched, and two waiting for
-  // their copies:
-  // more streams let more small kernels run side by side, at the cost of more device memory
-  // held by the tasks in flight. 1, with cuda_priority_streams off, runs one kernel at a time,
-  // which times each kernel alone.
+  // their copies: more streams let more small kernels run side by side, at the cost of more
+  // device memory held by the tasks in flight. 1, with cuda_priority_streams off, runs one kernel
+  // at a time, which times each kernel alone.
   int cuda_streams = 4;
 
   // Each CUDA device also gets as many streams of the GPU's highest priority, where the tasks
