@@ -1,5 +1,5 @@
 // Benchmarks of heterogeneous execution, on CPU + emulated accelerator (and a GPU when present):
-//   versa-bench-devices [--reps N] [--quick] overlap placement task-rate pinning
+//   versa-bench-devices [--reps N] [--quick] overlap placement task-rate pinning concurrency
 //
 // overlap    A stream of independent tasks, each reading a fresh input that must be copied to
 //            the device: wall time against the bound max(total copy time, total compute time).
@@ -8,6 +8,8 @@
 //            all workers (the fractional optimum).
 // task-rate  Tasks of no work on the device: microseconds per task, submission to wait_all.
 // pinning    On a GPU: cudaHostRegister of 256 MiB against a pinned and a pageable copy of it.
+// concurrency On a GPU, with no runtime: the Cholesky's kernels on 1 and 4 streams, and what
+//            events, allocations and frees between them cost the overlap (not run by default).
 //
 // Device implementations wait without spinning (a real GPU kernel costs no CPU time), CPU
 // implementations busy-wait, so the figures are honest on a 2-core machine.
@@ -26,7 +28,8 @@ int main(int argc, char** argv) {
       {"overlap", bench::suite_overlap},
       {"placement", bench::suite_placement},
       {"task-rate", bench::suite_task_rate},
-      {"pinning", bench::suite_pinning}};
+      {"pinning", bench::suite_pinning},
+      {"concurrency", bench::suite_concurrency}};
   CLI::App app{"Heterogeneous execution on CPU + emulated accelerator (and a GPU when present).",
                "versa-bench-devices"};
   example::use_tool_rules(app);

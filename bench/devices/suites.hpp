@@ -12,5 +12,6 @@ void suite_overlap(const DeviceOptions& options);
 void suite_placement(const DeviceOptions& options);
 void suite_task_rate(const DeviceOptions& options);
 void suite_pinning(const DeviceOptions& options);
+void suite_concurrency(const DeviceOptions& options);
 
 }  // namespace bench

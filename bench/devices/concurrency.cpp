@@ -1,0 +1,234 @@
+// What the GPU makes of kernels on several streams, and what the calls a runtime makes between
+// them cost that overlap, with no runtime at all: the tiled Cholesky's kernel mix on 2048 tiles
+// (per round one trsm, four gemms and one syrk, as its 105 : 455 : 105), all queued at once, on
+// one stream, then dealt to 4 streams, each with its cuBLAS handle: plain; with a timed event
+// pair around each kernel (what Versa records to time its tasks); with one untimed event after
+// each (what StarPU records); with a cudaMalloc of a tile before every fourth kernel (a runtime
+// allocating tiles as they arrive); with the same from a memory pool in stream order
+// (Config::cuda_memory_pool); with a cudaFree instead. Each figure is the median wall time from
+// the first launch to the device's idle, against the one stream's.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/harness.hpp"
+#include "devices/suites.hpp"
+#if VERSA_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#endif
+
+namespace bench {
+
+#if VERSA_HAVE_CUDA
+namespace {
+
+constexpr int tile = 2048;
+constexpr int streams = 4;
+constexpr int rounds = 16;
+constexpr std::size_t tile_bytes = std::size_t{tile} * tile * sizeof(double);
+
+void check(cudaError_t status, const char* call) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("concurrency: ") + call + ": " +
+                             cudaGetErrorString(status));
+}
+void check(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("concurrency: ") + call + " failed");
+}
+
+// What is done between the kernels.
+enum class Between { nothing, timed_events, untimed_events, malloc, pool, free };
+
+struct Scenario {
+  const char* name;
+  int streams;
+  Between between;
+};
+
+class Bench {
+ public:
+  Bench() {
+    for (double*& buffer : inputs_)
+      check(cudaMalloc(reinterpret_cast<void**>(&buffer), tile_bytes), "cudaMalloc");
+    outputs_.resize(streams);
+    for (double*& buffer : outputs_)
+      check(cudaMalloc(reinterpret_cast<void**>(&buffer), tile_bytes), "cudaMalloc");
+    // A well-conditioned lower triangle for trsm: the identity, scaled.
+    std::vector<double> diagonal(static_cast<std::size_t>(tile) * tile, 0.0);
+    for (int i = 0; i < tile; ++i) diagonal[static_cast<std::size_t>(i) * tile + i] = 2.0;
+    check(cudaMemcpy(inputs_[2], diagonal.data(), tile_bytes, cudaMemcpyHostToDevice), "copy");
+    // Not zeros, which could draw less power and so run at higher clocks than real data.
+    const std::vector<double> values(static_cast<std::size_t>(tile) * tile, 0.5);
+    for (double* buffer : {inputs_[0], inputs_[1]})
+      check(cudaMemcpy(buffer, values.data(), tile_bytes, cudaMemcpyHostToDevice), "copy");
+    for (double* buffer : outputs_)
+      check(cudaMemcpy(buffer, values.data(), tile_bytes, cudaMemcpyHostToDevice), "copy");
+    for (int s = 0; s < streams; ++s) {
+      check(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cublasCreate(&handles_[s]), "cublasCreate");
+      check(cublasSetStream(handles_[s], streams_[s]), "cublasSetStream");
+    }
+    check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaMemPoolProps properties{};
+    properties.allocType = cudaMemAllocationTypePinned;
+    properties.location.type = cudaMemLocationTypeDevice;
+    check(cudaGetDevice(&properties.location.id), "cudaGetDevice");
+    check(cudaMemPoolCreate(&pool_, &properties), "cudaMemPoolCreate");
+  }
+  ~Bench() {
+    (void)cudaDeviceSynchronize();
+    for (int s = 0; s < streams; ++s) {
+      cublasDestroy(handles_[s]);
+      cudaStreamDestroy(streams_[s]);
+    }
+    cudaStreamDestroy(side_);
+    cudaMemPoolDestroy(pool_);
+    for (double* buffer : inputs_) cudaFree(buffer);
+    for (double* buffer : outputs_) cudaFree(buffer);
+  }
+
+  // Seconds from the first launch to the device's idle.
+  double run(const Scenario& scenario) {
+    const int kernels = rounds * 6;
+    std::vector<void*> allocated;
+    std::vector<void*> to_free;
+    if (scenario.between == Between::free)
+      for (int k = 0; k < kernels / 4; ++k) {
+        void* buffer = nullptr;
+        check(cudaMalloc(&buffer, tile_bytes), "cudaMalloc");
+        to_free.push_back(buffer);
+      }
+    std::vector<cudaEvent_t> events;
+    const unsigned flags =
+        scenario.between == Between::untimed_events ? cudaEventDisableTiming : cudaEventDefault;
+    const int per_kernel = scenario.between == Between::timed_events     ? 2
+                           : scenario.between == Between::untimed_events ? 1
+                                                                         : 0;
+    events.resize(static_cast<std::size_t>(kernels * per_kernel));
+    for (cudaEvent_t& event : events) check(cudaEventCreateWithFlags(&event, flags), "event");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+
+    const auto start = Clock::now();
+    for (int k = 0; k < kernels; ++k) {
+      const int s = k % scenario.streams;
+      if (k % 4 == 0) {
+        void* buffer = nullptr;
+        switch (scenario.between) {
+          case Between::malloc:
+            check(cudaMalloc(&buffer, tile_bytes), "cudaMalloc");
+            allocated.push_back(buffer);
+            break;
+          case Between::pool:
+            check(cudaMallocFromPoolAsync(&buffer, tile_bytes, pool_, side_), "pool");
+            check(cudaStreamSynchronize(side_), "cudaStreamSynchronize");
+            allocated.push_back(buffer);
+            break;
+          case Between::free:
+            check(cudaFree(to_free.back()), "cudaFree");
+            to_free.pop_back();
+            break;
+          default:
+            break;
+        }
+      }
+      if (scenario.between == Between::timed_events)
+        check(cudaEventRecord(events[static_cast<std::size_t>(2 * k)], streams_[s]), "record");
+      launch(k % 6, s);
+      if (per_kernel > 0)
+        check(cudaEventRecord(events[static_cast<std::size_t>(per_kernel * k + per_kernel - 1)],
+                              streams_[s]),
+              "record");
+    }
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const double seconds = seconds_since(start);
+
+    for (cudaEvent_t event : events) cudaEventDestroy(event);
+    for (void* buffer : allocated)
+      check(scenario.between == Between::pool ? cudaFreeAsync(buffer, side_) : cudaFree(buffer),
+            "free");
+    for (void* buffer : to_free) check(cudaFree(buffer), "cudaFree");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return seconds;
+  }
+
+ private:
+  // Kernel `kind` of a round (0: trsm, 1-4: gemm, 5: syrk) on stream `s`, into its own tile.
+  void launch(int kind, int s) {
+    const double one = 1.0, minus_one = -1.0;
+    double* out = outputs_[static_cast<std::size_t>(s)];
+    if (kind == 0) {
+      check(cublasDtrsm(handles_[s], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                        CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile),
+            "cublasDtrsm");
+    } else if (kind == 5) {
+      check(cublasDsyrk(handles_[s], CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, tile, tile, &minus_one,
+                        inputs_[0], tile, &one, out, tile),
+            "cublasDsyrk");
+    } else {
+      check(cublasDgemm(handles_[s], CUBLAS_OP_N, CUBLAS_OP_T, tile, tile, tile, &minus_one,
+                        inputs_[0], tile, inputs_[1], tile, &one, out, tile),
+            "cublasDgemm");
+    }
+  }
+
+  double* inputs_[3] = {};
+  std::vector<double*> outputs_;
+  cudaStream_t streams_[streams] = {};
+  cublasHandle_t handles_[streams] = {};
+  cudaStream_t side_ = nullptr;
+  cudaMemPool_t pool_ = nullptr;
+};
+
+}  // namespace
+#endif
+
+void suite_concurrency(const DeviceOptions& options) {
+  std::printf("\n== concurrency: the Cholesky's kernel mix on 2048 tiles, no runtime ==\n");
+#if VERSA_HAVE_CUDA
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    (void)cudaGetLastError();
+    std::printf("(no GPU: this suite needs one)\n");
+    return;
+  }
+  const Scenario scenarios[] = {
+      {"1 stream", 1, Between::nothing},
+      {"4 streams", streams, Between::nothing},
+      {"4 streams, timed event pairs", streams, Between::timed_events},
+      {"4 streams, untimed events", streams, Between::untimed_events},
+      {"4 streams, cudaMalloc", streams, Between::malloc},
+      {"4 streams, pool allocations", streams, Between::pool},
+      {"4 streams, cudaFree", streams, Between::free},
+  };
+  Bench bench;
+  (void)bench.run(scenarios[1]);  // cuBLAS's first calls load its kernels
+  std::vector<std::vector<double>> seconds(std::size(scenarios));
+  // The scenarios take turns, so that a slow spell of the machine spreads over all of them.
+  for (int r = 0; r < options.reps; ++r)
+    for (std::size_t i = 0; i < std::size(scenarios); ++i)
+      seconds[i].push_back(bench.run(scenarios[i]));
+  const double serial = median(seconds[0]);
+  std::printf("%d rounds of trsm + 4 gemm + syrk, median of %d\n", rounds, options.reps);
+  std::printf("%-32s %10s %12s\n", "scenario", "ms", "/ 1 stream");
+  for (std::size_t i = 0; i < std::size(scenarios); ++i) {
+    const double s = median(seconds[i]);
+    std::printf("%-32s %10.2f %12.3f\n", scenarios[i].name, s * 1e3, s / serial);
+    std::string param = scenarios[i].name;
+    std::replace(param.begin(), param.end(), ' ', '_');
+    std::erase(param, ',');
+    print_result("concurrency", "cuda", "scenario=" + param, "seconds", s, "s");
+  }
+#else
+  (void)options;
+  std::printf("(no CUDA backend in this build: this suite needs one)\n");
+#endif
+}
+
+}  // namespace bench
