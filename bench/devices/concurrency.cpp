@@ -6,7 +6,10 @@
 // each (what StarPU records); with a cudaMalloc of a tile before every fourth kernel (a runtime
 // allocating tiles as they arrive); with the same from a memory pool in stream order
 // (Config::cuda_memory_pool); with a cudaFree instead. Each figure is the median wall time from
-// the first launch to the device's idle, against the one stream's.
+// the first launch to the device's idle, against the one stream's. Before that, each kernel
+// alone on a 2048 tile, timed by events: the Cholesky's four (cuSOLVER's potrf, cuBLAS's trsm,
+// syrk, gemm), and what a solve through the diagonal tile's inverse would take instead of trsm
+// (cuSOLVER's trtri once per step, then cuBLAS's trmm per tile).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #if VERSA_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cusolverDn.h>
 
 #include <algorithm>
 #include <functional>
@@ -42,6 +46,19 @@ void check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("concurrency: ") + call + " failed");
 }
+void check(cusolverStatus_t status, const char* call) {
+  if (status != CUSOLVER_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("concurrency: ") + call + " failed");
+}
+
+// The kernels timed alone.
+enum class Kernel { potrf, trsm, syrk, gemm, trtri, trmm };
+
+struct KernelRow {
+  const char* name;
+  Kernel kernel;
+  double flops;  // per call, on a 2048 tile
+};
 
 // What is done between the kernels.
 enum class Between { nothing, timed_events, untimed_events, malloc, pool, free };
@@ -76,6 +93,20 @@ class Bench {
       check(cublasSetStream(handles_[s], streams_[s]), "cublasSetStream");
     }
     check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cusolverDnCreate(&solver_), "cusolverDnCreate");
+    check(cusolverDnSetStream(solver_, streams_[0]), "cusolverDnSetStream");
+    check(cudaMalloc(reinterpret_cast<void**>(&scratch_), tile_bytes), "cudaMalloc");
+    int potrf_work = 0;
+    check(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, tile, scratch_, tile,
+                                      &potrf_work),
+          "cusolverDnDpotrf_bufferSize");
+    std::size_t trtri_device = 0, trtri_host = 0;
+    check(cusolverDnXtrtri_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, tile,
+                                      CUDA_R_64F, scratch_, tile, &trtri_device, &trtri_host),
+          "cusolverDnXtrtri_bufferSize");
+    work_bytes_ = std::max(static_cast<std::size_t>(potrf_work) * sizeof(double), trtri_device);
+    check(cudaMalloc(&work_, work_bytes_ + sizeof(int)), "cudaMalloc");
+    host_work_.resize(std::max<std::size_t>(trtri_host, 1));
     cudaMemPoolProps properties{};
     properties.allocType = cudaMemAllocationTypePinned;
     properties.location.type = cudaMemLocationTypeDevice;
@@ -90,8 +121,57 @@ class Bench {
     }
     cudaStreamDestroy(side_);
     cudaMemPoolDestroy(pool_);
+    cusolverDnDestroy(solver_);
+    cudaFree(scratch_);
+    cudaFree(work_);
     for (double* buffer : inputs_) cudaFree(buffer);
     for (double* buffer : outputs_) cudaFree(buffer);
+  }
+
+  // Milliseconds of one call of `kernel` on stream 0, timed by events; potrf and trtri work on a
+  // fresh copy of the diagonal tile, copied before the first event.
+  double alone(Kernel kernel) {
+    const double one = 1.0;
+    cudaStream_t stream = streams_[0];
+    double* out = outputs_[0];
+    cudaEvent_t start = nullptr, end = nullptr;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&end), "cudaEventCreate");
+    if (kernel == Kernel::potrf || kernel == Kernel::trtri)
+      check(cudaMemcpyAsync(scratch_, inputs_[2], tile_bytes, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync");
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    auto* info = reinterpret_cast<int*>(static_cast<char*>(work_) + work_bytes_);
+    switch (kernel) {
+      case Kernel::potrf:
+        check(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, tile, scratch_, tile,
+                               static_cast<double*>(work_),
+                               static_cast<int>(work_bytes_ / sizeof(double)), info),
+              "cusolverDnDpotrf");
+        break;
+      case Kernel::trtri:
+        check(cusolverDnXtrtri(solver_, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, tile,
+                               CUDA_R_64F, scratch_, tile, work_, work_bytes_, host_work_.data(),
+                               host_work_.size(), info),
+              "cusolverDnXtrtri");
+        break;
+      case Kernel::trmm:
+        // In place, as cuBLAS allows when its B and C are one matrix.
+        check(cublasDtrmm(handles_[0], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                          CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile, out,
+                          tile),
+              "cublasDtrmm");
+        break;
+      default:
+        launch(kernel == Kernel::trsm ? 0 : kernel == Kernel::syrk ? 5 : 1, 0);
+    }
+    check(cudaEventRecord(end, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(end), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime");
+    cudaEventDestroy(start);
+    cudaEventDestroy(end);
+    return ms;
   }
 
   // Seconds from the first launch to the device's idle.
@@ -184,6 +264,11 @@ class Bench {
   cublasHandle_t handles_[streams] = {};
   cudaStream_t side_ = nullptr;
   cudaMemPool_t pool_ = nullptr;
+  cusolverDnHandle_t solver_ = nullptr;
+  double* scratch_ = nullptr;  // potrf's and trtri's tile
+  void* work_ = nullptr;       // their workspace, then their info word
+  std::size_t work_bytes_ = 0;
+  std::vector<char> host_work_;
 };
 
 }  // namespace
@@ -208,6 +293,22 @@ void suite_concurrency(const DeviceOptions& options) {
       {"4 streams, cudaFree", streams, Between::free},
   };
   Bench bench;
+  const double t = tile;
+  const KernelRow kernels[] = {
+      {"potrf", Kernel::potrf, t * t * t / 3}, {"trsm", Kernel::trsm, t * t * t},
+      {"syrk", Kernel::syrk, t * t * t},       {"gemm", Kernel::gemm, 2 * t * t * t},
+      {"trtri", Kernel::trtri, t * t * t / 3}, {"trmm", Kernel::trmm, t * t * t}};
+  for (const KernelRow& row : kernels) (void)bench.alone(row.kernel);  // loads the kernels
+  std::printf("each kernel alone on a 2048 tile, median of %d calls\n", 4 * options.reps);
+  std::printf("%-8s %10s %10s\n", "kernel", "ms", "TFLOP/s");
+  for (const KernelRow& row : kernels) {
+    std::vector<double> ms;
+    for (int r = 0; r < 4 * options.reps; ++r) ms.push_back(bench.alone(row.kernel));
+    const double call = median(ms);
+    std::printf("%-8s %10.3f %10.1f\n", row.name, call, row.flops / (call * 1e-3) / 1e12);
+    print_result("concurrency", "cuda", std::string("kernel=") + row.name, "ms_per_call", call,
+                 "ms");
+  }
   (void)bench.run(scenarios[1]);  // cuBLAS's first calls load its kernels
   std::vector<std::vector<double>> seconds(std::size(scenarios));
   // The scenarios take turns, so that a slow spell of the machine spreads over all of them.

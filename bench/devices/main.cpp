@@ -8,8 +8,9 @@
 //            all workers (the fractional optimum).
 // task-rate  Tasks of no work on the device: microseconds per task, submission to wait_all.
 // pinning    On a GPU: cudaHostRegister of 256 MiB against a pinned and a pageable copy of it.
-// concurrency On a GPU, with no runtime: the Cholesky's kernels on 1 and 4 streams, and what
-//            events, allocations and frees between them cost the overlap (not run by default).
+// concurrency On a GPU, with no runtime: each of the Cholesky's kernels alone (and trtri, trmm:
+//            a solve through the inverse), then the kernels on 1 and 4 streams, and what events,
+//            allocations and frees between them cost the overlap (not run by default).
 //
 // Device implementations wait without spinning (a real GPU kernel costs no CPU time), CPU
 // implementations busy-wait, so the figures are honest on a 2-core machine.
