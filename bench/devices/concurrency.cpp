@@ -1,15 +1,16 @@
 // What the GPU makes of kernels on several streams, and what the calls a runtime makes between
-// them cost that overlap, with no runtime at all: the tiled Cholesky's kernel mix on 2048 tiles
-// (per round one trsm, four gemms and one syrk, as its 105 : 455 : 105), all queued at once, on
-// one stream, then dealt to 4 streams, each with its cuBLAS handle: plain; with a timed event
-// pair around each kernel (what Versa records to time its tasks); with one untimed event after
-// each (what StarPU records); with a cudaMalloc of a tile before every fourth kernel (a runtime
-// allocating tiles as they arrive); with the same from a memory pool in stream order
-// (Config::cuda_memory_pool); with a cudaFree instead. Each figure is the median wall time from
-// the first launch to the device's idle, against the one stream's. Before that, each kernel
-// alone on a 2048 tile, timed by events: the Cholesky's four (cuSOLVER's potrf, cuBLAS's trsm,
-// syrk, gemm), and what a solve through the diagonal tile's inverse would take instead of trsm
-// (cuSOLVER's trtri once per step, then cuBLAS's trmm per tile).
+// them cost that overlap, with no runtime at all. First each kernel alone on a 2048 tile, timed
+// by events: the Cholesky's four (cuSOLVER's potrf, cuBLAS's trsm, syrk, gemm), and what a solve
+// through the diagonal tile's inverse would take instead of trsm (cuSOLVER's trtri once per
+// step, then cuBLAS's trmm per tile). Then the Cholesky's kernel mix (per round one trsm, four
+// gemms and one syrk, as its 105 : 455 : 105), all queued at once: on one stream; dealt in turn
+// to 2 and to 4 streams, each with its cuBLAS handle; the gemms on one stream and the other
+// kernels on the other three; and on 4 streams with, between kernels, a timed event pair around
+// each (what Versa records to time its tasks), one untimed event after each (what StarPU
+// records), a cudaMalloc of a tile before every fourth (a runtime allocating tiles as they
+// arrive), the same from a memory pool in stream order (Config::cuda_memory_pool), or a
+// cudaFree. Each figure is the median wall time from the first launch to the device's idle,
+// against the one stream's.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ struct Scenario {
   const char* name;
   int streams;
   Between between;
+  // The gemms all on stream 0 and the other kernels on the others, instead of every kernel on
+  // the next stream in turn: whether gemms, which each fill the GPU and its L2 cache, gain
+  // anything from running beside each other, or only the slow kernels beside them.
+  bool gemms_apart = false;
 };
 
 class Bench {
@@ -197,7 +202,11 @@ class Bench {
 
     const auto start = Clock::now();
     for (int k = 0; k < kernels; ++k) {
-      const int s = k % scenario.streams;
+      const int kind = k % 6;
+      const bool gemm = kind >= 1 && kind <= 4;
+      const int s = !scenario.gemms_apart ? k % scenario.streams
+                    : gemm                ? 0
+                                          : 1 + (k / 6 + (kind == 5)) % (scenario.streams - 1);
       if (k % 4 == 0) {
         void* buffer = nullptr;
         switch (scenario.between) {
@@ -220,7 +229,7 @@ class Bench {
       }
       if (scenario.between == Between::timed_events)
         check(cudaEventRecord(events[static_cast<std::size_t>(2 * k)], streams_[s]), "record");
-      launch(k % 6, s);
+      launch(kind, s);
       if (per_kernel > 0)
         check(cudaEventRecord(events[static_cast<std::size_t>(per_kernel * k + per_kernel - 1)],
                               streams_[s]),
@@ -285,7 +294,9 @@ void suite_concurrency(const DeviceOptions& options) {
   }
   const Scenario scenarios[] = {
       {"1 stream", 1, Between::nothing},
+      {"2 streams", 2, Between::nothing},
       {"4 streams", streams, Between::nothing},
+      {"4 streams, gemms on one", streams, Between::nothing, true},
       {"4 streams, timed event pairs", streams, Between::timed_events},
       {"4 streams, untimed events", streams, Between::untimed_events},
       {"4 streams, cudaMalloc", streams, Between::malloc},
