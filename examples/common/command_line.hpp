@@ -305,10 +305,11 @@ inline versa::Config runtime_config(const Devices& devices, int workers, const s
 }
 
 // The CUDA settings that differ from the library's defaults, for a RESULT line's parameters
-// (",streams=8", ",priority_streams=off", ",memory_pool=off", ",tasks_per_stream=1"), when a
-// GPU was used: the environment may set them (VERSA_CUDA_STREAMS, VERSA_CUDA_PRIORITY_STREAMS,
-// VERSA_CUDA_MEMORY_POOL, VERSA_DEVICE_TASKS_PER_STREAM), and runs under different ones must not
-// share a key.
+// (",streams=8", ",priority_streams=off", ",memory_pool=off", ",tasks_per_stream=1",
+// ",serial_types=gemm+syrk"), when a GPU was used: the environment may set them
+// (VERSA_CUDA_STREAMS, VERSA_CUDA_PRIORITY_STREAMS, VERSA_CUDA_MEMORY_POOL,
+// VERSA_DEVICE_TASKS_PER_STREAM, VERSA_DEVICE_SERIAL_TYPES), and runs under different ones must
+// not share a key.
 inline std::string cuda_settings(const versa::Config& config,
                                  const std::vector<versa::DeviceStatistics>& devices) {
   const bool gpu = std::any_of(devices.begin(), devices.end(),
@@ -325,6 +326,9 @@ inline std::string cuda_settings(const versa::Config& config,
     settings += effective.cuda_memory_pool ? ",memory_pool=on" : ",memory_pool=off";
   if (effective.device_tasks_per_stream != defaults.device_tasks_per_stream)
     settings += ",tasks_per_stream=" + std::to_string(effective.device_tasks_per_stream);
+  // Names joined by '+': a comma would end the parameter.
+  for (std::size_t i = 0; i < effective.device_serial_types.size(); ++i)
+    settings += (i == 0 ? ",serial_types=" : "+") + effective.device_serial_types[i];
   return settings;
 }
 

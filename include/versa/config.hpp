@@ -65,6 +65,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CUDA_PRIORITY_STREAMS=0|1 cuda_priority_streams
 //   VERSA_CUDA_MEMORY_POOL=0|1 cuda_memory_pool
 //   VERSA_DEVICE_TASKS_PER_STREAM=<n> device_tasks_per_stream
+//   VERSA_DEVICE_SERIAL_TYPES=<a,b,..> device_serial_types
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
@@ -188,6 +189,14 @@ struct Config {
   // stream is free, so that it may still go to whichever stream frees first (StarPU's
   // STARPU_CUDA_PIPELINE is the same setting).
   int device_tasks_per_stream = 2;
+
+  // Task types whose kernels each device runs one after another, on its first kernel stream,
+  // while the other types' run on its other streams (a device of one stream runs everything
+  // there). For kernels that each fill the GPU, such as a tiled factorisation's large products:
+  // beside each other they only share the GPU and thrash its cache, where slower kernels
+  // (triangular solves, small factorisations) gain by running beside them. Empty by default:
+  // every task takes any stream.
+  std::vector<std::string> device_serial_types;
 
   // Emulated accelerators, after the GPUs in device numbering.
   std::vector<EmulatedDeviceConfig> emulated_devices;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace versa {
@@ -47,6 +48,20 @@ std::vector<int> parse_ordinals(const char* variable, const char* value) {
     ordinals.push_back(static_cast<int>(ordinal));
     if (*end == '\0') return ordinals;
     item = end + 1;
+  }
+}
+
+// A comma-separated list of task type names ("gemm,syrk"), none empty.
+std::vector<std::string> parse_names(const char* variable, const char* value) {
+  std::vector<std::string> names;
+  std::string_view rest = value;
+  for (;;) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    if (name.empty()) bad_variable(variable, value, "task type names separated by commas");
+    names.emplace_back(name);
+    if (comma == std::string_view::npos) return names;
+    rest.remove_prefix(comma + 1);
   }
 }
 
@@ -94,6 +109,8 @@ Config Config::from_environment(Config base) {
         parse_integer("VERSA_CUDA_PRIORITY_STREAMS", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_CUDA_MEMORY_POOL"))
     base.cuda_memory_pool = parse_integer("VERSA_CUDA_MEMORY_POOL", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_DEVICE_SERIAL_TYPES"))
+    base.device_serial_types = parse_names("VERSA_DEVICE_SERIAL_TYPES", value);
   if (const char* value = std::getenv("VERSA_DEVICE_TASKS_PER_STREAM"))
     base.device_tasks_per_stream =
         static_cast<int>(parse_integer("VERSA_DEVICE_TASKS_PER_STREAM", value, 1,
@@ -164,6 +181,9 @@ Config Config::from_environment(Config base) {
     throw std::invalid_argument(
         "Config::device_tasks_per_stream = " + std::to_string(base.device_tasks_per_stream) +
         " is out of range: expected 1 to 16");
+  for (const std::string& name : base.device_serial_types)
+    if (name.empty())
+      throw std::invalid_argument("Config::device_serial_types has an empty task type name");
   if (base.emulated_devices.size() > static_cast<std::size_t>(max_devices))
     throw std::invalid_argument("Config::emulated_devices has " +
                                 std::to_string(base.emulated_devices.size()) +

@@ -10,9 +10,9 @@
 namespace versa::detail {
 
 DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
-                               int tasks_per_stream, const std::string& perf_model_file,
-                               Scheduler& scheduler, ReductionEngine& reductions,
-                               TraceRecorder& trace)
+                               int tasks_per_stream, const std::vector<std::string>& serial_types,
+                               const std::string& perf_model_file, Scheduler& scheduler,
+                               ReductionEngine& reductions, TraceRecorder& trace)
     : scheduler_(scheduler),
       reductions_(reductions),
       trace_(trace),
@@ -41,8 +41,8 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
   mover_ = std::make_unique<DataMover>(mover_nodes, *this, trace_);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const int node = static_cast<int>(i) + 1;
-    device_workers_.push_back(std::make_unique<DeviceWorker>(node, *devices_[i], *mover_, *this,
-                                                             tasks_per_stream, trace_));
+    device_workers_.push_back(std::make_unique<DeviceWorker>(
+        node, *devices_[i], *mover_, *this, tasks_per_stream, serial_types, trace_));
     mover_->attach_worker(node, device_workers_.back().get());
     placement_nodes[node].worker = device_workers_.back().get();
     trace_.add_device(devices_[i]->name(), devices_[i]->streams(), devices_[i]->priority_streams());

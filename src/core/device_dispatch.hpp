@@ -28,9 +28,11 @@ class Scheduler;
 class DeviceDispatch final : public DeviceTaskHost, public FillListener, public DevicePartials {
  public:
   // Takes over `devices` (at least one); `cpu_workers` CPU workers share the host node. Each
-  // device keeps up to `tasks_per_stream` tasks launched per kernel stream.
+  // device keeps up to `tasks_per_stream` tasks launched per kernel stream and runs the tasks of
+  // `serial_types` one after another (Config::device_tasks_per_stream, device_serial_types).
   DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
-                 int tasks_per_stream, const std::string& perf_model_file, Scheduler& scheduler,
+                 int tasks_per_stream, const std::vector<std::string>& serial_types,
+                 const std::string& perf_model_file, Scheduler& scheduler,
                  ReductionEngine& reductions, TraceRecorder& trace);
   // Destroys the device workers. shutdown() must have run, and the CPU workers, which read the
   // device workers' backlogs while they look for work, must have stopped.

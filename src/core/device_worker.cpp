@@ -18,7 +18,8 @@ bool runs_later(const Task* a, const Task* b) {
 }  // namespace
 
 DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host,
-                           int tasks_per_stream, TraceRecorder& trace)
+                           int tasks_per_stream, std::vector<std::string> serial_types,
+                           TraceRecorder& trace)
     : node_(node),
       device_(device),
       mover_(mover),
@@ -29,6 +30,7 @@ DeviceWorker::DeviceWorker(int node, Device& device, DataMover& mover, DeviceTas
       max_copying_(2 * device.streams()),
       max_launched_(tasks_per_stream * device.streams()),
       tasks_per_stream_(tasks_per_stream),
+      serial_types_(std::move(serial_types)),
       prefetch_budget_(device.memory_capacity() / 2),
       on_stream_(static_cast<std::size_t>(device.streams() + device.priority_streams()), 0),
       thread_([this] { loop(); }) {}
@@ -318,11 +320,18 @@ Task* DeviceWorker::pop_first() {
   return first;
 }
 
-// A task with a positive priority goes to the high-priority streams, when the device has them.
+// A task of a serial type goes to stream 0, when the device has others for the rest; one with a
+// positive priority to the high-priority streams, when the device has them; the others to the
+// kernel streams (but stream 0 when there are serial types).
 std::pair<int, int> DeviceWorker::streams_of(const Task& task) const {
+  const int streams = device_.streams();
+  const bool apart = !serial_types_.empty() && streams > 1;
+  if (apart &&
+      std::find(serial_types_.begin(), serial_types_.end(), task.type_name) != serial_types_.end())
+    return {0, 1};
   const int urgent = device_.priority_streams();
-  if (task.priority > 0 && urgent > 0) return {device_.streams(), urgent};
-  return {0, device_.streams()};
+  if (task.priority > 0 && urgent > 0) return {streams, urgent};
+  return apart ? std::pair{1, streams - 1} : std::pair{0, streams};
 }
 
 // A body that waits for its children holds no stream meanwhile (as in busy()): while one does,

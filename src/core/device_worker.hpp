@@ -53,9 +53,10 @@ class DeviceTaskHost {
 class DeviceWorker final : public BodyLane {
  public:
   // Keeps up to `tasks_per_stream` tasks launched per kernel stream
-  // (Config::device_tasks_per_stream); records its reservations and launches in `trace`.
+  // (Config::device_tasks_per_stream), runs the tasks of `serial_types` one after another
+  // (Config::device_serial_types); records its reservations and launches in `trace`.
   DeviceWorker(int node, Device& device, DataMover& mover, DeviceTaskHost& host,
-               int tasks_per_stream, TraceRecorder& trace);
+               int tasks_per_stream, std::vector<std::string> serial_types, TraceRecorder& trace);
   // Stops the thread; every task pushed must have ended.
   ~DeviceWorker();
   // The same, earlier: a worker reads the others' backlogs while pulling work, so every worker
@@ -146,6 +147,8 @@ class DeviceWorker final : public BodyLane {
   const int max_copying_;
   const int max_launched_;
   const int tasks_per_stream_;
+  // Config::device_serial_types: their tasks take stream 0 alone, the others the other streams.
+  const std::vector<std::string> serial_types_;
   // How many of the queue's first tasks one step looks over for one that can start.
   static constexpr std::size_t looked_over_at_most = 256;
   // Bytes of data the tasks in flight may hold on the device: prefetching further ahead would

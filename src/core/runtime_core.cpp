@@ -143,9 +143,9 @@ void RuntimeCore::open_devices() {
   for (const DeviceBackend& kind : device_kinds())
     if (kind.open) summary_ += "; " + kind.open(config_, devices);
   if (devices.empty()) return;
-  dispatch_ =
-      std::make_unique<DeviceDispatch>(std::move(devices), cpus, config_.device_tasks_per_stream,
-                                       config_.perf_model_file, scheduler_, reductions_, trace_);
+  dispatch_ = std::make_unique<DeviceDispatch>(
+      std::move(devices), cpus, config_.device_tasks_per_stream, config_.device_serial_types,
+      config_.perf_model_file, scheduler_, reductions_, trace_);
   scheduler_.set_devices(dispatch_.get());
   reductions_.set_devices(dispatch_.get());
 }

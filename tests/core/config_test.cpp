@@ -39,6 +39,7 @@ constexpr const char* all_variables[] = {
     "VERSA_CUDA_PRIORITY_STREAMS",
     "VERSA_DEVICE_TASKS_PER_STREAM",
     "VERSA_CUDA_MEMORY_POOL",
+    "VERSA_DEVICE_SERIAL_TYPES",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -139,6 +140,13 @@ TEST_F(ConfigTest, CudaMemoryPoolTurnsItOff) {
   EXPECT_FALSE(Config::from_environment(Config{}).cuda_memory_pool);
 }
 
+TEST_F(ConfigTest, DeviceSerialTypesNamesTheTaskTypes) {
+  EXPECT_TRUE(Config::from_environment(Config{}).device_serial_types.empty());
+  const ScopedEnvironment variable("VERSA_DEVICE_SERIAL_TYPES", "gemm,syrk");
+  EXPECT_EQ(Config::from_environment(Config{}).device_serial_types,
+            (std::vector<std::string>{"gemm", "syrk"}));
+}
+
 TEST_F(ConfigTest, DeviceTasksPerStreamSetsTheLaunchWindow) {
   EXPECT_EQ(Config::from_environment(Config{}).device_tasks_per_stream, 2);
   const ScopedEnvironment variable("VERSA_DEVICE_TASKS_PER_STREAM", "1");
@@ -234,6 +242,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
                       BadVariable{"CudaPriorityStreamsWord", "VERSA_CUDA_PRIORITY_STREAMS", "on"},
                       BadVariable{"CudaMemoryPoolWord", "VERSA_CUDA_MEMORY_POOL", "yes"},
+                      BadVariable{"SerialTypesEmpty", "VERSA_DEVICE_SERIAL_TYPES", ""},
+                      BadVariable{"SerialTypesTrailingComma", "VERSA_DEVICE_SERIAL_TYPES", "gemm,"},
+                      BadVariable{"SerialTypesEmptyName", "VERSA_DEVICE_SERIAL_TYPES", "a,,b"},
                       BadVariable{"TasksPerStreamZero", "VERSA_DEVICE_TASKS_PER_STREAM", "0"},
                       BadVariable{"TasksPerStreamTooMany", "VERSA_DEVICE_TASKS_PER_STREAM", "17"},
                       BadVariable{"NcpuZero", "VERSA_NCPU", "0"},
@@ -257,6 +268,10 @@ TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {
   EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
   tasks_per_stream.device_tasks_per_stream = 17;
   EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
+
+  Config serial_types;
+  serial_types.device_serial_types = {"gemm", ""};
+  EXPECT_THAT(error_of(serial_types), HasSubstr("Config::device_serial_types"));
 
   Config memory;
   memory.device_memory_limit = 10;

@@ -694,6 +694,49 @@ TEST(Devices, WithOneTaskPerStreamATaskWaitsForAFreeStream) {
   for (int i = 1; i <= 3; ++i) EXPECT_EQ(data[static_cast<std::size_t>(i)][0], 1.0);
 }
 
+// Tasks of a serial type (Config::device_serial_types) run one after another on a device whose
+// four streams' kernels may otherwise run side by side, and the other tasks beside them; without
+// the setting the same tasks overlap each other.
+TEST(Devices, TasksOfASerialTypeRunOneAfterAnotherAndTheOthersBesideThem) {
+  for (const bool serial : {true, false}) {
+    SCOPED_TRACE(serial ? "big is serial" : "no serial type");
+    versa::Config config = four_lane_device();
+    if (serial) config.device_serial_types = {"big"};
+    versa::Runtime rt{config};
+    std::atomic<int> bigs{0}, all{0}, most_bigs{0}, most_all{0};
+    const auto track = [](std::atomic<int>& now, std::atomic<int>& most) {
+      const int seen_now = ++now;
+      for (int seen = most; seen_now > seen && !most.compare_exchange_weak(seen, seen_now);)
+        ;
+    };
+    auto kernel = [&](bool big) {
+      return [&, big](Span<double> x) {
+        if (big) track(bigs, most_bigs);
+        track(all, most_all);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        --all;
+        if (big) --bigs;
+        x[0] += 1;
+      };
+    };
+    auto big = versa::task_type("big").emulated(kernel(true)).placement(Placement::gpu_only);
+    auto small = versa::task_type("small").emulated(kernel(false)).placement(Placement::gpu_only);
+    std::vector<std::vector<double>> data(24, iota(0));
+    std::vector<versa::Handle<double>> handles;
+    for (auto& d : data) handles.push_back(rt.data(d));
+    for (std::size_t i = 0; i < handles.size(); ++i)
+      rt.submit(i % 2 == 0 ? big : small, versa::write(handles[i]));
+    rt.wait_all();
+    for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+    if (serial) {
+      EXPECT_EQ(most_bigs, 1) << "two tasks of the serial type overlapped";
+      EXPECT_GE(most_all, 2) << "no task ran beside the serial type's";
+    } else {
+      EXPECT_GE(most_bigs, 2);
+    }
+  }
+}
+
 TEST(Devices, PlacementSharesADevicesQueueAmongItsConcurrentKernels) {
   // The device runs four 5 ms kernels at once: 16 ready tasks take it 20 ms, half the 40 ms one
   // task takes a CPU worker. Counted as one lane, the device would look 80 ms busy and each

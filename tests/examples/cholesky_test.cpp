@@ -154,6 +154,7 @@ struct DeviceCase {
   bool home_when_final = false;  // each tile copied home once final (Runtime::copy_home)
   cholesky::Priorities priorities = cholesky::Priorities::critical_path;
   bool priority_streams = false;  // the panel's tasks on high-priority streams, as on a GPU
+  bool serial_gemm = false;       // the gemms one after another (Config::device_serial_types)
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -171,6 +172,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   versa::Config config = versa::testing::with_emulated(workers(2), c.devices, memory);
   for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
     device.priority_streams = c.priority_streams;
+  if (c.serial_gemm) config.device_serial_types = {"gemm"};
   config.task_statistics = true;
   versa::Runtime rt{config};
   {
@@ -220,13 +222,16 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{100, 16, 1, versa::Placement::gpu_only, true, cholesky::Priorities::wavefront},
         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
                    cholesky::Priorities::critical_path, true},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
+                   cholesky::Priorities::critical_path, true, true},
         DeviceCase{96, 32, 2, versa::Placement::automatic, false, cholesky::Priorities::wavefront}),
     [](const testing::TestParamInfo<DeviceCase>& info) {
       return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
              std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
              (info.param.home_when_final ? "_home_when_final" : "") +
              (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "") +
-             (info.param.priority_streams ? "_priority_streams" : "");
+             (info.param.priority_streams ? "_priority_streams" : "") +
+             (info.param.serial_gemm ? "_serial_gemm" : "");
     });
 
 // On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips

@@ -163,6 +163,7 @@ TEST(CommandLine, CudaSettingsNameWhatDiffersFromTheDefaults) {
   const ScopedEnvironment no_priority("VERSA_CUDA_PRIORITY_STREAMS", nullptr);
   const ScopedEnvironment no_tasks_per_stream("VERSA_DEVICE_TASKS_PER_STREAM", nullptr);
   const ScopedEnvironment no_pool("VERSA_CUDA_MEMORY_POOL", nullptr);
+  const ScopedEnvironment no_serial("VERSA_DEVICE_SERIAL_TYPES", nullptr);
   std::vector<versa::DeviceStatistics> gpu(2), emulated(2);
   gpu[0].name = emulated[0].name = "cpu";
   gpu[1].name = "cuda:0 (NVIDIA H200)";
@@ -174,8 +175,10 @@ TEST(CommandLine, CudaSettingsNameWhatDiffersFromTheDefaults) {
     const ScopedEnvironment priority("VERSA_CUDA_PRIORITY_STREAMS", "0");
     const ScopedEnvironment tasks_per_stream("VERSA_DEVICE_TASKS_PER_STREAM", "1");
     const ScopedEnvironment pool("VERSA_CUDA_MEMORY_POOL", "0");
+    const ScopedEnvironment serial("VERSA_DEVICE_SERIAL_TYPES", "gemm,syrk");
     EXPECT_EQ(example::cuda_settings(config, gpu),
-              ",streams=8,priority_streams=off,memory_pool=off,tasks_per_stream=1");
+              ",streams=8,priority_streams=off,memory_pool=off,tasks_per_stream=1,"
+              "serial_types=gemm+syrk");
     EXPECT_EQ(example::cuda_settings(config, emulated), "");
   }
   versa::Config two_streams;
