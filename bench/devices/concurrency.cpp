@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "devices/gpu_config.hpp"
 #include "devices/suites.hpp"
 #if VERSA_HAVE_CUDA
 #include <cublas_v2.h>
@@ -286,12 +287,7 @@ class Bench {
 void suite_concurrency(const DeviceOptions& options) {
   std::printf("\n== concurrency: the Cholesky's kernel mix on 2048 tiles, no runtime ==\n");
 #if VERSA_HAVE_CUDA
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    (void)cudaGetLastError();
-    std::printf("(no GPU: this suite needs one)\n");
-    return;
-  }
+  if (!cuda_gpu_present()) return;
   const Scenario scenarios[] = {
       {"1 stream", 1, Between::nothing},
       {"2 streams", 2, Between::nothing},

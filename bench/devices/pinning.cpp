@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/harness.hpp"
+#include "devices/gpu_config.hpp"
 #include "devices/suites.hpp"
 #if VERSA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -57,12 +58,7 @@ PinningRun measure(std::size_t bytes) {
 void suite_pinning(const DeviceOptions& options) {
   std::printf("\n== pinning: page-locking 256 MiB against copying it pageable ==\n");
 #if VERSA_HAVE_CUDA
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    (void)cudaGetLastError();
-    std::printf("(no GPU: this suite needs one)\n");
-    return;
-  }
+  if (!cuda_gpu_present()) return;
   const std::size_t bytes = std::size_t{256} << 20;
   (void)measure(std::size_t{1} << 20);  // the context and the first allocations
   std::vector<double> reg, unreg, pinned, pageable;

@@ -326,7 +326,7 @@ Task* DeviceWorker::pop_first() {
 std::pair<int, int> DeviceWorker::streams_of(const Task& task) const {
   const int streams = device_.streams();
   const bool apart = !serial_types_.empty() && streams > 1;
-  if (apart &&
+  if (apart && task.type_name != nullptr &&
       std::find(serial_types_.begin(), serial_types_.end(), task.type_name) != serial_types_.end())
     return {0, 1};
   const int urgent = device_.priority_streams();
