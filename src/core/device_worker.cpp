@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/assert.hpp"
 #include "base/task.hpp"
 #include "core/data_mover.hpp"
 #include "core/placement.hpp"
@@ -9,8 +10,11 @@
 namespace versa::detail {
 
 namespace {
+// Task::stream of a task started and not launched: its stream is chosen at launch.
+constexpr int no_stream = -1;
+
 // Heap order: higher priority first, then earlier submission. The submission number is kept in
-// Task::stream until the task starts (it is assigned a real stream then).
+// Task::stream until the task starts (it is assigned a real stream at launch).
 bool runs_later(const Task* a, const Task* b) {
   if (a->priority != b->priority) return a->priority < b->priority;
   return a->stream > b->stream;
@@ -373,6 +377,7 @@ void DeviceWorker::start(Task* task) {
     case DataMover::Reservation::ready:
       ++in_flight_;
       in_flight_bytes_ += PlacementPolicy::data_bytes(*task);
+      task->stream = no_stream;  // until it launches; its staging may fail before
       staging_.fetch_add(1, std::memory_order_relaxed);
       host_.stage(*task);
       return;
@@ -395,7 +400,11 @@ void DeviceWorker::start(Task* task) {
 
 void DeviceWorker::ended(Task* task, OperationResult result) {
   mover_.unreserve(*task, node_);
-  --on_stream_[task->stream];
+  if (task->stream != no_stream) {
+    VERSA_ASSERT(task->stream >= 0 && task->stream < static_cast<int>(on_stream_.size()),
+                 "a task ended on a stream the device does not have");
+    --on_stream_[task->stream];
+  }
   --in_flight_;
   in_flight_bytes_ -= PlacementPolicy::data_bytes(*task);
   leave(task->expected_ns);

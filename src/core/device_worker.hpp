@@ -175,7 +175,7 @@ class DeviceWorker final : public BodyLane {
   // not ended. The worker's thread only.
   std::vector<int> on_stream_;
   // Tasks whose data is here, waiting for a stream with room, in the order they run (by priority,
-  // then submission). The worker's thread only.
+  // then as their data arrived). The worker's thread only.
   std::vector<Task*> launchable_;
 
   std::atomic<int> waiting_bodies_{0};  // bodies of tasks in flight that wait (body_waiting)
