@@ -93,13 +93,18 @@ void DeviceWorker::launch(Task* task) {
 
 void DeviceWorker::execute(Task* task) {
   task->stream = stream_for(*task);
-  const auto start = TraceRecorder::Clock::now();
+  const auto start = trace_started();
   // Named before the launch: the task may end, and be recycled, before it returns.
   const std::string name = trace_.enabled() && task->name ? task->name : "";
   device_.execute(task->stream, *task, [this, task](OperationResult result) {
     post([this, task, result = std::move(result)]() mutable { ended(task, std::move(result)); });
   });
   record(start, "launch", name);
+}
+
+// Now when tracing, else nothing: a task's launch and reservation need no clock otherwise.
+TraceRecorder::Clock::time_point DeviceWorker::trace_started() const {
+  return trace_.enabled() ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point{};
 }
 
 void DeviceWorker::record(TraceRecorder::Clock::time_point start, const char* what,
@@ -370,7 +375,7 @@ void DeviceWorker::start(Task* task) {
     return;
   }
   std::string why;
-  const auto start = TraceRecorder::Clock::now();
+  const auto start = trace_started();
   const DataMover::Reservation reservation = mover_.reserve(*task, node_, why);
   record(start, "reserve", task->name ? task->name : "");
   switch (reservation) {

@@ -115,6 +115,8 @@ class DeviceWorker final : public BodyLane {
   void start(Task* task);
   // Launches `task` on stream_for(task).
   void execute(Task* task);
+  // The start of a span record() takes: read only when tracing.
+  TraceRecorder::Clock::time_point trace_started() const;
   // Records on the trace's worker track that this thread spent from `start` to now on `what`
   // for `task`.
   void record(TraceRecorder::Clock::time_point start, const char* what, std::string_view task);
