@@ -18,9 +18,10 @@ Placements parse_placements(const std::string& text) {
     if (eq == std::string::npos)
       throw std::invalid_argument("'" + item + "' is not of the form kernel=where");
     const std::string kernel = item.substr(0, eq), where = item.substr(eq + 1);
-    if (kernel != "potrf" && kernel != "trsm" && kernel != "syrk" && kernel != "gemm")
+    if (std::find_if(std::begin(kernels), std::end(kernels),
+                     [&](const char* known) { return kernel == known; }) == std::end(kernels))
       throw std::invalid_argument("unknown kernel '" + kernel +
-                                  "' (kernels: potrf, trsm, syrk, gemm)");
+                                  "' (kernels: potrf, trsm, trtri, trmm, syrk, gemm)");
     if (where == "cpu") {
       placements[kernel] = versa::Placement::cpu_only;
     } else if (where == "gpu") {
@@ -44,10 +45,22 @@ Priorities parse_priorities(const std::string& text) {
                               "' (priorities: critical_path, wavefront)");
 }
 
-TaskCounts task_counts(std::size_t tiles) {
+PanelSolve parse_panel_solve(const std::string& text) {
+  if (text == "trsm") return PanelSolve::trsm;
+  if (text == "inverse") return PanelSolve::inverse;
+  throw std::invalid_argument("unknown panel solve '" + text + "' (solves: trsm, inverse)");
+}
+
+TaskCounts task_counts(std::size_t tiles, PanelSolve solve) {
   TaskCounts counts;
   counts.potrf = tiles;
-  counts.trsm = counts.syrk = tiles * (tiles - (tiles > 0 ? 1 : 0)) / 2;
+  counts.syrk = tiles * (tiles - (tiles > 0 ? 1 : 0)) / 2;
+  if (solve == PanelSolve::inverse) {
+    counts.trtri = tiles - (tiles > 0 ? 1 : 0);
+    counts.trmm = counts.syrk;
+  } else {
+    counts.trsm = counts.syrk;
+  }
   for (std::size_t k = 0; k < tiles; ++k) {
     const std::size_t below = tiles - k - 1;
     counts.gemm += below * (below - (below > 0 ? 1 : 0)) / 2;

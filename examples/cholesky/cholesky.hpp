@@ -26,7 +26,8 @@ using Placements = std::map<std::string, versa::Placement>;
 // std::invalid_argument naming the bad item.
 Placements parse_placements(const std::string& text);
 
-// BLAS and LAPACK for one precision.
+// BLAS and LAPACK for one precision. invert_lower: inverse = L^-1 (lower triangles; returns
+// LAPACK's info, > 0 when L is singular); trmm: b = b inverse^T, trsm's result from it.
 template <class T>
 struct Blas;
 
@@ -39,6 +40,19 @@ struct Blas<double> {
                    std::size_t ldb) {
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
                 static_cast<int>(m), static_cast<int>(n), 1.0, l, static_cast<int>(ldl), b,
+                static_cast<int>(ldb));
+  }
+  static int invert_lower(std::size_t n, const double* l, std::size_t ldl, double* inverse,
+                          std::size_t ldi) {
+    LAPACKE_dlacpy(LAPACK_COL_MAJOR, 'L', static_cast<int>(n), static_cast<int>(n), l,
+                   static_cast<int>(ldl), inverse, static_cast<int>(ldi));
+    return LAPACKE_dtrtri(LAPACK_COL_MAJOR, 'L', 'N', static_cast<int>(n), inverse,
+                          static_cast<int>(ldi));
+  }
+  static void trmm(std::size_t m, std::size_t n, const double* inverse, std::size_t ldi, double* b,
+                   std::size_t ldb) {
+    cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+                static_cast<int>(m), static_cast<int>(n), 1.0, inverse, static_cast<int>(ldi), b,
                 static_cast<int>(ldb));
   }
   static void syrk(std::size_t n, std::size_t k, const double* a, std::size_t lda, double* c,
@@ -65,6 +79,19 @@ struct Blas<float> {
                 static_cast<int>(m), static_cast<int>(n), 1.0f, l, static_cast<int>(ldl), b,
                 static_cast<int>(ldb));
   }
+  static int invert_lower(std::size_t n, const float* l, std::size_t ldl, float* inverse,
+                          std::size_t ldi) {
+    LAPACKE_slacpy(LAPACK_COL_MAJOR, 'L', static_cast<int>(n), static_cast<int>(n), l,
+                   static_cast<int>(ldl), inverse, static_cast<int>(ldi));
+    return LAPACKE_strtri(LAPACK_COL_MAJOR, 'L', 'N', static_cast<int>(n), inverse,
+                          static_cast<int>(ldi));
+  }
+  static void trmm(std::size_t m, std::size_t n, const float* inverse, std::size_t ldi, float* b,
+                   std::size_t ldb) {
+    cblas_strmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+                static_cast<int>(m), static_cast<int>(n), 1.0f, inverse, static_cast<int>(ldi), b,
+                static_cast<int>(ldb));
+  }
   static void syrk(std::size_t n, std::size_t k, const float* a, std::size_t lda, float* c,
                    std::size_t ldc) {
     cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(k),
@@ -78,21 +105,34 @@ struct Blas<float> {
   }
 };
 
+// How each step solves its panel, the tiles A(m,k) below the diagonal, against L(k,k):
+//   trsm     one triangular solve per tile (BLAS trsm). The default.
+//   inverse  L(k,k)^-1 once per step (LAPACK trtri, the task type `trtri`), then one triangular
+//            product per tile (`trmm`, trsm's flops): on a GPU a product keeps the SMs busy,
+//            where cuBLAS's solve of a 2048 tile is a chain of small kernels (9.7 TFLOP/s on an
+//            H200, against gemm's 59). The products' error grows with the condition number of
+//            L(k,k), a solve's does not: for matrices whose diagonal tiles are well conditioned,
+//            as MAGMA's solves through inverted diagonal blocks assume.
+enum class PanelSolve { trsm, inverse };
+
+// Parses "trsm" or "inverse". Throws std::invalid_argument naming the bad value.
+PanelSolve parse_panel_solve(const std::string& text);
+
 // The kernels, in the order of TaskCounts: their task types' names, under which
 // Runtime::task_statistics reports them.
-inline constexpr const char* kernels[4] = {"potrf", "trsm", "syrk", "gemm"};
+inline constexpr const char* kernels[6] = {"potrf", "trsm", "trtri", "trmm", "syrk", "gemm"};
 
 // Number of tasks of each kernel for a matrix of `tiles` x `tiles` tiles.
 struct TaskCounts {
-  std::size_t potrf = 0, trsm = 0, syrk = 0, gemm = 0;
-  std::size_t total() const { return potrf + trsm + syrk + gemm; }
+  std::size_t potrf = 0, trsm = 0, trtri = 0, trmm = 0, syrk = 0, gemm = 0;
+  std::size_t total() const { return potrf + trsm + trtri + trmm + syrk + gemm; }
   // Tasks of kernels[kernel].
   std::size_t operator[](int kernel) const {
-    const std::size_t counts[4] = {potrf, trsm, syrk, gemm};
+    const std::size_t counts[6] = {potrf, trsm, trtri, trmm, syrk, gemm};
     return counts[kernel];
   }
 };
-TaskCounts task_counts(std::size_t tiles);
+TaskCounts task_counts(std::size_t tiles, PanelSolve solve = PanelSolve::trsm);
 
 // Which of the ready tasks go first (versa::priority), a choice that matters most where a GPU
 // waits for the tiles to arrive:
@@ -150,6 +190,32 @@ struct Schedule {
   bool home_when_final = false;
 };
 
+namespace detail {
+
+// The steps of the right-looking factorisation, each step's panel (the tiles below its diagonal
+// tile) submitted by solve_panel(k, priorities).
+template <class Runtime, class Matrix, class Potrf, class SolvePanel, class Syrk, class Gemm>
+void submit_steps(Runtime& rt, const Matrix& a, const Potrf& potrf, const SolvePanel& solve_panel,
+                  const Syrk& syrk, const Gemm& gemm, const Schedule& schedule) {
+  const int nt = static_cast<int>(a.tile_rows());
+  const TaskPriorities priority(schedule.priorities, nt);
+  for (int k = 0; k < nt; ++k) {
+    rt.submit(potrf, versa::write(a(k, k)), versa::priority(priority.potrf(k)),
+              versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
+    if (schedule.home_when_final) rt.copy_home(a(k, k));
+    solve_panel(k, priority);
+    for (int m = k + 1; m < nt; ++m) {
+      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),
+                versa::priority(priority.syrk(k, m)));
+      for (int j = k + 1; j < m; ++j)
+        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)),
+                  versa::priority(priority.gemm(k, m, j)));
+    }
+  }
+}
+
+}  // namespace detail
+
 // Submits the right-looking tiled factorisation of the lower triangle of `a` (square, tiled),
 // its tile kernels being the task types `potrf` (writes A(k,k)), `trsm` (reads A(k,k), writes
 // A(m,k)), `syrk` (reads A(m,k), writes A(m,m)) and `gemm` (reads A(m,k) and A(j,k), writes
@@ -162,33 +228,50 @@ template <class Runtime, class Matrix, class Potrf, class Trsm, class Syrk, clas
 void submit_tasks(Runtime& rt, const Matrix& a, const Potrf& potrf, const Trsm& trsm,
                   const Syrk& syrk, const Gemm& gemm, const Schedule& schedule) {
   const int nt = static_cast<int>(a.tile_rows());
-  const TaskPriorities priority(schedule.priorities, nt);
-  for (int k = 0; k < nt; ++k) {
-    rt.submit(potrf, versa::write(a(k, k)), versa::priority(priority.potrf(k)),
-              versa::name("potrf A(" + std::to_string(k) + "," + std::to_string(k) + ")"));
-    if (schedule.home_when_final) rt.copy_home(a(k, k));
+  const auto solve_panel = [&](int k, const TaskPriorities& priority) {
     for (int m = k + 1; m < nt; ++m) {
       rt.submit(trsm, versa::read(a(k, k)), versa::write(a(m, k)),
                 versa::priority(priority.trsm(k, m)));
       if (schedule.home_when_final) rt.copy_home(a(m, k));
     }
-    for (int m = k + 1; m < nt; ++m) {
-      rt.submit(syrk, versa::read(a(m, k)), versa::write(a(m, m)),
-                versa::priority(priority.syrk(k, m)));
-      for (int j = k + 1; j < m; ++j)
-        rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)),
-                  versa::priority(priority.gemm(k, m, j)));
-    }
-  }
+  };
+  detail::submit_steps(rt, a, potrf, solve_panel, syrk, gemm, schedule);
 }
 
-// submit_tasks with the tile kernels of OpenBLAS/LAPACKE on CPUs and cuBLAS/cuSOLVER on GPUs
-// (the emulated device runs the CPU ones), placed by `placements`. A tile that is not positive
-// definite makes its potrf task throw std::runtime_error. Tile kernels run sequential BLAS: call
-// use_one_blas_thread() first when BLAS is threaded.
-template <class Runtime, class Matrix>
-void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {},
-                          const Schedule& schedule = {}) {
+// submit_tasks with each panel solved through L(k,k)^-1 (PanelSolve::inverse): `trtri` (reads
+// A(k,k), writes `inverse`) and then `trmm` (reads `inverse`, writes A(m,k)) in place of trsm.
+// `inverse` is a versa::Runtime's handle of one tile of the tile size, whose data is scratch:
+// each step writes it whole (write_only), so the runtime gives that step's inverse a buffer of
+// its own while the step before's products still read theirs (renaming; on a device, a buffer
+// in the device's memory), and it holds the last step's at the end. trtri goes with potrf on the
+// critical path, at potrf's priority.
+template <class Runtime, class Matrix, class Inverse, class Potrf, class Trtri, class Trmm,
+          class Syrk, class Gemm>
+void submit_tasks_through_inverse(Runtime& rt, const Matrix& a, const Inverse& inverse,
+                                  const Potrf& potrf, const Trtri& trtri, const Trmm& trmm,
+                                  const Syrk& syrk, const Gemm& gemm, const Schedule& schedule) {
+  const int nt = static_cast<int>(a.tile_rows());
+  const auto solve_panel = [&](int k, const TaskPriorities& priority) {
+    if (k + 1 == nt) return;
+    rt.submit(trtri, versa::read(a(k, k)), versa::write_only(inverse),
+              versa::priority(priority.potrf(k)));
+    for (int m = k + 1; m < nt; ++m) {
+      rt.submit(trmm, versa::read(inverse), versa::write(a(m, k)),
+                versa::priority(priority.trsm(k, m)));
+      if (schedule.home_when_final) rt.copy_home(a(m, k));
+    }
+    // The last inverse comes home at wait_all otherwise, after the last kernel.
+    if (schedule.home_when_final && k + 2 == nt) rt.copy_home(inverse);
+  };
+  detail::submit_steps(rt, a, potrf, solve_panel, syrk, gemm, schedule);
+}
+
+namespace detail {
+
+// submit_tasks, or with `inverse` submit_tasks_through_inverse, with the example's kernels.
+template <class Runtime, class Matrix, class Inverse>
+void submit_with_kernels(Runtime& rt, const Matrix& a, const Inverse* inverse,
+                         const Placements& placements, const Schedule& schedule) {
   using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
   using versa::Tile;
   auto place = [&](const char* kernel) {
@@ -224,6 +307,37 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
           })
           .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.cols(1) * s.cols(1); })
           .placement(place("trsm"));
+  const auto trtri =
+      versa::task_type("trtri")
+          .cpu([](Tile<const T> akk, Tile<T> inverse) {
+            const int info = Blas<T>::invert_lower(akk.rows(), akk.data(), akk.ld(), inverse.data(),
+                                                   inverse.ld());
+            if (info > 0)
+              throw std::runtime_error("trtri: the diagonal tile is singular (diagonal entry " +
+                                       std::to_string(info) + ")");
+            if (info < 0)
+              throw std::runtime_error("trtri: invalid argument " + std::to_string(-info));
+          })
+          .cuda([](versa::CudaContext& gpu, Tile<const T> akk, Tile<T> inverse) {
+            cuda::invert_lower(gpu, static_cast<int>(akk.rows()), akk.data(),
+                               static_cast<int>(akk.ld()), inverse.data(),
+                               static_cast<int>(inverse.ld()));
+          })
+          .work([](const versa::Shapes& s) { return 1.0 * s.rows(0) * s.rows(0) * s.rows(0) / 3; })
+          .placement(place("trtri"));
+  const auto trmm =
+      versa::task_type("trmm")
+          .cpu([](Tile<const T> inverse, Tile<T> amk) {
+            Blas<T>::trmm(amk.rows(), amk.cols(), inverse.data(), inverse.ld(), amk.data(),
+                          amk.ld());
+          })
+          .cuda([](versa::CudaContext& gpu, Tile<const T> inverse, Tile<T> amk) {
+            cuda::trmm(gpu, static_cast<int>(amk.rows()), static_cast<int>(amk.cols()),
+                       inverse.data(), static_cast<int>(inverse.ld()), amk.data(),
+                       static_cast<int>(amk.ld()));
+          })
+          .work([](const versa::Shapes& s) { return 1.0 * s.rows(1) * s.cols(1) * s.cols(1); })
+          .placement(place("trmm"));
   const auto syrk =
       versa::task_type("syrk")
           .cpu([](Tile<const T> amk, Tile<T> amm) {
@@ -249,7 +363,36 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
           })
           .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
-  submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
+  if (inverse != nullptr)
+    submit_tasks_through_inverse(rt, a, *inverse, potrf, trtri, trmm, syrk, gemm, schedule);
+  else
+    submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
+}
+
+}  // namespace detail
+
+// submit_tasks with the tile kernels of OpenBLAS/LAPACKE on CPUs and cuBLAS/cuSOLVER on GPUs
+// (the emulated device runs the CPU ones), placed by `placements`. A tile that is not positive
+// definite makes its potrf task throw std::runtime_error. Tile kernels run sequential BLAS: call
+// use_one_blas_thread() first when BLAS is threaded.
+template <class Runtime, class Matrix>
+void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {},
+                          const Schedule& schedule = {}) {
+  using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
+  detail::submit_with_kernels(rt, a, static_cast<const versa::TileHandle<T>*>(nullptr), placements,
+                              schedule);
+}
+
+// The same with each panel solved through L(k,k)^-1 (PanelSolve::inverse), kept in `inverse`, a
+// tile of the tile size whose data is scratch (submit_tasks_through_inverse): the task types
+// `trtri` and `trmm` in place of `trsm`.
+//   std::vector<double> scratch(tile * tile);
+//   auto inverse = rt.tile(scratch.data(), tile, tile, tile);
+//   cholesky::submit_factorisation(rt, tiles, inverse);
+template <class Matrix, class T>
+void submit_factorisation(versa::Runtime& rt, const Matrix& a, const versa::TileHandle<T>& inverse,
+                          const Placements& placements = {}, const Schedule& schedule = {}) {
+  detail::submit_with_kernels(rt, a, &inverse, placements, schedule);
 }
 
 // Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS

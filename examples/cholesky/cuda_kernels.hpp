@@ -1,4 +1,4 @@
-// The tile kernels on the GPU: cuSOLVER for potrf, cuBLAS for trsm, syrk and gemm, queued on the
+// The tile kernels on the GPU: cuSOLVER for potrf and trtri, cuBLAS for the others, queued on the
 // GPU worker's stream with its library handles. They mirror Blas<T> (cholesky.hpp) for double
 // and float; pointers are device tiles, column-major with their leading dimension, and sizes are
 // ints as cuBLAS takes them. Each throws std::runtime_error when the library fails, and potrf
@@ -18,6 +18,17 @@ void potrf(versa::CudaContext& gpu, int n, float* a, int lda);
 
 void trsm(versa::CudaContext& gpu, int m, int n, const double* l, int ldl, double* b, int ldb);
 void trsm(versa::CudaContext& gpu, int m, int n, const float* l, int ldl, float* b, int ldb);
+
+// inverse = L^-1 (lower triangle), L the lower triangle of l; n x n. Throws when L is singular.
+void invert_lower(versa::CudaContext& gpu, int n, const double* l, int ldl, double* inverse,
+                  int ldi);
+void invert_lower(versa::CudaContext& gpu, int n, const float* l, int ldl, float* inverse, int ldi);
+
+// b = b inverse^T, inverse the lower triangle of an n x n tile, b m x n: trsm's result, from
+// invert_lower's.
+void trmm(versa::CudaContext& gpu, int m, int n, const double* inverse, int ldi, double* b,
+          int ldb);
+void trmm(versa::CudaContext& gpu, int m, int n, const float* inverse, int ldi, float* b, int ldb);
 
 void syrk(versa::CudaContext& gpu, int n, int k, const double* a, int lda, double* c, int ldc);
 void syrk(versa::CudaContext& gpu, int n, int k, const float* a, int lda, float* c, int ldc);

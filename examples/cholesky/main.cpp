@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ struct Options {
   bool single = false;
   bool home_at_end = false;
   cholesky::Priorities priorities = cholesky::Priorities::critical_path;
+  cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
   std::string trace;
 };
 
@@ -57,6 +59,11 @@ void add_options(CLI::App& app, Options& o) {
                              "which ready tasks go first: critical_path (default: the next\n"
                              "panel's), wavefront (the tiles nearest the top left, across steps)")
       ->type_name("SCHEME");
+  example::add_parsed_option(app, "--solve", o.solve, cholesky::parse_panel_solve,
+                             "how each panel is solved against its diagonal tile: trsm\n"
+                             "(default), inverse (the tile inverted once by trtri, then one\n"
+                             "trmm per tile)")
+      ->type_name("HOW");
   example::add_trace_option(app, o.trace, "all repetitions");
   app.callback([&o] {
     if (o.tile > o.n)
@@ -91,13 +98,23 @@ int run(const Options& o) {
   // With devices, each tile is copied home once final, beside the later kernels (see
   // cholesky::Schedule), unless --home-at-end asks for the copies at wait_all.
   const cholesky::Schedule schedule{o.priorities, rt.device_count() > 0 && !o.home_at_end};
+  // With --solve inverse, each step's L(k,k)^-1 (scratch, renamed at each step).
+  std::vector<T> inverse_data;
+  std::optional<versa::TileHandle<T>> inverse;
+  if (o.solve == cholesky::PanelSolve::inverse) {
+    inverse_data.resize(static_cast<std::size_t>(o.tile) * o.tile);
+    inverse = rt.tile(inverse_data.data(), o.tile, o.tile, o.tile, "L(k,k)^-1");
+  }
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
     const auto before = rt.statistics();
     const auto tasks_before = rt.task_statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, o.place, schedule);
+    if (inverse)
+      cholesky::submit_factorisation(rt, tiles, *inverse, o.place, schedule);
+    else
+      cholesky::submit_factorisation(rt, tiles, o.place, schedule);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {
@@ -114,7 +131,7 @@ int run(const Options& o) {
   const double median = seconds[seconds.size() / 2];
   const double gflops = static_cast<double>(o.n) * o.n * o.n / 3.0 / median * 1e-9;
   const std::size_t nt = static_cast<std::size_t>((o.n + o.tile - 1) / o.tile);
-  const cholesky::TaskCounts counts = cholesky::task_counts(nt);
+  const cholesky::TaskCounts counts = cholesky::task_counts(nt, o.solve);
   std::printf("matrix      %ld x %ld %s, tiles of %ld (%zu x %zu tiles)\n", o.n, o.n,
               o.single ? "float" : "double", o.tile, nt, nt);
   example::print_devices(workers, devices);
@@ -123,10 +140,17 @@ int run(const Options& o) {
   std::printf("\n");
   std::printf("time        %.4f s (median of %d)\n", median, o.repeat);
   std::printf("performance %.2f GFLOP/s (n^3/3 flops)\n", gflops);
-  std::printf("tasks       potrf %zu, trsm %zu, syrk %zu, gemm %zu (total %zu), last run:\n",
-              counts.potrf, counts.trsm, counts.syrk, counts.gemm, counts.total());
+  // The kernels this solve runs, with their task counts.
   std::vector<example::Kernel> kernels;
-  for (const char* kernel : cholesky::kernels) kernels.push_back({kernel, kernel});
+  std::string per_kernel;
+  for (int kernel = 0; kernel < static_cast<int>(std::size(cholesky::kernels)); ++kernel) {
+    if (counts[kernel] == 0) continue;
+    const char* name = cholesky::kernels[kernel];
+    per_kernel +=
+        (per_kernel.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(counts[kernel]);
+    kernels.push_back({name, name});
+  }
+  std::printf("tasks       %s (total %zu), last run:\n", per_kernel.c_str(), counts.total());
   example::print_tasks_per_kind(tasks, kernels);
   example::print_kernel_times(tasks, kernels, workers, seconds_of_last_run);
   example::print_transfers(devices);
@@ -145,6 +169,7 @@ int run(const Options& o) {
       "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) + ",devices=" + used +
           (o.home_at_end && rt.device_count() > 0 ? ",home=at_end" : "") +
           (o.priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront" : "") +
+          (o.solve == cholesky::PanelSolve::inverse ? ",solve=inverse" : "") +
           example::cuda_settings(config, devices) + (o.trace.empty() ? "" : ",traced"),
       "gflops", gflops, "GFLOP/s");
   return status;

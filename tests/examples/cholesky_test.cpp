@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <tuple>
@@ -65,6 +66,51 @@ TEST_P(TiledCholesky, MatchesLapack) {
 INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
                          testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100),
                                           testing::Values(1, 8, 10, 64), testing::Values(1, 2, 4)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
+                                  std::to_string(std::get<1>(info.param)) + "_workers" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+// With each panel solved through its diagonal tile's inverse (trtri, then trmm): the same factor
+// up to rounding, for the same sizes, the last inverse left in the scratch tile.
+class TiledCholeskyThroughInverse : public testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(TiledCholeskyThroughInverse, MatchesLapack) {
+  const auto [n, tile, worker_count] = GetParam();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 7u + n);
+  std::vector<double> expected = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+
+  std::vector<double> a = original;
+  std::vector<double> scratch(static_cast<std::size_t>(tile) * tile, 0.0);
+  {
+    versa::Runtime rt{workers(worker_count)};
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
+    cholesky::submit_factorisation(rt, tiles, inverse);
+    rt.wait_all();
+  }
+  EXPECT_LT(worst_error(a, expected, n), 1e-12) << "n=" << n << " tile=" << tile;
+  for (int j = 1; j < n; ++j)
+    for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
+  // The scratch tile holds the inverse of the last full step's L(k,k): L(k,k) times it is I.
+  const int nt = (n + tile - 1) / tile;
+  if (nt < 2) return;
+  const int k = nt - 2, at = k * tile;
+  for (int j = 0; j < tile; ++j)
+    for (int i = j; i < tile; ++i) {
+      double product = 0;  // (L inverse)(i, j), both lower triangular
+      for (int l = j; l <= i; ++l) product += a[(at + i) + (at + l) * n] * scratch[l + j * tile];
+      ASSERT_NEAR(product, i == j ? 1.0 : 0.0, 1e-12) << "(" << i << "," << j << ")";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholeskyThroughInverse,
+                         testing::Values(std::tuple{1, 1, 1}, std::tuple{8, 10, 2},
+                                         std::tuple{16, 8, 1}, std::tuple{29, 8, 2},
+                                         std::tuple{64, 10, 4}, std::tuple{100, 16, 2}),
                          [](const auto& info) {
                            return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
                                   std::to_string(std::get<1>(info.param)) + "_workers" +
@@ -132,8 +178,9 @@ TEST(TiledCholeskyStatistics, CountTasksAndTimeKernels) {
   ASSERT_EQ(all.size(), 4u) << "one entry per kernel, all on the CPU";
   const cholesky::TaskCounts counts = cholesky::task_counts(n / tile);
   double kernel_seconds = 0;
-  for (int kernel = 0; kernel < 4; ++kernel) {
+  for (int kernel = 0; kernel < static_cast<int>(std::size(cholesky::kernels)); ++kernel) {
     const char* name = cholesky::kernels[kernel];
+    if (counts[kernel] == 0) continue;  // trtri and trmm: the inverse's
     const auto it = std::find_if(all.begin(), all.end(), [&](const versa::TaskStatistics& t) {
       return t.task_type == name && t.device_kind == "cpu";
     });
@@ -155,6 +202,7 @@ struct DeviceCase {
   cholesky::Priorities priorities = cholesky::Priorities::critical_path;
   bool priority_streams = false;  // the panel's tasks on high-priority streams, as on a GPU
   bool serial_gemm = false;       // the gemms one after another (Config::device_serial_types)
+  cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -166,6 +214,7 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   std::vector<double> expected = original;
   ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', c.n, expected.data(), c.n), 0);
   std::vector<double> a = original;
+  std::vector<double> scratch(static_cast<std::size_t>(c.tile) * c.tile);
   const std::size_t quarter = original.size() * sizeof(double) / 4;
   const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
   const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
@@ -177,18 +226,25 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   versa::Runtime rt{config};
   {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
-    const cholesky::Placements all = {
-        {"potrf", c.rule}, {"trsm", c.rule}, {"syrk", c.rule}, {"gemm", c.rule}};
-    cholesky::submit_factorisation(rt, tiles, all, {c.priorities, c.home_when_final});
-    rt.wait_all();
+    cholesky::Placements all;
+    for (const char* kernel : cholesky::kernels) all[kernel] = c.rule;
+    const cholesky::Schedule schedule{c.priorities, c.home_when_final};
+    if (c.solve == cholesky::PanelSolve::inverse) {
+      const auto inverse = rt.tile(scratch.data(), c.tile, c.tile, c.tile);
+      cholesky::submit_factorisation(rt, tiles, inverse, all, schedule);
+      rt.wait_all();
+    } else {
+      cholesky::submit_factorisation(rt, tiles, all, schedule);
+      rt.wait_all();
+    }
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
   for (int j = 1; j < c.n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * c.n], original[i + j * c.n]);
   const auto tiles_per_side = static_cast<std::size_t>((c.n + c.tile - 1) / c.tile);
-  const cholesky::TaskCounts counts = cholesky::task_counts(tiles_per_side);
+  const cholesky::TaskCounts counts = cholesky::task_counts(tiles_per_side, c.solve);
   std::uint64_t on_device = 0, on_cpu = 0;
-  for (int kernel = 0; kernel < 4; ++kernel) {
+  for (int kernel = 0; kernel < static_cast<int>(std::size(cholesky::kernels)); ++kernel) {
     const std::uint64_t here = tasks_on(rt, cholesky::kernels[kernel], "emulated");
     const std::uint64_t there = tasks_on(rt, cholesky::kernels[kernel], "cpu");
     EXPECT_EQ(here + there, counts[kernel]) << cholesky::kernels[kernel];
@@ -196,8 +252,10 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     on_cpu += there;
   }
   EXPECT_GT(on_device, 0u) << "no task ran on an emulated device";
+  // Each tile once final, and the last inverse.
+  const bool inverse_home = c.solve == cholesky::PanelSolve::inverse && tiles_per_side > 1;
   EXPECT_EQ(tasks_on(rt, "copy home", "cpu"),
-            c.home_when_final ? tiles_per_side * (tiles_per_side + 1) / 2 : 0u);
+            c.home_when_final ? tiles_per_side * (tiles_per_side + 1) / 2 + inverse_home : 0u);
   if (c.rule == versa::Placement::gpu_only) {
     EXPECT_EQ(on_cpu, 0u);
     std::uint64_t evictions = 0;
@@ -224,14 +282,22 @@ INSTANTIATE_TEST_SUITE_P(
                    cholesky::Priorities::critical_path, true},
         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
                    cholesky::Priorities::critical_path, true, true},
-        DeviceCase{96, 32, 2, versa::Placement::automatic, false, cholesky::Priorities::wavefront}),
+        DeviceCase{96, 32, 2, versa::Placement::automatic, false, cholesky::Priorities::wavefront},
+        DeviceCase{100, 16, 1, versa::Placement::gpu_only, false,
+                   cholesky::Priorities::critical_path, false, false,
+                   cholesky::PanelSolve::inverse},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
+                   cholesky::Priorities::critical_path, true, false, cholesky::PanelSolve::inverse},
+        DeviceCase{96, 32, 2, versa::Placement::automatic, true, cholesky::Priorities::wavefront,
+                   false, false, cholesky::PanelSolve::inverse}),
     [](const testing::TestParamInfo<DeviceCase>& info) {
       return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
              std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
              (info.param.home_when_final ? "_home_when_final" : "") +
              (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "") +
              (info.param.priority_streams ? "_priority_streams" : "") +
-             (info.param.serial_gemm ? "_serial_gemm" : "");
+             (info.param.serial_gemm ? "_serial_gemm" : "") +
+             (info.param.solve == cholesky::PanelSolve::inverse ? "_inverse" : "");
     });
 
 // On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
@@ -291,6 +357,37 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOnTwoDevicesOfOneGpu) {
   EXPECT_GT(devices[2].tasks, 0u) << devices[2].name;
 }
 
+// Every kernel on a real GPU with each panel solved through the inverse (cuSOLVER's trtri,
+// cuBLAS's trmm), GPU memory capped below the matrix: skips without a GPU.
+TEST(TiledCholeskyOnGpu, MatchesLapackThroughTheInverse) {
+  versa::Config config = workers(2);
+  config.gpus = 1;
+  config.task_statistics = true;
+  const int n = 512, tile = 64;
+  config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
+  versa::Runtime rt{config};
+  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 13);
+  std::vector<double> expected = original, a = original;
+  std::vector<double> scratch(static_cast<std::size_t>(tile) * tile);
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+  {
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
+    cholesky::Placements on_gpu;
+    for (const char* kernel : cholesky::kernels) on_gpu[kernel] = versa::Placement::gpu_only;
+    cholesky::submit_factorisation(rt, tiles, inverse, on_gpu, {.home_when_final = true});
+    rt.wait_all();
+  }
+  EXPECT_LT(worst_error(a, expected, n), 1e-12);
+  const cholesky::TaskCounts counts =
+      cholesky::task_counts(n / tile, cholesky::PanelSolve::inverse);
+  EXPECT_EQ(tasks_on(rt, "trtri", "cuda"), counts.trtri);
+  EXPECT_EQ(tasks_on(rt, "trmm", "cuda"), counts.trmm);
+  EXPECT_EQ(tasks_on(rt, "trsm", "cuda"), 0u);
+}
+
 // A matrix whose trailing block is indefinite: the failure appears in a later diagonal tile,
 // potrf A(2,2), which wait_all names, and the tasks after it are cancelled.
 void expect_indefinite_tile_named(versa::Runtime& rt, const cholesky::Placements& placements) {
@@ -331,6 +428,7 @@ TEST(TiledCholeskyErrors, PlacementsAreParsedWithClearErrors) {
   const auto placements = cholesky::parse_placements("potrf=cpu,gemm=auto");
   EXPECT_EQ(placements.at("potrf"), versa::Placement::cpu_only);
   EXPECT_EQ(placements.at("gemm"), versa::Placement::automatic);
+  EXPECT_EQ(cholesky::parse_placements("trtri=gpu").at("trtri"), versa::Placement::gpu_only);
   EXPECT_THROW(cholesky::parse_placements("getrf=cpu"), std::invalid_argument);
   EXPECT_THROW(cholesky::parse_placements("potrf=fpga"), std::invalid_argument);
   EXPECT_THROW(cholesky::parse_placements("potrf"), std::invalid_argument);
@@ -364,6 +462,19 @@ TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
   EXPECT_EQ(c.total(), 1540u);  // 20 * 21 * 22 / 6
   EXPECT_EQ(cholesky::task_counts(50).total(), 22100u);
   EXPECT_EQ(cholesky::task_counts(1).total(), 1u);
+  EXPECT_EQ(c.trsm, 190u);
+  EXPECT_EQ(c.trtri + c.trmm, 0u);
+  // Through the inverse: one trtri per step with a panel, a trmm for each trsm.
+  const auto inverse = cholesky::task_counts(20, cholesky::PanelSolve::inverse);
+  EXPECT_EQ(inverse.trsm, 0u);
+  EXPECT_EQ(inverse.trtri, 19u);
+  EXPECT_EQ(inverse.trmm, 190u);
+  EXPECT_EQ(inverse.total(), 1540u + 19u);
+  EXPECT_EQ(cholesky::task_counts(1, cholesky::PanelSolve::inverse).total(), 1u);
+  EXPECT_EQ(cholesky::task_counts(0, cholesky::PanelSolve::inverse).total(), 0u);
+  EXPECT_EQ(cholesky::parse_panel_solve("inverse"), cholesky::PanelSolve::inverse);
+  EXPECT_EQ(cholesky::parse_panel_solve("trsm"), cholesky::PanelSolve::trsm);
+  EXPECT_THROW(cholesky::parse_panel_solve("lu"), std::invalid_argument);
 }
 
 }  // namespace
