@@ -3,7 +3,12 @@
 // matrix in the same process.
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
-//                        [--starpu-streams N] [--trace-prefix PREFIX] [--systems LIST]
+//                        [--solve trsm|inverse] [--starpu-streams N] [--trace-prefix PREFIX]
+//                        [--systems LIST]
+//
+// --solve inverse has the tiled systems, Versa and StarPU, solve each step's panel through
+// L(k,k)^-1 (cholesky::PanelSolve: one trtri, then one trmm per tile, in place of one trsm per
+// tile), and their RESULT lines say ",solve=inverse"; the dense peers are one call either way.
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
 // dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
@@ -40,7 +45,8 @@
 
 namespace {
 
-bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool gpu = false,
+bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile,
+                                  cholesky::PanelSolve solve, bool gpu = false,
                                   const std::string& trace_file = {}) {
   cholesky::use_one_blas_thread();
   versa::Config config;
@@ -55,10 +61,22 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile, bool 
                              "/versa-bench-cholesky.model";
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
+  // With PanelSolve::inverse, each step's L(k,k)^-1: scratch, which the runtime renames at each
+  // step; its handle lives until wait_all has returned.
+  std::vector<double> inverse_data;
+  std::optional<versa::TileHandle<double>> inverse;
+  if (solve == cholesky::PanelSolve::inverse) {
+    inverse_data.resize(static_cast<std::size_t>(tile) * tile);
+    inverse = rt.tile(inverse_data.data(), tile, tile, tile, "L(k,k)^-1");
+  }
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
   // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
-  cholesky::submit_factorisation(rt, tiles, {}, {.home_when_final = gpu});
+  const cholesky::Schedule schedule{.home_when_final = gpu};
+  if (inverse)
+    cholesky::submit_factorisation(rt, tiles, *inverse, {}, schedule);
+  else
+    cholesky::submit_factorisation(rt, tiles, {}, schedule);
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.
@@ -80,8 +98,8 @@ struct Candidate {
   int tile;  // 0: not tiled
   // Factors the matrix; a tiled system writes its trace to the file when one is named.
   std::function<bench::TiledTiming(double*, const std::string& trace_file)> run;
-  // Settings its RESULT lines name after the devices (",memory_pool=off"): runs under other
-  // settings must not share a key.
+  // Settings its RESULT lines name after the devices (",solve=inverse,memory_pool=off"): runs
+  // under other settings must not share a key.
   std::string settings = {};
 };
 
@@ -101,7 +119,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
   // the mean time of a gemm.
   struct KernelFigures {
     int n, tile;
-    std::string system;
+    std::string system, settings;
     double share, gemm_us;
   };
   std::vector<KernelFigures> figures;
@@ -168,8 +186,8 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
                               candidates[c].settings,
                           "gflops", bench::median(gflops[c]), "GFLOP/s");
       if (!std::isnan(share[c][0]))
-        figures.push_back({n, candidates[c].tile, candidates[c].system, bench::median(share[c]),
-                           bench::median(gemm_us[c])});
+        figures.push_back({n, candidates[c].tile, candidates[c].system, candidates[c].settings,
+                           bench::median(share[c]), bench::median(gemm_us[c])});
     }
   }
   if (figures.empty()) return 0;
@@ -197,10 +215,10 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
         std::printf("\n");
       }
     for (const KernelFigures& f : figures)
-      bench::print_result(
-          "cholesky", f.system,
-          "n=" + std::to_string(f.n) + ",tile=" + std::to_string(f.tile) + ",devices=" + devices,
-          metric, f.*field, unit);
+      bench::print_result("cholesky", f.system,
+                          "n=" + std::to_string(f.n) + ",tile=" + std::to_string(f.tile) +
+                              ",devices=" + devices + f.settings,
+                          metric, f.*field, unit);
   };
   print_figure("share of the " + std::to_string(workers) +
                    " workers' time spent in tile kernels, kernel time / (workers x wall)",
@@ -241,6 +259,12 @@ int main(int argc, char** argv) {
       "after the measured runs, trace one more run of each tiled system to "
       "PREFIX-<cpu|cpu+gpu>-<system>-<n>-<tile>.json (Versa's trace; StarPU's tasks from its "
       "profiling)");
+  cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
+  example::add_parsed_option(app, "--solve", solve, cholesky::parse_panel_solve,
+                             "how the tiled systems solve each panel against its diagonal tile:\n"
+                             "trsm (default), inverse (the tile inverted once by trtri, then\n"
+                             "one trmm per tile)")
+      ->type_name("HOW");
   std::vector<std::string> only;
   app.add_option("--systems", only,
                  "only these systems, comma-separated (versa, starpu-dmda, cusolver, ...)")
@@ -256,6 +280,11 @@ int main(int argc, char** argv) {
   const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::printf("# median of %d runs after a warm-up, %d CPU workers, GFLOP/s = n^3/3 / time\n", reps,
               workers);
+  const bool inverse = solve == cholesky::PanelSolve::inverse;
+  if (inverse) std::printf("# tiled systems: panels solved through L(k,k)^-1 (--solve inverse)\n");
+  // What the tiled systems' RESULT lines add to their settings; nothing for trsm, so that its
+  // results keep the names they had before --solve.
+  const std::string solve_setting = inverse ? ",solve=inverse" : "";
   if (gpu && !bench::cusolver_available())
     return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
   // CPU only: Versa, StarPU (lws, dmda, dmdas: the last sorts each worker's queue by priority)
@@ -263,22 +292,30 @@ int main(int argc, char** argv) {
   auto cpu_candidates = [&](int n) {
     std::vector<Candidate> candidates;
     for (int tile : tiles) {
-      candidates.push_back({"versa", tile, [=](double* a, const std::string& trace) {
-                              return versa_cholesky(workers, a, n, tile, false, trace);
-                            }});
+      candidates.push_back({"versa", tile,
+                            [=](double* a, const std::string& trace) {
+                              return versa_cholesky(workers, a, n, tile, solve, false, trace);
+                            },
+                            solve_setting});
       if (bench::starpu_available()) {
-        candidates.push_back({"starpu-lws", tile, [=](double* a, const std::string& trace) {
-                                return bench::cholesky_starpu("lws", workers, a, n, tile, false,
-                                                              trace);
-                              }});
-        candidates.push_back({"starpu-dmda", tile, [=](double* a, const std::string& trace) {
-                                return bench::cholesky_starpu("dmda", workers, a, n, tile, false,
-                                                              trace);
-                              }});
-        candidates.push_back({"starpu-dmdas", tile, [=](double* a, const std::string& trace) {
-                                return bench::cholesky_starpu("dmdas", workers, a, n, tile, false,
-                                                              trace);
-                              }});
+        candidates.push_back({"starpu-lws", tile,
+                              [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("lws", workers, a, n, tile, solve,
+                                                              false, trace);
+                              },
+                              solve_setting});
+        candidates.push_back({"starpu-dmda", tile,
+                              [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("dmda", workers, a, n, tile, solve,
+                                                              false, trace);
+                              },
+                              solve_setting});
+        candidates.push_back({"starpu-dmdas", tile,
+                              [=](double* a, const std::string& trace) {
+                                return bench::cholesky_starpu("dmdas", workers, a, n, tile, solve,
+                                                              false, trace);
+                              },
+                              solve_setting});
       }
     }
     candidates.push_back({"openblas", 0, [=](double* a, const std::string&) {
@@ -300,16 +337,17 @@ int main(int argc, char** argv) {
     for (int tile : tiles) {
       candidates.push_back({"versa", tile,
                             [=](double* a, const std::string& trace) {
-                              return versa_cholesky(cpu_workers, a, n, tile, true, trace);
+                              return versa_cholesky(cpu_workers, a, n, tile, solve, true, trace);
                             },
-                            versa_settings});
+                            solve_setting + versa_settings});
       if (bench::starpu_gpu_available())
         for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
           candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile,
                                 [=](double* a, const std::string& trace) {
                                   return bench::cholesky_starpu(scheduler, cpu_workers, a, n, tile,
-                                                                true, trace);
-                                }});
+                                                                solve, true, trace);
+                                },
+                                solve_setting});
     }
     candidates.push_back({"cusolver", 0, [=](double* a, const std::string&) {
                             return bench::TiledTiming{bench::cholesky_cusolver(a, n)};

@@ -9,7 +9,8 @@ bool starpu_available() { return false; }
 bool starpu_gpu_available() { return false; }
 
 TiledTiming cholesky_starpu(const char* /*scheduler*/, int /*workers*/, double* /*a*/, int /*n*/,
-                            int /*tile*/, bool /*gpu*/, const std::string& /*trace_file*/) {
+                            int /*tile*/, cholesky::PanelSolve /*solve*/, bool /*gpu*/,
+                            const std::string& /*trace_file*/) {
   throw std::runtime_error("cholesky_starpu: this build has no StarPU");
 }
 

@@ -12,6 +12,10 @@
 #include <limits>
 #include <string>
 
+namespace cholesky {
+enum class PanelSolve;  // cholesky.hpp: how each step solves its panel (trsm, or inverse)
+}  // namespace cholesky
+
 namespace bench {
 
 // One tiled factorisation: its wall time and the time its workers spent inside tile kernels,
@@ -31,15 +35,19 @@ double cholesky_openblas(double* a, int n);
 
 // Tiled right-looking Cholesky (potrf, trsm, syrk and gemm tasks on tile x tile blocks, smaller at
 // the bottom and right edges when tile does not divide n) on a fresh StarPU instance with
-// `workers` CPU workers and the scheduling policy `scheduler` ("lws", "dmda", ...). OpenBLAS is set
-// to one thread, and left there, so that each worker runs sequential BLAS. Performance-model
-// driven policies (dm*, *heft*) calibrate across calls: run them at least once before measuring.
-// With `gpu` StarPU also runs one CUDA worker per GPU, the kernels have CUDA implementations too
-// (cuSOLVER / cuBLAS, as Versa's), the time includes bringing the factor home to `a`, and dm*
-// policies first calibrate their models for the tile shapes of (n, tile) in untimed runs (once
-// per process). A `trace_file` receives where and when each task ran (StarpuTaskTrace).
+// `workers` CPU workers and the scheduling policy `scheduler` ("lws", "dmda", ...). With `solve`
+// PanelSolve::inverse, each step's panel goes through L(k,k)^-1 as Versa's example does it: a
+// trtri task into a scratch tile that StarPU allocates where it is needed, then one trmm per
+// tile, in place of one trsm per tile. OpenBLAS is set to one thread, and left there, so that
+// each worker runs sequential BLAS. Performance-model driven policies (dm*, *heft*) calibrate
+// across calls: run them at least once before measuring. With `gpu` StarPU also runs one CUDA
+// worker per GPU, the kernels have CUDA implementations too (cuSOLVER / cuBLAS, as Versa's), the
+// time includes bringing the factor home to `a`, and dm* policies first calibrate their models
+// for the tile shapes of (n, tile) and the kernels of `solve` in untimed runs (once per process).
+// A `trace_file` receives where and when each task ran (StarpuTaskTrace).
 TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
-                            bool gpu = false, const std::string& trace_file = {});
+                            cholesky::PanelSolve solve, bool gpu = false,
+                            const std::string& trace_file = {});
 
 // Whether this build has StarPU; without it cholesky_starpu throws std::runtime_error.
 bool starpu_available();

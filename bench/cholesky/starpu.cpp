@@ -1,6 +1,7 @@
-// The tiled Cholesky on StarPU: one task per tile kernel (potrf, trsm, syrk, gemm), each calling
-// sequential OpenBLAS / LAPACKE on tiles registered in place, and with `gpu` also cuSOLVER /
-// cuBLAS on StarPU's CUDA workers (starpu_cuda.cpp).
+// The tiled Cholesky on StarPU: one task per tile kernel (potrf, trsm, syrk, gemm; trtri and trmm
+// in place of trsm when the panels are solved through L(k,k)^-1), each calling sequential
+// OpenBLAS / LAPACKE on tiles registered in place, and with `gpu` also cuSOLVER / cuBLAS on
+// StarPU's CUDA workers (starpu_cuda.cpp).
 //
 // Every call is a full starpu_init .. starpu_shutdown cycle so that each measurement starts from a
 // fresh runtime with exactly `workers` CPU workers (and the GPUs). Registration happens before the
@@ -18,7 +19,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "cholesky.hpp"
@@ -54,7 +55,7 @@ Models& models() {
 class Session {
  public:
   Session(const char* scheduler, int workers, double* a, int n, int tile, bool gpu)
-      : tiles_((n + tile - 1) / tile), gpu_(gpu) {
+      : tiles_((n + tile - 1) / tile), tile_(tile), gpu_(gpu) {
     if (gpu) {
       starpu_conf conf = cpu_cuda_conf(scheduler, workers);
       check(starpu_init(&conf), "starpu_init");
@@ -122,6 +123,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   int tiles() const { return tiles_; }
+  int tile_size() const { return tile_; }
   bool gpu() const { return gpu_; }
   starpu_data_handle_t at(int i, int j) const { return handles_[index(i, j)]; }
   Codelets& codelets() { return *codelets_; }
@@ -130,6 +132,7 @@ class Session {
   static size_t index(int i, int j) { return static_cast<size_t>(i) * (i + 1) / 2 + j; }
 
   int tiles_;
+  int tile_;
   bool gpu_;
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
@@ -137,7 +140,7 @@ class Session {
   std::vector<starpu_data_handle_t> handles_;
 };
 
-// The tile (i, j) a task writes, for its name in a trace.
+// The tile (i, j) a task writes, for its name in a trace; for trtri, the diagonal tile it inverts.
 struct Written {
   int i, j;
 };
@@ -171,22 +174,51 @@ void home_when_final(starpu_data_handle_t handle) {
         "starpu_data_acquire_cb");
 }
 
+// The panel of step k < nt - 1 solved through L(k,k)^-1, as Versa's example does it
+// (cholesky::submit_tasks_through_inverse): trtri writes the inverse, which the step's trmms
+// read. The inverse is scratch, a handle of this step alone registered without a home (home
+// node -1): StarPU allocates it on the node where trtri runs and copies it to wherever the trmms
+// run, with no buffer in main memory unless a CPU worker runs one of them, and no copy home.
+// Unregistered once the step's last trmm is submitted, so StarPU frees it after that trmm; the
+// next step's inverse is a new handle, which the trmms still reading this one do not hold back
+// (Versa renames its single handle for the same effect). trtri is on the critical path with
+// potrf, at potrf's priority; each trmm has its trsm's.
+void submit_panel_through_inverse(Session& s, int k, PotrfArg& potrf_arg, KernelClock& clock,
+                                  const Priorities& prio, StarpuTaskTrace* trace) {
+  Codelets& cl = s.codelets();
+  const auto tile = static_cast<uint32_t>(s.tile_size());  // A(k,k) is whole: k < nt - 1
+  starpu_data_handle_t inverse = nullptr;
+  starpu_matrix_data_register(&inverse, -1, 0, tile, tile, tile, sizeof(double));
+  submit(&cl.trtri, prio.potrf(), {s.at(k, k), inverse}, &potrf_arg, trace, "trtri", {k, k});
+  for (int m = k + 1; m < s.tiles(); ++m) {
+    submit(&cl.trmm, prio.trsm(k, m), {inverse, s.at(m, k)}, &clock, trace, "trmm", {m, k});
+    if (s.gpu()) home_when_final(s.at(m, k));
+  }
+  starpu_data_unregister_submit(inverse);
+}
+
 // The whole factorisation's tasks, in the order StarPU's Cholesky example submits them, with the
-// priorities it gives them under a bounded range (Priorities). `potrf_args` holds one entry per
+// priorities it gives them under a bounded range (Priorities); with `solve` PanelSolve::inverse,
+// each panel through L(k,k)^-1 (submit_panel_through_inverse). `potrf_args` holds one entry per
 // diagonal tile; the arguments outlive the tasks. With GPUs, each tile is asked home once final
-// (after its potrf, or the trsm of its column), as the Versa side does. `trace`, when given,
-// records every task.
-void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelClock& clock,
-                          KernelClock& gemm_clock, StarpuTaskTrace* trace = nullptr) {
+// (after its potrf, or the trsm or trmm of its column), as the Versa side does. `trace`, when
+// given, records every task.
+void submit_factorisation(Session& s, cholesky::PanelSolve solve, std::vector<PotrfArg>& potrf_args,
+                          KernelClock& clock, KernelClock& gemm_clock,
+                          StarpuTaskTrace* trace = nullptr) {
   const Priorities prio;
   Codelets& cl = s.codelets();
   const int nt = s.tiles();
   for (int k = 0; k < nt; ++k) {
     submit(&cl.potrf, prio.potrf(), {s.at(k, k)}, &potrf_args[k], trace, "potrf", {k, k});
     if (s.gpu()) home_when_final(s.at(k, k));
-    for (int m = k + 1; m < nt; ++m) {
-      submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock, trace, "trsm", {m, k});
-      if (s.gpu()) home_when_final(s.at(m, k));
+    if (solve == cholesky::PanelSolve::inverse) {
+      if (k + 1 < nt) submit_panel_through_inverse(s, k, potrf_args[k], clock, prio, trace);
+    } else {
+      for (int m = k + 1; m < nt; ++m) {
+        submit(&cl.trsm, prio.trsm(k, m), {s.at(k, k), s.at(m, k)}, &clock, trace, "trsm", {m, k});
+        if (s.gpu()) home_when_final(s.at(m, k));
+      }
     }
     for (int j = k + 1; j < nt; ++j) {
       submit(&cl.syrk, prio.syrk(k, j), {s.at(j, k), s.at(j, j)}, &clock, trace, "syrk", {j, j});
@@ -203,10 +235,14 @@ void submit_factorisation(Session& s, std::vector<PotrfArg>& potrf_args, KernelC
 // model lacks STARPU_CALIBRATE_MINIMUM (10) samples for its shape, so the edge's single potrf per
 // factorisation would otherwise take tens of timed runs to settle. One session factors that
 // matrix until each architecture (CPU, and each GPU) can have had the minimum of them, restoring
-// the matrix between factorisations; the models are saved at shutdown for the timed runs.
-void calibrate_gpu_models(const char* scheduler, int workers, int n, int tile) {
-  static std::set<std::pair<int, int>> calibrated;  // (n, tile); the benchmark's thread only
-  if (!calibrated.insert({n, tile}).second) return;
+// the matrix between factorisations; the models are saved at shutdown for the timed runs. The
+// factorisations solve their panels as `solve` says, so that the codelets of the timed runs are
+// the ones calibrated.
+void calibrate_gpu_models(const char* scheduler, int workers, int n, int tile,
+                          cholesky::PanelSolve solve) {
+  // (n, tile, solve); the benchmark's thread only.
+  static std::set<std::tuple<int, int, cholesky::PanelSolve>> calibrated;
+  if (!calibrated.insert({n, tile, solve}).second) return;
   const int edge = n % tile == 0 ? tile : n % tile;
   const int small = std::min(n, 2 * tile + edge);
   const std::vector<double> original = cholesky::spd_matrix<double>(small);
@@ -219,7 +255,7 @@ void calibrate_gpu_models(const char* scheduler, int workers, int n, int tile) {
     KernelClock clock, gemm_clock;
     std::vector<PotrfArg> potrf_args(static_cast<size_t>(s.tiles()));
     for (int k = 0; k < s.tiles(); ++k) potrf_args[k] = {k, &failure, &clock};
-    submit_factorisation(s, potrf_args, clock, gemm_clock);
+    submit_factorisation(s, solve, potrf_args, clock, gemm_clock);
     check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
     failure.throw_if_failed("cholesky_starpu (calibration)", tile);
     s.overwrite([&] { a = original; });
@@ -235,7 +271,7 @@ bool starpu_gpu_available() {
 }
 
 TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n, int tile,
-                            bool gpu, const std::string& trace_file) {
+                            cholesky::PanelSolve solve, bool gpu, const std::string& trace_file) {
   if (scheduler == nullptr) throw std::invalid_argument("cholesky_starpu: no scheduler given");
   if (workers < 1) throw std::invalid_argument("cholesky_starpu: workers must be >= 1");
   if (n < 0) throw std::invalid_argument("cholesky_starpu: n must be >= 0");
@@ -246,7 +282,7 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
 
   openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
   if (gpu && starpu_cholesky::reads_models(scheduler))
-    calibrate_gpu_models(scheduler, workers, n, tile);
+    calibrate_gpu_models(scheduler, workers, n, tile, solve);
 
   // Declared before the session so that they outlive every task, even when submission fails and
   // the session's destructor has to wait for the tasks already submitted.
@@ -261,7 +297,7 @@ TiledTiming cholesky_starpu(const char* scheduler, int workers, double* a, int n
   if (!trace_file.empty()) trace.emplace();
 
   const auto start = Clock::now();
-  submit_factorisation(s, potrf_args, clock, gemm_clock, trace ? &*trace : nullptr);
+  submit_factorisation(s, solve, potrf_args, clock, gemm_clock, trace ? &*trace : nullptr);
   check(starpu_task_wait_for_all(), "starpu_task_wait_for_all");
   if (gpu) s.fetch_home();
   const double seconds = seconds_since(start);

@@ -142,6 +142,29 @@ void trsm_cuda_body(void* buffers[], void*) {
       [&] { cholesky::cuda::trsm(gpu, amk.rows, amk.cols, lkk.data, lkk.ld, amk.data, amk.ld); });
 }
 
+// As potrf's: recorded, so that a trtri failing on what a failed potrf left does not stop the
+// process before potrf's failure is reported (Failure).
+void trtri_cuda_body(void* buffers[], void* cl_arg) {
+  const DeviceTile lkk = tile_of(buffers[0]);
+  const DeviceTile inverse = tile_of(buffers[1]);
+  const auto* arg = static_cast<const PotrfArg*>(cl_arg);
+  WorkerContext gpu;
+  try {
+    cholesky::cuda::invert_lower(gpu, lkk.rows, lkk.data, lkk.ld, inverse.data, inverse.ld);
+  } catch (const std::exception& e) {
+    arg->failure->record(arg->k, 0, e.what(), "trtri");
+  }
+}
+
+void trmm_cuda_body(void* buffers[], void*) {
+  const DeviceTile inverse = tile_of(buffers[0]);
+  const DeviceTile amk = tile_of(buffers[1]);
+  WorkerContext gpu;
+  run_or_abort([&] {
+    cholesky::cuda::trmm(gpu, amk.rows, amk.cols, inverse.data, inverse.ld, amk.data, amk.ld);
+  });
+}
+
 void syrk_cuda_body(void* buffers[], void*) {
   const DeviceTile amk = tile_of(buffers[0]);
   const DeviceTile amm = tile_of(buffers[1]);
@@ -174,6 +197,8 @@ void add_cuda_bodies(Codelets& cl) {
   };
   add(cl.potrf, potrf_cuda_body);
   add(cl.trsm, trsm_cuda_body);
+  add(cl.trtri, trtri_cuda_body);
+  add(cl.trmm, trmm_cuda_body);
   add(cl.syrk, syrk_cuda_body);
   add(cl.gemm, gemm_cuda_body);
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cholesky.hpp"
 #include "common/starpu_support.hpp"
 
 namespace bench::starpu_cholesky {
@@ -34,9 +35,10 @@ void history(starpu_perfmodel& model, const std::string& symbol) {
 
 }  // namespace
 
-void Failure::record(int k, int code, std::string gpu_message) {
+void Failure::record(int k, int code, std::string gpu_message, const char* failed_kernel) {
   const std::lock_guard<std::mutex> lock(mutex);
   if (tile < 0) {
+    kernel = failed_kernel;
     tile = k;
     info = code;
     message = std::move(gpu_message);
@@ -47,8 +49,13 @@ void Failure::throw_if_failed(const char* who, int tile_size) const {
   if (tile < 0) return;
   const std::string where = "tile (" + std::to_string(tile) + "," + std::to_string(tile) + ")";
   if (!message.empty())
-    throw std::runtime_error(std::string(who) + ": potrf failed on " + where + " on a GPU: " +
-                             message);
+    throw std::runtime_error(std::string(who) + ": " + kernel + " failed on " + where +
+                             " on a GPU: " + message);
+  if (std::strcmp(kernel, "trtri") == 0)
+    throw std::runtime_error(
+        std::string(who) + ": trtri failed on " + where +
+        (info > 0 ? ", L(k,k) is singular (diagonal entry " + std::to_string(info) + ")"
+                  : ", LAPACKE_dtrtri rejected argument " + std::to_string(-info)));
   if (info > 0)
     throw std::runtime_error(std::string(who) +
                              ": matrix is not positive definite (potrf failed on " + where +
@@ -76,6 +83,26 @@ void trsm_body(void* buffers[], void* cl_arg) {
   });
 }
 
+void trtri_body(void* buffers[], void* cl_arg) {
+  const Tile lkk = tile_of(buffers[0]);
+  const Tile inverse = tile_of(buffers[1]);
+  const auto* arg = static_cast<const PotrfArg*>(cl_arg);
+  int info = 0;
+  arg->clock->time([&] {
+    info =
+        cholesky::Blas<double>::invert_lower(lkk.rows, lkk.data, lkk.ld, inverse.data, inverse.ld);
+  });
+  if (info != 0) arg->failure->record(arg->k, info, {}, "trtri");
+}
+
+void trmm_body(void* buffers[], void* cl_arg) {
+  const Tile inverse = tile_of(buffers[0]);
+  const Tile amk = tile_of(buffers[1]);
+  static_cast<KernelClock*>(cl_arg)->time([&] {
+    cholesky::Blas<double>::trmm(amk.rows, amk.cols, inverse.data, inverse.ld, amk.data, amk.ld);
+  });
+}
+
 void syrk_body(void* buffers[], void* cl_arg) {
   const Tile amk = tile_of(buffers[0]);
   const Tile amm = tile_of(buffers[1]);
@@ -96,11 +123,14 @@ void gemm_body(void* buffers[], void* cl_arg) {
 }
 
 Models::Models(const std::string& prefix)
-    : names{prefix + "_potrf", prefix + "_trsm", prefix + "_syrk", prefix + "_gemm"} {
+    : names{prefix + "_potrf", prefix + "_trsm", prefix + "_trtri",
+            prefix + "_trmm",  prefix + "_syrk", prefix + "_gemm"} {
   history(potrf, names[0]);
   history(trsm, names[1]);
-  history(syrk, names[2]);
-  history(gemm, names[3]);
+  history(trtri, names[2]);
+  history(trmm, names[3]);
+  history(syrk, names[4]);
+  history(gemm, names[5]);
 }
 
 bool reads_models(const char* scheduler) {
@@ -114,6 +144,8 @@ Codelets::Codelets(const char* scheduler, Models& models, bool cuda) {
   const auto model = [&](starpu_perfmodel& m) { return with_models ? &m : nullptr; };
   potrf = make_codelet(potrf_body, 1, {STARPU_RW}, model(models.potrf));
   trsm = make_codelet(trsm_body, 2, {STARPU_R, STARPU_RW}, model(models.trsm));
+  trtri = make_codelet(trtri_body, 2, {STARPU_R, STARPU_W}, model(models.trtri));
+  trmm = make_codelet(trmm_body, 2, {STARPU_R, STARPU_RW}, model(models.trmm));
   syrk = make_codelet(syrk_body, 2, {STARPU_R, STARPU_RW}, model(models.syrk));
   gemm = make_codelet(gemm_body, 3, {STARPU_R, STARPU_R, STARPU_RW}, model(models.gemm));
   if (cuda) add_cuda_bodies(*this);

@@ -14,19 +14,23 @@
 
 namespace bench::starpu_cholesky {
 
-// The first failed potrf of one factorisation. A task body cannot throw through StarPU, so the
-// failure is recorded here and turned into an exception once all tasks have finished. The potrf
-// tasks run strictly in order of k (each depends on the previous one through the trsm and syrk in
-// between), so the first failure recorded is the one that matters; the tasks downstream of it run
-// on garbage, which is harmless.
+// The first failed potrf, or trtri, of one factorisation. A task body cannot throw through
+// StarPU, so the failure is recorded here and turned into an exception once all tasks have
+// finished. The tasks on diagonal tiles run strictly in order, potrf(k) before trtri(k) before
+// potrf(k+1) (each depends on the one before through the tasks in between), so the first failure
+// recorded is the one that matters; the tasks downstream of it run on garbage, which is harmless.
+// That is why trtri's failures are recorded too, rather than aborting: a trtri on the garbage
+// that a failed potrf left may fail in turn, and must not hide potrf's message.
 struct Failure {
   std::mutex mutex;
-  int tile = -1;        // k of the failed diagonal tile A(k,k); -1 while none failed
-  int info = 0;         // LAPACKE_dpotrf's return value for it
-  std::string message;  // on a GPU, the kernel's error instead (cuSOLVER's info is in it)
+  const char* kernel = "potrf";  // the kernel that failed: "potrf" or "trtri"
+  int tile = -1;                 // k of the failed diagonal tile A(k,k); -1 while none failed
+  int info = 0;                  // LAPACKE_dpotrf's (or dtrtri's) return value for it
+  std::string message;           // on a GPU, the kernel's error instead (cuSOLVER's info is in it)
 
-  void record(int k, int code, std::string gpu_message = {});
-  // Throws std::runtime_error naming the tile when a potrf failed; `who` prefixes the message.
+  void record(int k, int code, std::string gpu_message = {}, const char* failed_kernel = "potrf");
+  // Throws std::runtime_error naming the tile when a potrf or trtri failed; `who` prefixes the
+  // message.
   void throw_if_failed(const char* who, int tile_size) const;
 };
 
@@ -48,8 +52,9 @@ struct KernelClock {
   }
 };
 
-// cl_arg of a potrf task: which diagonal tile it factors, where to report a failure, and the
-// clock. The other kernels get the clock itself. Not copied by StarPU: it outlives the task.
+// cl_arg of a potrf task, and of the trtri task of the same step: which diagonal tile it works
+// on, where to report a failure, and the clock. The other kernels get the clock itself. Not
+// copied by StarPU: it outlives the task.
 struct PotrfArg {
   int k;
   Failure* failure;
@@ -59,9 +64,10 @@ struct PotrfArg {
 // The codelet bodies; buffers are StarPU matrix interfaces (column-major tiles, nx = rows).
 void potrf_body(void* buffers[], void* cl_arg);  // A(k,k) = L(k,k), L L^T = A(k,k); PotrfArg
 void trsm_body(void* buffers[], void* cl_arg);   // R A(k,k), RW A(m,k): A(m,k) L(k,k)^-T
+void trtri_body(void* buffers[], void* cl_arg);  // R A(k,k), W inverse = L(k,k)^-1; PotrfArg
+void trmm_body(void* buffers[], void* cl_arg);   // R inverse, RW A(m,k) = A(m,k) inverse^T
 void syrk_body(void* buffers[], void* cl_arg);   // R A(m,k), RW A(m,m) -= A(m,k) A(m,k)^T
 void gemm_body(void* buffers[], void* cl_arg);   // R A(m,k), R A(j,k), RW A(m,j) -= ... A(j,k)^T
-
 
 // History-based models keyed by StarPU's default footprint (the tile shapes), one per kernel,
 // under the symbols `<prefix>_potrf` and so on. StarPU resets a model's private state when it
@@ -71,8 +77,8 @@ struct Models {
   Models(const Models&) = delete;
   Models& operator=(const Models&) = delete;
 
-  std::string names[4];
-  starpu_perfmodel potrf{}, trsm{}, syrk{}, gemm{};
+  std::string names[6];
+  starpu_perfmodel potrf{}, trsm{}, trtri{}, trmm{}, syrk{}, gemm{};
 };
 
 // Whether a StarPU scheduling policy reads codelet performance models: the deque-model family
@@ -80,11 +86,12 @@ struct Models {
 // calibration bookkeeping, so the codelets get none.
 bool reads_models(const char* scheduler);
 
-// The four codelets with `models` when the scheduler reads them: CPU only, or with `cuda` (which
+// The codelets with `models` when the scheduler reads them: CPU only, or with `cuda` (which
 // needs cuda_codelets_built()) also the CUDA bodies, so StarPU picks a CPU or a GPU per task.
+// trtri and trmm solve the panels through L(k,k)^-1, in place of trsm.
 struct Codelets {
   Codelets(const char* scheduler, Models& models, bool cuda = false);
-  starpu_codelet potrf{}, trsm{}, syrk{}, gemm{};
+  starpu_codelet potrf{}, trsm{}, trtri{}, trmm{}, syrk{}, gemm{};
 };
 
 // Whether the CUDA bodies exist: StarPU and Versa's example were both built with CUDA
