@@ -300,15 +300,21 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.solve == cholesky::PanelSolve::inverse ? "_inverse" : "");
     });
 
-// On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
-// without a GPU.
-TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
+// CPU + one real GPU whose memory is capped at a quarter of an n x n matrix, with task
+// statistics.
+versa::Config one_gpu_holding_a_quarter(int n) {
   versa::Config config = workers(2);
   config.gpus = 1;
   config.task_statistics = true;
-  const int n = 512, tile = 64;
   config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
-  versa::Runtime rt{config};
+  return config;
+}
+
+// On CPU + a real GPU (cuBLAS/cuSOLVER kernels) with GPU memory capped below the matrix: skips
+// without a GPU.
+TEST(TiledCholeskyOnGpu, MatchesLapackOutOfCore) {
+  const int n = 512, tile = 64;
+  versa::Runtime rt{one_gpu_holding_a_quarter(n)};
   if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
   cholesky::use_one_blas_thread();
   const std::vector<double> original = spd_matrix(n, 5);
@@ -360,12 +366,8 @@ TEST(TiledCholeskyOnGpu, MatchesLapackOnTwoDevicesOfOneGpu) {
 // Every kernel on a real GPU with each panel solved through the inverse (cuSOLVER's trtri,
 // cuBLAS's trmm), GPU memory capped below the matrix: skips without a GPU.
 TEST(TiledCholeskyOnGpu, MatchesLapackThroughTheInverse) {
-  versa::Config config = workers(2);
-  config.gpus = 1;
-  config.task_statistics = true;
   const int n = 512, tile = 64;
-  config.device_memory_limit = static_cast<std::size_t>(n) * n * sizeof(double) / 4;
-  versa::Runtime rt{config};
+  versa::Runtime rt{one_gpu_holding_a_quarter(n)};
   if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
   cholesky::use_one_blas_thread();
   const std::vector<double> original = spd_matrix(n, 13);
