@@ -110,9 +110,10 @@ struct Blas<float> {
 //   inverse  L(k,k)^-1 once per step (LAPACK trtri, the task type `trtri`), then one triangular
 //            product per tile (`trmm`, trsm's flops): on a GPU a product keeps the SMs busy,
 //            where cuBLAS's solve of a 2048 tile is a chain of small kernels (9.7 TFLOP/s on an
-//            H200, against gemm's 59). The products' error grows with the condition number of
-//            L(k,k), a solve's does not: for matrices whose diagonal tiles are well conditioned,
-//            as MAGMA's solves through inverted diagonal blocks assume.
+//            H200, against gemm's 59). A solve is backward stable, a product through the
+//            inverse is not (its error grows with the condition number of L(k,k)): for matrices
+//            whose diagonal tiles are well conditioned, as MAGMA's solves through inverted
+//            diagonal blocks assume.
 enum class PanelSolve { trsm, inverse };
 
 // Parses "trsm" or "inverse". Throws std::invalid_argument naming the bad value.
