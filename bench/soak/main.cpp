@@ -11,7 +11,8 @@
 // cpu: 2000-task programs on 1, 2 and 4 workers, in turn with every scheduling option and with
 // injected failures. devices: 1000-task programs on 2 workers and 1 or 2 emulated devices of
 // 256 bytes (every task evicts), bodies on the devices' streams or at launch, with and without
-// high-priority streams and failures, 1 to 3 tasks launched per stream. bench/run soak runs both,
+// high-priority streams and failures, 1 to 3 tasks launched per stream, with and without the
+// programs' tasks serial. bench/run soak runs both,
 // the distributed fuzzer and the big program (bench/soak/run.py).
 #include <unistd.h>
 
@@ -113,6 +114,9 @@ Drawn draw(const std::string& kind, std::uint64_t n) {
       device.priority_streams = (n / 4) % 2 == 1;
     }
     d.config.device_tasks_per_stream = 1 + static_cast<int>((n / 8) % 3);
+    // The programs' tasks one after another on each device's first stream, their children on
+    // the others (Config::device_serial_types).
+    if ((n / 24) % 2 == 1) d.config.device_serial_types = {"task"};
     d.program = random_program(n * 104729 + 29, 1000, handles, failures ? 200 : 0);
     d.label = "devices program " + std::to_string(n) + " (" + std::to_string(devices) + " devices)";
   }

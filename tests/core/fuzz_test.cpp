@@ -155,11 +155,15 @@ struct DeviceSet {
   bool priority_streams = false;
   // Config::device_tasks_per_stream: 1 makes tasks whose data is there wait for a stream.
   int tasks_per_stream = 2;
+  // Config::device_serial_types names the programs' tasks ("task"): they run one after another
+  // on each device's first stream, their children ("child") on the others.
+  bool serial_tasks = false;
 };
 
 versa::Config device_config(const DeviceSet& set) {
   versa::Config cpus = versa::testing::workers(set.workers);
   cpus.device_tasks_per_stream = set.tasks_per_stream;
+  if (set.serial_tasks) cpus.device_serial_types = {"task"};
   if (std::string(set.kind) == "emulated") {
     versa::Config config = versa::testing::with_emulated(cpus, set.devices, set.memory_bytes);
     for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
@@ -334,7 +338,9 @@ INSTANTIATE_TEST_SUITE_P(
                     DeviceSet{2, 2, 256, "emulated", true, false, true, 1},
                     DeviceSet{2, 2, 256, "emulated", false, true, false, 1},
                     DeviceSet{2, 3, 320, "emulated", true, true, false, 3},
-                    DeviceSet{1, 4, 1 << 20, "emulated", false, true, true}),
+                    DeviceSet{1, 4, 1 << 20, "emulated", false, true, true},
+                    DeviceSet{2, 2, 256, "emulated", true, false, true, 1, true},
+                    DeviceSet{2, 1, 320, "emulated", false, false, false, 2, true}),
     [](const testing::TestParamInfo<DeviceSet>& info) {
       return std::string(info.param.kind) + "_" + std::to_string(info.param.workers) + "cpu_" +
              std::to_string(info.param.devices) + "dev_" + std::to_string(info.param.memory_bytes) +
@@ -343,7 +349,8 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.priority_streams ? "_priority" : "") +
              (info.param.tasks_per_stream != 2
                   ? "_" + std::to_string(info.param.tasks_per_stream) + "per_stream"
-                  : "");
+                  : "") +
+             (info.param.serial_tasks ? "_serial" : "");
     });
 
 }  // namespace
