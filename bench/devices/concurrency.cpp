@@ -9,8 +9,9 @@
 // each (what Versa records to time its tasks), one untimed event after each (what StarPU
 // records), a cudaMalloc of a tile before every fourth (a runtime allocating tiles as they
 // arrive), the same from a memory pool in stream order (Config::cuda_memory_pool), or a
-// cudaFree. Each figure is the median wall time from the first launch to the device's idle,
-// against the one stream's.
+// cudaFree; last the same mix with trmm in place of trsm (the panel through the inverse) on one
+// stream and on 4. Each figure is the median wall time from the first launch to the device's
+// idle, against the one stream's.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -73,6 +74,9 @@ struct Scenario {
   // the next stream in turn: whether gemms, which each fill the GPU and its L2 cache, gain
   // anything from running beside each other, or only the slow kernels beside them.
   bool gemms_apart = false;
+  // cuBLAS's trmm in place of trsm: the mix of a panel solved through the diagonal tile's
+  // inverse, whose kernels may overlap differently.
+  bool trmm_panel = false;
 };
 
 class Bench {
@@ -137,9 +141,7 @@ class Bench {
   // Milliseconds of one call of `kernel` on stream 0, timed by events; potrf and trtri work on a
   // fresh copy of the diagonal tile, copied before the first event.
   double alone(Kernel kernel) {
-    const double one = 1.0;
     cudaStream_t stream = streams_[0];
-    double* out = outputs_[0];
     cudaEvent_t start = nullptr, end = nullptr;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&end), "cudaEventCreate");
@@ -161,15 +163,11 @@ class Bench {
                                host_work_.size(), info),
               "cusolverDnXtrtri");
         break;
-      case Kernel::trmm:
-        // In place, as cuBLAS allows when its B and C are one matrix.
-        check(cublasDtrmm(handles_[0], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                          CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile, out,
-                          tile),
-              "cublasDtrmm");
-        break;
       default:
-        launch(kernel == Kernel::trsm ? 0 : kernel == Kernel::syrk ? 5 : 1, 0);
+        launch(kernel == Kernel::syrk   ? 5
+               : kernel == Kernel::gemm ? 1
+                                        : 0,
+               0, kernel == Kernel::trmm);
     }
     check(cudaEventRecord(end, stream), "cudaEventRecord");
     check(cudaEventSynchronize(end), "cudaEventSynchronize");
@@ -230,7 +228,7 @@ class Bench {
       }
       if (scenario.between == Between::timed_events)
         check(cudaEventRecord(events[static_cast<std::size_t>(2 * k)], streams_[s]), "record");
-      launch(kind, s);
+      launch(kind, s, scenario.trmm_panel);
       if (per_kernel > 0)
         check(cudaEventRecord(events[static_cast<std::size_t>(per_kernel * k + per_kernel - 1)],
                               streams_[s]),
@@ -249,11 +247,17 @@ class Bench {
   }
 
  private:
-  // Kernel `kind` of a round (0: trsm, 1-4: gemm, 5: syrk) on stream `s`, into its own tile.
-  void launch(int kind, int s) {
+  // Kernel `kind` of a round (0: trsm, or trmm with `trmm_panel`; 1-4: gemm, 5: syrk) on stream
+  // `s`, into its own tile.
+  void launch(int kind, int s, bool trmm_panel) {
     const double one = 1.0, minus_one = -1.0;
     double* out = outputs_[static_cast<std::size_t>(s)];
-    if (kind == 0) {
+    if (kind == 0 && trmm_panel) {  // in place, as cuBLAS allows when its B and C are one matrix
+      check(cublasDtrmm(handles_[s], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                        CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile, out,
+                        tile),
+            "cublasDtrmm");
+    } else if (kind == 0) {
       check(cublasDtrsm(handles_[s], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                         CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile),
             "cublasDtrsm");
@@ -298,6 +302,8 @@ void suite_concurrency(const DeviceOptions& options) {
       {"4 streams, cudaMalloc", streams, Between::malloc},
       {"4 streams, pool allocations", streams, Between::pool},
       {"4 streams, cudaFree", streams, Between::free},
+      {"1 stream, trmm for trsm", 1, Between::nothing, false, true},
+      {"4 streams, trmm for trsm", streams, Between::nothing, false, true},
   };
   Bench bench;
   const double t = tile;
