@@ -40,44 +40,14 @@ double worst_error(const std::vector<double>& a, const std::vector<double>& expe
   return worst;
 }
 
-// (n, tile, workers): 1x1, 2x2 and 3x3 tiles, edge tiles, n = 1.
-class TiledCholesky : public testing::TestWithParam<std::tuple<int, int, int>> {};
+// (n, tile, workers, panel solve): 1x1, 2x2 and 3x3 tiles, edge tiles, n = 1; each panel
+// solved by trsm, or through its diagonal tile's inverse (trtri, then trmm), which leaves the
+// last full step's inverse in its scratch tile.
+class TiledCholesky
+    : public testing::TestWithParam<std::tuple<int, int, int, cholesky::PanelSolve>> {};
 
 TEST_P(TiledCholesky, MatchesLapack) {
-  const auto [n, tile, worker_count] = GetParam();
-  cholesky::use_one_blas_thread();
-  const std::vector<double> original = spd_matrix(n, 7u + n);
-  std::vector<double> expected = original;
-  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
-
-  std::vector<double> a = original;
-  {
-    versa::Runtime rt{workers(worker_count)};
-    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    cholesky::submit_factorisation(rt, tiles);
-    rt.wait_all();
-  }
-  EXPECT_LT(worst_error(a, expected, n), 1e-12) << "n=" << n << " tile=" << tile;
-  // The strict upper triangle is not touched.
-  for (int j = 1; j < n; ++j)
-    for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
-}
-
-INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholesky,
-                         testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100),
-                                          testing::Values(1, 8, 10, 64), testing::Values(1, 2, 4)),
-                         [](const auto& info) {
-                           return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
-                                  std::to_string(std::get<1>(info.param)) + "_workers" +
-                                  std::to_string(std::get<2>(info.param));
-                         });
-
-// With each panel solved through its diagonal tile's inverse (trtri, then trmm): the same factor
-// up to rounding, for the same sizes, the last inverse left in the scratch tile.
-class TiledCholeskyThroughInverse : public testing::TestWithParam<std::tuple<int, int, int>> {};
-
-TEST_P(TiledCholeskyThroughInverse, MatchesLapack) {
-  const auto [n, tile, worker_count] = GetParam();
+  const auto [n, tile, worker_count, solve] = GetParam();
   cholesky::use_one_blas_thread();
   const std::vector<double> original = spd_matrix(n, 7u + n);
   std::vector<double> expected = original;
@@ -88,17 +58,23 @@ TEST_P(TiledCholeskyThroughInverse, MatchesLapack) {
   {
     versa::Runtime rt{workers(worker_count)};
     versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
-    cholesky::submit_factorisation(rt, tiles, inverse);
-    rt.wait_all();
+    if (solve == cholesky::PanelSolve::inverse) {
+      const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
+      cholesky::submit_factorisation(rt, tiles, inverse);
+      rt.wait_all();
+    } else {
+      cholesky::submit_factorisation(rt, tiles);
+      rt.wait_all();
+    }
   }
   EXPECT_LT(worst_error(a, expected, n), 1e-12) << "n=" << n << " tile=" << tile;
+  // The strict upper triangle is not touched.
   for (int j = 1; j < n; ++j)
     for (int i = 0; i < j; ++i) ASSERT_EQ(a[i + j * n], original[i + j * n]);
-  // The scratch tile holds the inverse of the last full step's L(k,k): L(k,k) times it is I.
+  // Through the inverse, L(k,k) times the scratch tile is I for the last step with a panel.
   const int nt = (n + tile - 1) / tile;
-  if (nt < 2) return;
-  const int k = nt - 2, at = k * tile;
+  if (solve != cholesky::PanelSolve::inverse || nt < 2) return;
+  const int at = (nt - 2) * tile;
   for (int j = 0; j < tile; ++j)
     for (int i = j; i < tile; ++i) {
       double product = 0;  // (L inverse)(i, j), both lower triangular
@@ -107,15 +83,17 @@ TEST_P(TiledCholeskyThroughInverse, MatchesLapack) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, TiledCholeskyThroughInverse,
-                         testing::Values(std::tuple{1, 1, 1}, std::tuple{8, 10, 2},
-                                         std::tuple{16, 8, 1}, std::tuple{29, 8, 2},
-                                         std::tuple{64, 10, 4}, std::tuple{100, 16, 2}),
-                         [](const auto& info) {
-                           return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
-                                  std::to_string(std::get<1>(info.param)) + "_workers" +
-                                  std::to_string(std::get<2>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, TiledCholesky,
+    testing::Combine(testing::Values(1, 8, 16, 24, 29, 64, 100), testing::Values(1, 8, 10, 64),
+                     testing::Values(1, 2, 4),
+                     testing::Values(cholesky::PanelSolve::trsm, cholesky::PanelSolve::inverse)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_tile" +
+             std::to_string(std::get<1>(info.param)) + "_workers" +
+             std::to_string(std::get<2>(info.param)) +
+             (std::get<3>(info.param) == cholesky::PanelSolve::inverse ? "_inverse" : "");
+    });
 
 // The factor checks: LAPACK's factor passes both; one wrong entry fails both; the estimate never
 // exceeds the exact residual.
