@@ -61,22 +61,12 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile,
                              "/versa-bench-cholesky.model";
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
-  // With PanelSolve::inverse, each step's L(k,k)^-1: scratch, which the runtime renames at each
-  // step; its handle lives until wait_all has returned.
-  std::vector<double> inverse_data;
-  std::optional<versa::TileHandle<double>> inverse;
-  if (solve == cholesky::PanelSolve::inverse) {
-    inverse_data.resize(static_cast<std::size_t>(tile) * tile);
-    inverse = rt.tile(inverse_data.data(), tile, tile, tile, "L(k,k)^-1");
-  }
+  const cholesky::PanelScratch<double> scratch(rt, solve, static_cast<std::size_t>(tile));
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
   // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
   const cholesky::Schedule schedule{.home_when_final = gpu};
-  if (inverse)
-    cholesky::submit_factorisation(rt, tiles, *inverse, {}, schedule);
-  else
-    cholesky::submit_factorisation(rt, tiles, {}, schedule);
+  cholesky::submit_factorisation(rt, tiles, scratch, {}, schedule);
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -384,16 +385,37 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
                               schedule);
 }
 
-// The same with each panel solved through L(k,k)^-1 (PanelSolve::inverse), kept in `inverse`, a
-// tile of the tile size whose data is scratch (submit_tasks_through_inverse): the task types
-// `trtri` and `trmm` in place of `trsm`.
-//   std::vector<double> scratch(tile * tile);
-//   auto inverse = rt.tile(scratch.data(), tile, tile, tile);
-//   cholesky::submit_factorisation(rt, tiles, inverse);
+// What a factorisation solves its panels with: for PanelSolve::inverse, a scratch tile of the
+// tile size registered with `rt`; for trsm, nothing. Keep it until wait_all has returned.
+template <class T>
+class PanelScratch {
+ public:
+  PanelScratch(versa::Runtime& rt, PanelSolve solve, std::size_t tile) {
+    if (solve != PanelSolve::inverse) return;
+    data_.resize(tile * tile);
+    inverse_ = rt.tile(data_.data(), tile, tile, tile, "L(k,k)^-1");
+  }
+  // The inverse's handle; null for trsm.
+  const versa::TileHandle<T>* inverse() const { return inverse_ ? &*inverse_ : nullptr; }
+  // The tile (column-major, leading dimension the tile size): after wait_all, the inverse of
+  // the last step with a panel. Empty for trsm.
+  const std::vector<T>& data() const { return data_; }
+
+ private:
+  std::vector<T> data_;
+  std::optional<versa::TileHandle<T>> inverse_;
+};
+
+// submit_factorisation with each panel solved as `scratch` was made for: through L(k,k)^-1
+// (PanelSolve::inverse, submit_tasks_through_inverse: the task types `trtri` and `trmm` in place
+// of `trsm`), kept in the scratch tile, or by trsm.
+//   const cholesky::PanelScratch<double> scratch(rt, cholesky::PanelSolve::inverse, tile);
+//   cholesky::submit_factorisation(rt, tiles, scratch);
+//   rt.wait_all();
 template <class Matrix, class T>
-void submit_factorisation(versa::Runtime& rt, const Matrix& a, const versa::TileHandle<T>& inverse,
+void submit_factorisation(versa::Runtime& rt, const Matrix& a, const PanelScratch<T>& scratch,
                           const Placements& placements = {}, const Schedule& schedule = {}) {
-  detail::submit_with_kernels(rt, a, &inverse, placements, schedule);
+  detail::submit_with_kernels(rt, a, scratch.inverse(), placements, schedule);
 }
 
 // Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS

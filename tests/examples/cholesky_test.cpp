@@ -54,19 +54,11 @@ TEST_P(TiledCholesky, MatchesLapack) {
   ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
 
   std::vector<double> a = original;
-  std::vector<double> scratch(static_cast<std::size_t>(tile) * tile, 0.0);
-  {
-    versa::Runtime rt{workers(worker_count)};
-    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    if (solve == cholesky::PanelSolve::inverse) {
-      const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
-      cholesky::submit_factorisation(rt, tiles, inverse);
-      rt.wait_all();
-    } else {
-      cholesky::submit_factorisation(rt, tiles);
-      rt.wait_all();
-    }
-  }
+  versa::Runtime rt{workers(worker_count)};
+  versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+  const cholesky::PanelScratch<double> scratch(rt, solve, static_cast<std::size_t>(tile));
+  cholesky::submit_factorisation(rt, tiles, scratch);
+  rt.wait_all();
   EXPECT_LT(worst_error(a, expected, n), 1e-12) << "n=" << n << " tile=" << tile;
   // The strict upper triangle is not touched.
   for (int j = 1; j < n; ++j)
@@ -75,10 +67,11 @@ TEST_P(TiledCholesky, MatchesLapack) {
   const int nt = (n + tile - 1) / tile;
   if (solve != cholesky::PanelSolve::inverse || nt < 2) return;
   const int at = (nt - 2) * tile;
+  const std::vector<double>& inverse = scratch.data();
   for (int j = 0; j < tile; ++j)
     for (int i = j; i < tile; ++i) {
       double product = 0;  // (L inverse)(i, j), both lower triangular
-      for (int l = j; l <= i; ++l) product += a[(at + i) + (at + l) * n] * scratch[l + j * tile];
+      for (int l = j; l <= i; ++l) product += a[(at + i) + (at + l) * n] * inverse[l + j * tile];
       ASSERT_NEAR(product, i == j ? 1.0 : 0.0, 1e-12) << "(" << i << "," << j << ")";
     }
 }
@@ -192,7 +185,6 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   std::vector<double> expected = original;
   ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', c.n, expected.data(), c.n), 0);
   std::vector<double> a = original;
-  std::vector<double> scratch(static_cast<std::size_t>(c.tile) * c.tile);
   const std::size_t quarter = original.size() * sizeof(double) / 4;
   const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
   const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
@@ -206,15 +198,9 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
     versa::TiledMatrix<double> tiles(rt, a.data(), c.n, c.n, c.n, c.tile);
     cholesky::Placements all;
     for (const char* kernel : cholesky::kernels) all[kernel] = c.rule;
-    const cholesky::Schedule schedule{c.priorities, c.home_when_final};
-    if (c.solve == cholesky::PanelSolve::inverse) {
-      const auto inverse = rt.tile(scratch.data(), c.tile, c.tile, c.tile);
-      cholesky::submit_factorisation(rt, tiles, inverse, all, schedule);
-      rt.wait_all();
-    } else {
-      cholesky::submit_factorisation(rt, tiles, all, schedule);
-      rt.wait_all();
-    }
+    const cholesky::PanelScratch<double> scratch(rt, c.solve, static_cast<std::size_t>(c.tile));
+    cholesky::submit_factorisation(rt, tiles, scratch, all, {c.priorities, c.home_when_final});
+    rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, c.n), 1e-12);
   for (int j = 1; j < c.n; ++j)
@@ -350,14 +336,13 @@ TEST(TiledCholeskyOnGpu, MatchesLapackThroughTheInverse) {
   cholesky::use_one_blas_thread();
   const std::vector<double> original = spd_matrix(n, 13);
   std::vector<double> expected = original, a = original;
-  std::vector<double> scratch(static_cast<std::size_t>(tile) * tile);
   ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
   {
     versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
-    const auto inverse = rt.tile(scratch.data(), tile, tile, tile);
+    const cholesky::PanelScratch<double> scratch(rt, cholesky::PanelSolve::inverse, tile);
     cholesky::Placements on_gpu;
     for (const char* kernel : cholesky::kernels) on_gpu[kernel] = versa::Placement::gpu_only;
-    cholesky::submit_factorisation(rt, tiles, inverse, on_gpu, {.home_when_final = true});
+    cholesky::submit_factorisation(rt, tiles, scratch, on_gpu, {.home_when_final = true});
     rt.wait_all();
   }
   EXPECT_LT(worst_error(a, expected, n), 1e-12);
