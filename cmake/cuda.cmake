@@ -24,6 +24,7 @@ if(VERSA_HAVE_CUDA)
     ${PROJECT_SOURCE_DIR}/src/cuda/event_pool.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/pending_operation.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/reduction_kernels.cu
+    ${PROJECT_SOURCE_DIR}/src/cuda/sm_partition.cpp
     ${PROJECT_SOURCE_DIR}/src/cuda/stream_context.cpp
   )
   # The target predates enable_language, so it did not pick up the architectures. The kernels

@@ -4,11 +4,13 @@
 //
 //   versa-bench-cholesky [--reps N] [--sizes 2048,4096] [--tiles 256,512] [--gpu | --gpu-only]
 //                        [--solve trsm|inverse] [--starpu-streams N] [--trace-prefix PREFIX]
-//                        [--systems LIST]
+//                        [--priorities SCHEME] [--systems LIST]
 //
 // --solve inverse has the tiled systems, Versa and StarPU, solve each step's panel through
 // L(k,k)^-1 (cholesky::PanelSolve: one trtri, then one trmm per tile, in place of one trsm per
 // tile), and their RESULT lines say ",solve=inverse"; the dense peers are one call either way.
+// --priorities sets Versa's schedule (cholesky::Priorities; its RESULT lines then say which),
+// the StarPU peer keeping the priorities of StarPU's own Cholesky.
 //
 // With --gpu (and a GPU present) a second table compares Versa on CPU + GPU with StarPU's dmda,
 // dmdas and dmdar (dmda whose workers take first the tasks whose data they hold, as Versa's
@@ -46,8 +48,8 @@
 namespace {
 
 bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile,
-                                  cholesky::PanelSolve solve, bool gpu = false,
-                                  const std::string& trace_file = {}) {
+                                  cholesky::PanelSolve solve, cholesky::Priorities priorities,
+                                  bool gpu = false, const std::string& trace_file = {}) {
   cholesky::use_one_blas_thread();
   versa::Config config;
   config.cpu_workers = workers;
@@ -65,7 +67,7 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile,
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
   // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
-  const cholesky::Schedule schedule{.home_when_final = gpu};
+  const cholesky::Schedule schedule{.priorities = priorities, .home_when_final = gpu};
   cholesky::submit_factorisation(rt, tiles, scratch, {}, schedule);
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
@@ -255,6 +257,11 @@ int main(int argc, char** argv) {
                              "trsm (default), inverse (the tile inverted once by trtri, then\n"
                              "one trmm per tile)")
       ->type_name("HOW");
+  cholesky::Priorities priorities = cholesky::Priorities::critical_path;
+  example::add_parsed_option(app, "--priorities", priorities, cholesky::parse_priorities,
+                             "Versa's priorities, as the cholesky tool's (critical_path,\n"
+                             "wavefront, panel); the StarPU peer keeps its own")
+      ->type_name("SCHEME");
   std::vector<std::string> only;
   app.add_option("--systems", only,
                  "only these systems, comma-separated (versa, starpu-dmda, cusolver, ...)")
@@ -275,6 +282,10 @@ int main(int argc, char** argv) {
   // What the tiled systems' RESULT lines add to their settings; nothing for trsm, so that its
   // results keep the names they had before --solve.
   const std::string solve_setting = inverse ? ",solve=inverse" : "";
+  const std::string priorities_setting =
+      priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront"
+      : priorities == cholesky::Priorities::panel   ? ",priorities=panel"
+                                                    : "";
   if (gpu && !bench::cusolver_available())
     return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
   // CPU only: Versa, StarPU (lws, dmda, dmdas: the last sorts each worker's queue by priority)
@@ -284,9 +295,10 @@ int main(int argc, char** argv) {
     for (int tile : tiles) {
       candidates.push_back({"versa", tile,
                             [=](double* a, const std::string& trace) {
-                              return versa_cholesky(workers, a, n, tile, solve, false, trace);
+                              return versa_cholesky(workers, a, n, tile, solve, priorities, false,
+                                                    trace);
                             },
-                            solve_setting});
+                            solve_setting + priorities_setting});
       if (bench::starpu_available()) {
         candidates.push_back({"starpu-lws", tile,
                               [=](double* a, const std::string& trace) {
@@ -327,9 +339,10 @@ int main(int argc, char** argv) {
     for (int tile : tiles) {
       candidates.push_back({"versa", tile,
                             [=](double* a, const std::string& trace) {
-                              return versa_cholesky(cpu_workers, a, n, tile, solve, true, trace);
+                              return versa_cholesky(cpu_workers, a, n, tile, solve, priorities,
+                                                    true, trace);
                             },
-                            solve_setting + versa_settings});
+                            solve_setting + priorities_setting + versa_settings});
       if (bench::starpu_gpu_available())
         for (const char* scheduler : {"dmda", "dmdas", "dmdar"})
           candidates.push_back({"starpu-" + std::string(scheduler) + streams, tile,

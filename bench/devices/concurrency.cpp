@@ -2,16 +2,19 @@
 // them cost that overlap, with no runtime at all. First each kernel alone on a 2048 tile, timed
 // by events: the Cholesky's four (cuSOLVER's potrf, cuBLAS's trsm, syrk, gemm), and what a solve
 // through the diagonal tile's inverse would take instead of trsm (cuSOLVER's trtri once per
-// step, then cuBLAS's trmm per tile). Then the Cholesky's kernel mix (per round one trsm, four
-// gemms and one syrk, as its 105 : 455 : 105), all queued at once: on one stream; dealt in turn
-// to 2 and to 4 streams, each with its cuBLAS handle; the gemms on one stream and the other
-// kernels on the other three; and on 4 streams with, between kernels, a timed event pair around
-// each (what Versa records to time its tasks), one untimed event after each (what StarPU
-// records), a cudaMalloc of a tile before every fourth (a runtime allocating tiles as they
-// arrive), the same from a memory pool in stream order (Config::cuda_memory_pool), or a
-// cudaFree; last the same mix with trmm in place of trsm (the panel through the inverse) on one
-// stream and on 4. Each figure is the median wall time from the first launch to the device's
-// idle, against the one stream's.
+// step, then cuBLAS's trmm per tile, in place as the Cholesky runs it and out of place). Then the
+// Cholesky's kernel mix (per round one trsm, four gemms and one syrk, as its 105 : 455 : 105), all
+// queued at once: on one stream; dealt in turn to 2 and to 4 streams, each with its cuBLAS handle;
+// the gemms on one stream and the other kernels on the other three; and on 4 streams with, between
+// kernels, a timed event pair around each (what Versa records to time its tasks), one untimed event
+// after each (what StarPU records), a cudaMalloc of a tile before every fourth (a runtime
+// allocating tiles as they arrive), the same from a memory pool in stream order
+// (Config::cuda_memory_pool), or a cudaFree; the same mix with trmm in place of trsm (the panel
+// through the inverse) on one stream and on 4; last with the GPU's SMs split in two green contexts
+// (Config::cuda_panel_sms: SmPartition), the gemms on one stream of the larger share and the other
+// kernels on three of the smaller, of 16, 32 and 48 SMs, where trsm and gemm are also timed alone.
+// Each figure is the median wall time from the first launch to the device's idle, against the one
+// stream's.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -27,7 +30,11 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <stdexcept>
+
+#include "cuda/sm_partition.hpp"  // the runtime's own, so that both split the SMs alike
 #endif
 
 namespace bench {
@@ -55,7 +62,9 @@ void check(cusolverStatus_t status, const char* call) {
 }
 
 // The kernels timed alone.
-enum class Kernel { potrf, trsm, syrk, gemm, trtri, trmm };
+// trmm: in place, as the Cholesky runs it; trmm_apart: out of place (cuBLAS's own form, which
+// may run faster), into another tile.
+enum class Kernel { potrf, trsm, syrk, gemm, trtri, trmm, trmm_apart };
 
 struct KernelRow {
   const char* name;
@@ -77,6 +86,52 @@ struct Scenario {
   // cuBLAS's trmm in place of trsm: the mix of a panel solved through the diagonal tile's
   // inverse, whose kernels may overlap differently.
   bool trmm_panel = false;
+  // With gemms_apart: the other kernels' streams on this many SMs, the gemms' on the rest.
+  int panel_sms = 0;
+};
+
+// Kernel streams, each with its cuBLAS handle: on every SM, or split between two green contexts,
+// stream 0 on the larger share and the others on the smaller.
+class StreamSet {
+ public:
+  explicit StreamSet(int panel_sms = 0) {
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    if (panel_sms > 0) partition_ = std::make_unique<versa::detail::SmPartition>(device, panel_sms);
+    for (int s = 0; s < streams; ++s) {
+      if (partition_)
+        streams_[s] = partition_->create_stream(s > 0, 0);
+      else
+        check(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cublasCreate(&handles_[s]), "cublasCreate");
+      check(cublasSetStream(handles_[s], streams_[s]), "cublasSetStream");
+    }
+  }
+  ~StreamSet() {
+    synchronize();
+    for (int s = 0; s < streams; ++s) {
+      cublasDestroy(handles_[s]);
+      cudaStreamDestroy(streams_[s]);
+    }
+  }
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+
+  cudaStream_t stream(int s) const { return streams_[s]; }
+  cublasHandle_t handle(int s) const { return handles_[s]; }
+  // The SMs of the smaller share and of the larger (0 and 0 without a partition).
+  int panel_sms() const { return partition_ ? partition_->panel_sms() : 0; }
+  int other_sms() const { return partition_ ? partition_->other_sms() : 0; }
+  // Each stream, one by one: a green context's streams are not the primary context's, which
+  // cudaDeviceSynchronize waits for.
+  void synchronize() const {
+    for (cudaStream_t stream : streams_) (void)cudaStreamSynchronize(stream);
+  }
+
+ private:
+  std::unique_ptr<versa::detail::SmPartition> partition_;  // outlives the streams
+  cudaStream_t streams_[streams] = {};
+  cublasHandle_t handles_[streams] = {};
 };
 
 class Bench {
@@ -97,14 +152,9 @@ class Bench {
       check(cudaMemcpy(buffer, values.data(), tile_bytes, cudaMemcpyHostToDevice), "copy");
     for (double* buffer : outputs_)
       check(cudaMemcpy(buffer, values.data(), tile_bytes, cudaMemcpyHostToDevice), "copy");
-    for (int s = 0; s < streams; ++s) {
-      check(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking), "cudaStreamCreate");
-      check(cublasCreate(&handles_[s]), "cublasCreate");
-      check(cublasSetStream(handles_[s], streams_[s]), "cublasSetStream");
-    }
     check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cusolverDnCreate(&solver_), "cusolverDnCreate");
-    check(cusolverDnSetStream(solver_, streams_[0]), "cusolverDnSetStream");
+    check(cusolverDnSetStream(solver_, shared_.stream(0)), "cusolverDnSetStream");
     check(cudaMalloc(reinterpret_cast<void**>(&scratch_), tile_bytes), "cudaMalloc");
     int potrf_work = 0;
     check(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, tile, scratch_, tile,
@@ -125,10 +175,6 @@ class Bench {
   }
   ~Bench() {
     (void)cudaDeviceSynchronize();
-    for (int s = 0; s < streams; ++s) {
-      cublasDestroy(handles_[s]);
-      cudaStreamDestroy(streams_[s]);
-    }
     cudaStreamDestroy(side_);
     cudaMemPoolDestroy(pool_);
     cusolverDnDestroy(solver_);
@@ -138,10 +184,19 @@ class Bench {
     for (double* buffer : outputs_) cudaFree(buffer);
   }
 
-  // Milliseconds of one call of `kernel` on stream 0, timed by events; potrf and trtri work on a
-  // fresh copy of the diagonal tile, copied before the first event.
-  double alone(Kernel kernel) {
-    cudaStream_t stream = streams_[0];
+  // The streams split at `panel_sms` SMs, made at the first call.
+  const StreamSet& split(int panel_sms) {
+    std::unique_ptr<StreamSet>& set = split_[panel_sms];
+    if (!set) set = std::make_unique<StreamSet>(panel_sms);
+    return *set;
+  }
+
+  // Milliseconds of one call of `kernel` on stream `s` of `set` (by default stream 0 on every
+  // SM), timed by events; potrf and trtri work on a fresh copy of the diagonal tile, copied
+  // before the first event.
+  double alone(Kernel kernel, const StreamSet* set = nullptr, int s = 0) {
+    if (set == nullptr) set = &shared_;
+    cudaStream_t stream = set->stream(s);
     cudaEvent_t start = nullptr, end = nullptr;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&end), "cudaEventCreate");
@@ -163,11 +218,20 @@ class Bench {
                                host_work_.size(), info),
               "cusolverDnXtrtri");
         break;
+      case Kernel::trmm_apart: {
+        const double one = 1.0;
+        check(cublasDtrmm(set->handle(s), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                          CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, inputs_[0],
+                          tile, outputs_[static_cast<std::size_t>(s)], tile),
+              "cublasDtrmm");
+        break;
+      }
       default:
-        launch(kernel == Kernel::syrk   ? 5
+        launch(*set,
+               kernel == Kernel::syrk   ? 5
                : kernel == Kernel::gemm ? 1
                                         : 0,
-               0, kernel == Kernel::trmm);
+               s, kernel == Kernel::trmm);
     }
     check(cudaEventRecord(end, stream), "cudaEventRecord");
     check(cudaEventSynchronize(end), "cudaEventSynchronize");
@@ -198,6 +262,8 @@ class Bench {
     events.resize(static_cast<std::size_t>(kernels * per_kernel));
     for (cudaEvent_t& event : events) check(cudaEventCreateWithFlags(&event, flags), "event");
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const StreamSet& set = scenario.panel_sms > 0 ? split(scenario.panel_sms) : shared_;
+    set.synchronize();
 
     const auto start = Clock::now();
     for (int k = 0; k < kernels; ++k) {
@@ -227,13 +293,14 @@ class Bench {
         }
       }
       if (scenario.between == Between::timed_events)
-        check(cudaEventRecord(events[static_cast<std::size_t>(2 * k)], streams_[s]), "record");
-      launch(kind, s, scenario.trmm_panel);
+        check(cudaEventRecord(events[static_cast<std::size_t>(2 * k)], set.stream(s)), "record");
+      launch(set, kind, s, scenario.trmm_panel);
       if (per_kernel > 0)
         check(cudaEventRecord(events[static_cast<std::size_t>(per_kernel * k + per_kernel - 1)],
-                              streams_[s]),
+                              set.stream(s)),
               "record");
     }
+    set.synchronize();
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     const double seconds = seconds_since(start);
 
@@ -248,34 +315,35 @@ class Bench {
 
  private:
   // Kernel `kind` of a round (0: trsm, or trmm with `trmm_panel`; 1-4: gemm, 5: syrk) on stream
-  // `s`, into its own tile.
-  void launch(int kind, int s, bool trmm_panel) {
+  // `s` of `set`, into its own tile.
+  void launch(const StreamSet& set, int kind, int s, bool trmm_panel) {
     const double one = 1.0, minus_one = -1.0;
     double* out = outputs_[static_cast<std::size_t>(s)];
+    cublasHandle_t handle = set.handle(s);
     if (kind == 0 && trmm_panel) {  // in place, as cuBLAS allows when its B and C are one matrix
-      check(cublasDtrmm(handles_[s], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+      check(cublasDtrmm(handle, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                         CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile, out,
                         tile),
             "cublasDtrmm");
     } else if (kind == 0) {
-      check(cublasDtrsm(handles_[s], CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+      check(cublasDtrsm(handle, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                         CUBLAS_DIAG_NON_UNIT, tile, tile, &one, inputs_[2], tile, out, tile),
             "cublasDtrsm");
     } else if (kind == 5) {
-      check(cublasDsyrk(handles_[s], CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, tile, tile, &minus_one,
+      check(cublasDsyrk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, tile, tile, &minus_one,
                         inputs_[0], tile, &one, out, tile),
             "cublasDsyrk");
     } else {
-      check(cublasDgemm(handles_[s], CUBLAS_OP_N, CUBLAS_OP_T, tile, tile, tile, &minus_one,
-                        inputs_[0], tile, inputs_[1], tile, &one, out, tile),
+      check(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, tile, tile, tile, &minus_one, inputs_[0],
+                        tile, inputs_[1], tile, &one, out, tile),
             "cublasDgemm");
     }
   }
 
   double* inputs_[3] = {};
   std::vector<double*> outputs_;
-  cudaStream_t streams_[streams] = {};
-  cublasHandle_t handles_[streams] = {};
+  StreamSet shared_;
+  std::map<int, std::unique_ptr<StreamSet>> split_;
   cudaStream_t side_ = nullptr;
   cudaMemPool_t pool_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;
@@ -292,7 +360,7 @@ void suite_concurrency(const DeviceOptions& options) {
   std::printf("\n== concurrency: the Cholesky's kernel mix on 2048 tiles, no runtime ==\n");
 #if VERSA_HAVE_CUDA
   if (!cuda_gpu_present()) return;
-  const Scenario scenarios[] = {
+  std::vector<Scenario> scenarios = {
       {"1 stream", 1, Between::nothing},
       {"2 streams", 2, Between::nothing},
       {"4 streams", streams, Between::nothing},
@@ -306,32 +374,69 @@ void suite_concurrency(const DeviceOptions& options) {
       {"4 streams, trmm for trsm", streams, Between::nothing, false, true},
   };
   Bench bench;
+  std::vector<int> splits;
+  for (const int panel_sms : {16, 32, 48}) {
+    try {
+      (void)bench.split(panel_sms);
+      splits.push_back(panel_sms);
+    } catch (const std::exception& failure) {
+      std::printf("(no split at %d SMs: %s)\n", panel_sms, failure.what());
+    }
+  }
+  static const std::map<int, const char*> split_names = {{16, "4 streams, gemms on one, 16 SMs"},
+                                                         {32, "4 streams, gemms on one, 32 SMs"},
+                                                         {48, "4 streams, gemms on one, 48 SMs"}};
+  for (const int panel_sms : splits)
+    scenarios.push_back(
+        {split_names.at(panel_sms), streams, Between::nothing, true, false, panel_sms});
   const double t = tile;
-  const KernelRow kernels[] = {
-      {"potrf", Kernel::potrf, t * t * t / 3}, {"trsm", Kernel::trsm, t * t * t},
-      {"syrk", Kernel::syrk, t * t * t},       {"gemm", Kernel::gemm, 2 * t * t * t},
-      {"trtri", Kernel::trtri, t * t * t / 3}, {"trmm", Kernel::trmm, t * t * t}};
+  const KernelRow kernels[] = {{"potrf", Kernel::potrf, t * t * t / 3},
+                               {"trsm", Kernel::trsm, t * t * t},
+                               {"syrk", Kernel::syrk, t * t * t},
+                               {"gemm", Kernel::gemm, 2 * t * t * t},
+                               {"trtri", Kernel::trtri, t * t * t / 3},
+                               {"trmm", Kernel::trmm, t * t * t},
+                               {"trmm_apart", Kernel::trmm_apart, t * t * t}};
   for (const KernelRow& row : kernels) (void)bench.alone(row.kernel);  // loads the kernels
   std::printf("each kernel alone on a 2048 tile, median of %d calls\n", 4 * options.reps);
-  std::printf("%-8s %10s %10s\n", "kernel", "ms", "TFLOP/s");
+  std::printf("%-10s %10s %10s\n", "kernel", "ms", "TFLOP/s");
   for (const KernelRow& row : kernels) {
     std::vector<double> ms;
     for (int r = 0; r < 4 * options.reps; ++r) ms.push_back(bench.alone(row.kernel));
     const double call = median(ms);
-    std::printf("%-8s %10.3f %10.1f\n", row.name, call, row.flops / (call * 1e-3) / 1e12);
+    std::printf("%-10s %10.3f %10.1f\n", row.name, call, row.flops / (call * 1e-3) / 1e12);
     print_result("concurrency", "cuda", std::string("kernel=") + row.name, "ms_per_call", call,
                  "ms");
   }
+  // trsm on the smaller share of the SMs, gemm on the larger, each alone.
+  std::printf("trsm and gemm alone on a share of the SMs, median of %d calls\n", 4 * options.reps);
+  std::printf("%-8s %6s %10s %10s\n", "kernel", "SMs", "ms", "TFLOP/s");
+  for (const int panel_sms : splits) {
+    const StreamSet& set = bench.split(panel_sms);
+    for (const KernelRow& row : {kernels[1], kernels[3]}) {
+      const int s = row.kernel == Kernel::trsm ? 1 : 0;
+      (void)bench.alone(row.kernel, &set, s);
+      std::vector<double> ms;
+      for (int r = 0; r < 4 * options.reps; ++r) ms.push_back(bench.alone(row.kernel, &set, s));
+      const double call = median(ms);
+      const int sms = s == 1 ? set.panel_sms() : set.other_sms();
+      std::printf("%-8s %6d %10.3f %10.1f\n", row.name, sms, call,
+                  row.flops / (call * 1e-3) / 1e12);
+      print_result("concurrency", "cuda",
+                   std::string("kernel=") + row.name + ",sms=" + std::to_string(sms), "ms_per_call",
+                   call, "ms");
+    }
+  }
   (void)bench.run(scenarios[1]);  // cuBLAS's first calls load its kernels
-  std::vector<std::vector<double>> seconds(std::size(scenarios));
+  std::vector<std::vector<double>> seconds(scenarios.size());
   // The scenarios take turns, so that a slow spell of the machine spreads over all of them.
   for (int r = 0; r < options.reps; ++r)
-    for (std::size_t i = 0; i < std::size(scenarios); ++i)
+    for (std::size_t i = 0; i < scenarios.size(); ++i)
       seconds[i].push_back(bench.run(scenarios[i]));
   const double serial = median(seconds[0]);
   std::printf("%d rounds of trsm + 4 gemm + syrk, median of %d\n", rounds, options.reps);
   std::printf("%-32s %10s %12s\n", "scenario", "ms", "/ 1 stream");
-  for (std::size_t i = 0; i < std::size(scenarios); ++i) {
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
     const double s = median(seconds[i]);
     std::printf("%-32s %10.2f %12.3f\n", scenarios[i].name, s * 1e3, s / serial);
     std::string param = scenarios[i].name;

@@ -41,8 +41,9 @@ Placements parse_placements(const std::string& text) {
 Priorities parse_priorities(const std::string& text) {
   if (text == "critical_path") return Priorities::critical_path;
   if (text == "wavefront") return Priorities::wavefront;
+  if (text == "panel") return Priorities::panel;
   throw std::invalid_argument("unknown priorities '" + text +
-                              "' (priorities: critical_path, wavefront)");
+                              "' (priorities: critical_path, wavefront, panel)");
 }
 
 PanelSolve parse_panel_solve(const std::string& text) {

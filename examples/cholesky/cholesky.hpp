@@ -156,9 +156,14 @@ TaskCounts task_counts(std::size_t tiles, PanelSolve solve = PanelSolve::trsm);
 //                  that have arrived while the rest are still being copied. On a GPU the tasks
 //                  of positive rank (all but those of the last steps) run on its high-priority
 //                  streams.
-enum class Priorities { critical_path, wavefront };
+//   panel          as critical_path, with every tile of the panel (each trsm, or trmm through
+//                  the inverse) at priority 1, not only row k+1's: on a GPU the whole panel then
+//                  runs on the high-priority streams, where Config::cuda_panel_sms gives it SMs
+//                  of its own beside the trailing update's gemms.
+enum class Priorities { critical_path, wavefront, panel };
 
-// Parses "critical_path" or "wavefront". Throws std::invalid_argument naming the bad value.
+// Parses "critical_path", "wavefront" or "panel". Throws std::invalid_argument naming the bad
+// value.
 Priorities parse_priorities(const std::string& text);
 
 // The priority of each task, by kernel, step k and tile (m, j), in a matrix of `tiles` x `tiles`
@@ -166,9 +171,13 @@ Priorities parse_priorities(const std::string& text);
 class TaskPriorities {
  public:
   TaskPriorities(Priorities scheme, int tiles)
-      : wavefront_(scheme == Priorities::wavefront), nt_(tiles) {}
+      : wavefront_(scheme == Priorities::wavefront),
+        whole_panel_(scheme == Priorities::panel),
+        nt_(tiles) {}
   int potrf(int k) const { return wavefront_ ? 2 * nt_ - 2 * k : 1; }
-  int trsm(int k, int m) const { return wavefront_ ? 2 * nt_ - 2 * k - m : (m == k + 1 ? 1 : 0); }
+  int trsm(int k, int m) const {
+    return wavefront_ ? 2 * nt_ - 2 * k - m : (whole_panel_ || m == k + 1 ? 1 : 0);
+  }
   int syrk(int k, int m) const {
     return wavefront_ ? 2 * nt_ - 2 * k - 2 * m : (m == k + 1 ? 1 : 0);
   }
@@ -176,6 +185,7 @@ class TaskPriorities {
 
  private:
   bool wavefront_;
+  bool whole_panel_;
   int nt_;
 };
 

@@ -57,7 +57,8 @@ void add_options(CLI::App& app, Options& o) {
                "each as soon as it is final");
   example::add_parsed_option(app, "--priorities", o.priorities, cholesky::parse_priorities,
                              "which ready tasks go first: critical_path (default: the next\n"
-                             "panel's), wavefront (the tiles nearest the top left, across steps)")
+                             "panel's), wavefront (the tiles nearest the top left, across steps),\n"
+                             "panel (the whole panel's)")
       ->type_name("SCHEME");
   example::add_parsed_option(app, "--solve", o.solve, cholesky::parse_panel_solve,
                              "how each panel is solved against its diagonal tile: trsm\n"
@@ -159,7 +160,9 @@ int run(const Options& o) {
       "cholesky", "versa",
       "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) + ",devices=" + used +
           (o.home_at_end && rt.device_count() > 0 ? ",home=at_end" : "") +
-          (o.priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront" : "") +
+          (o.priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront"
+           : o.priorities == cholesky::Priorities::panel   ? ",priorities=panel"
+                                                           : "") +
           (o.solve == cholesky::PanelSolve::inverse ? ",solve=inverse" : "") +
           example::cuda_settings(config, devices) + (o.trace.empty() ? "" : ",traced"),
       "gflops", gflops, "GFLOP/s");

@@ -324,6 +324,8 @@ inline std::string cuda_settings(const versa::Config& config,
     settings += effective.cuda_priority_streams ? ",priority_streams=on" : ",priority_streams=off";
   if (effective.cuda_memory_pool != defaults.cuda_memory_pool)
     settings += effective.cuda_memory_pool ? ",memory_pool=on" : ",memory_pool=off";
+  if (effective.cuda_panel_sms != defaults.cuda_panel_sms)
+    settings += ",panel_sms=" + std::to_string(effective.cuda_panel_sms);
   if (effective.device_tasks_per_stream != defaults.device_tasks_per_stream)
     settings += ",tasks_per_stream=" + std::to_string(effective.device_tasks_per_stream);
   // Names joined by '+': a comma would end the parameter.

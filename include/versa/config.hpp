@@ -64,6 +64,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_CUDA_STREAMS=<n>    cuda_streams
 //   VERSA_CUDA_PRIORITY_STREAMS=0|1 cuda_priority_streams
 //   VERSA_CUDA_MEMORY_POOL=0|1 cuda_memory_pool
+//   VERSA_CUDA_PANEL_SMS=<n>  cuda_panel_sms
 //   VERSA_DEVICE_TASKS_PER_STREAM=<n> device_tasks_per_stream
 //   VERSA_DEVICE_SERIAL_TYPES=<a,b,..> device_serial_types
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
@@ -175,6 +176,17 @@ struct Config {
   // kernels of a critical path (a tiled factorisation's panel) do not wait behind the large
   // ones of the other streams. Running kernels are never preempted.
   bool cuda_priority_streams = true;
+
+  // When positive, the high-priority streams of each CUDA device run on that many of its SMs
+  // (rounded up to the GPU's granularity: 8 on compute capability 9.0) and its other kernel
+  // streams on the rest, as two green contexts (CUDA 12.4 or later). A priority only lets the
+  // panel's kernels start their thread blocks first; a factorisation's panel kernels (potrf,
+  // trsm: chains of small kernels spread over every SM) still share every SM with the large
+  // products beside them. With SMs of their own they run beside those products without slowing
+  // them, at the cost of the SMs the products give up. Needs cuda_priority_streams. Entries of
+  // one GPU (cuda_devices = {0, 0}) each split the whole GPU. 0, the default: every stream may
+  // use every SM.
+  int cuda_panel_sms = 0;
 
   // Each CUDA device takes its buffers from a memory pool of its own, allocated and freed in
   // stream order, so that a buffer allocated or freed while tasks run does not stop the kernels

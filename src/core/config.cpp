@@ -14,6 +14,7 @@ constexpr int max_cpu_workers = 4096;
 constexpr int max_devices = 64;
 constexpr int max_cuda_streams = 32;
 constexpr int max_tasks_per_stream = 16;
+constexpr int max_panel_sms = 1024;
 constexpr int min_submission_window = 64;  // above a thief's batch (WorkerPool::run_submitted)
 constexpr long max_submission_window = 1L << 30;
 constexpr double max_seconds = 1e6;
@@ -109,6 +110,9 @@ Config Config::from_environment(Config base) {
         parse_integer("VERSA_CUDA_PRIORITY_STREAMS", value, 0, 1, "0 or 1") == 1;
   if (const char* value = std::getenv("VERSA_CUDA_MEMORY_POOL"))
     base.cuda_memory_pool = parse_integer("VERSA_CUDA_MEMORY_POOL", value, 0, 1, "0 or 1") == 1;
+  if (const char* value = std::getenv("VERSA_CUDA_PANEL_SMS"))
+    base.cuda_panel_sms = static_cast<int>(parse_integer(
+        "VERSA_CUDA_PANEL_SMS", value, 0, max_panel_sms, "an integer from 0 to 1024"));
   if (const char* value = std::getenv("VERSA_DEVICE_SERIAL_TYPES"))
     base.device_serial_types = parse_names("VERSA_DEVICE_SERIAL_TYPES", value);
   if (const char* value = std::getenv("VERSA_DEVICE_TASKS_PER_STREAM"))
@@ -177,6 +181,13 @@ Config Config::from_environment(Config base) {
   if (base.cuda_streams < 1 || base.cuda_streams > max_cuda_streams)
     throw std::invalid_argument("Config::cuda_streams = " + std::to_string(base.cuda_streams) +
                                 " is out of range: expected 1 to 32");
+  if (base.cuda_panel_sms < 0 || base.cuda_panel_sms > max_panel_sms)
+    throw std::invalid_argument("Config::cuda_panel_sms = " + std::to_string(base.cuda_panel_sms) +
+                                " is out of range: expected 0 (off) to 1024");
+  if (base.cuda_panel_sms > 0 && !base.cuda_priority_streams)
+    throw std::invalid_argument("Config::cuda_panel_sms = " + std::to_string(base.cuda_panel_sms) +
+                                " needs cuda_priority_streams: the panel's SMs run the "
+                                "high-priority streams");
   if (base.device_tasks_per_stream < 1 || base.device_tasks_per_stream > max_tasks_per_stream)
     throw std::invalid_argument(
         "Config::device_tasks_per_stream = " + std::to_string(base.device_tasks_per_stream) +

@@ -54,7 +54,7 @@ int checked_stream_count(int streams) {
 }  // namespace
 
 CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit, int entries,
-                       std::string label, bool priority_streams, bool memory_pool)
+                       std::string label, bool priority_streams, bool memory_pool, int panel_sms)
     : ordinal_(ordinal),
       label_(label.empty() ? device_label(ordinal) : std::move(label)),
       name_(device_name(label_, ordinal)),
@@ -63,11 +63,16 @@ CudaDevice::CudaDevice(int ordinal, int streams, std::size_t memory_limit, int e
       priority_streams_(priority_streams ? streams : 0),
       memory_pool_(ordinal, memory_pool),
       events_(ordinal),
+      partition_(panel_sms > 0 && priority_streams
+                     ? std::make_unique<SmPartition>(ordinal, panel_sms)
+                     : nullptr),
       poller_(ordinal, label_, copy_out_stream() + 1) {
-  // The kernel streams, the high-priority ones, then the copies in and out.
+  // The kernel streams, the high-priority ones, then the copies in and out, which use no SMs
+  // and stay outside the partition.
   for (int index = 0; index <= copy_out_stream(); ++index) {
     const bool high_priority = index >= kernel_streams_ && index < copy_in_stream();
-    streams_.push_back(std::make_unique<Stream>(ordinal, high_priority));
+    streams_.push_back(std::make_unique<Stream>(
+        ordinal, high_priority, index < copy_in_stream() ? partition_.get() : nullptr));
   }
 
   CurrentDeviceGuard guard(ordinal_);
@@ -324,9 +329,12 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std
     try {
       auto device = std::make_unique<CudaDevice>(
           ordinal, config.cuda_streams, config.device_memory_limit, shared_by, label,
-          config.cuda_priority_streams, config.cuda_memory_pool);
+          config.cuda_priority_streams, config.cuda_memory_pool, config.cuda_panel_sms);
       if (!opened.empty()) opened += ", ";
       opened += device->name() + " " + format_bytes(device->memory_capacity());
+      if (device->panel_sms() > 0)
+        opened += " (panel on " + std::to_string(device->panel_sms()) + " SMs, the rest on " +
+                  std::to_string(device->other_sms()) + ")";
       opened_devices.push_back(device.get());
       devices.push_back(std::move(device));
     } catch (const std::exception& failure) {

@@ -15,6 +15,7 @@
 #include "cuda/completion_poller.hpp"
 #include "cuda/device_memory_pool.hpp"
 #include "cuda/event_pool.hpp"
+#include "cuda/sm_partition.hpp"
 #include "cuda/stream_context.hpp"
 #include "device/device.hpp"
 #include "device/link_costs.hpp"
@@ -35,12 +36,14 @@ class CudaDevice final : public Device {
   // memory_capacity(). `label` names it in messages ("cuda:0" by default; "cuda:0.1" for the
   // second entry of GPU 0). With `priority_streams`, as many streams again of the GPU's highest
   // priority (Device::priority_streams). With `memory_pool`, buffers come from a pool of its
-  // own in stream order (DeviceMemoryPool). Until calibrate_host_link(), bandwidth() and
-  // latency() are a PCIe link's typical figures. Throws CudaError when the device or its streams
-  // and handles cannot be set up.
+  // own in stream order (DeviceMemoryPool). With `panel_sms` > 0 (and `priority_streams`), the
+  // high-priority streams run on that many of the GPU's SMs and the other kernel streams on the
+  // rest (SmPartition). Until calibrate_host_link(), bandwidth() and latency() are a PCIe link's
+  // typical figures. Throws CudaError when the device or its streams and handles cannot be set
+  // up.
   explicit CudaDevice(int ordinal, int streams = 4, std::size_t memory_limit = 0, int entries = 1,
-                      std::string label = {}, bool priority_streams = true,
-                      bool memory_pool = true);
+                      std::string label = {}, bool priority_streams = true, bool memory_pool = true,
+                      int panel_sms = 0);
   // Waits for every queued operation and reports its completion, then releases the streams,
   // handles and events. Memory from allocate() must have been deallocated.
   ~CudaDevice() override;
@@ -95,10 +98,15 @@ class CudaDevice final : public Device {
   bool pins_host_memory() const override { return true; }
 
   int ordinal() const { return ordinal_; }
+  // The SMs of the high-priority streams' partition, and of the other kernel streams'; both 0
+  // when the streams share every SM.
+  int panel_sms() const { return partition_ ? partition_->panel_sms() : 0; }
+  int other_sms() const { return partition_ ? partition_->other_sms() : 0; }
 
  private:
   struct Stream {
-    Stream(int ordinal, bool high_priority) : context(ordinal, high_priority) {}
+    Stream(int ordinal, bool high_priority, const SmPartition* partition)
+        : context(ordinal, high_priority, partition) {}
     // Held while an operation is queued on the stream, its events recorded and it is pushed
     // to the progress thread; this also serialises the implementations that use `context`.
     // Recursive: a task's host code that waits for its children (sync) runs the device's
@@ -148,9 +156,11 @@ class CudaDevice final : public Device {
 
   // Declared in the order of need, so destroyed in reverse: the progress thread drains first
   // (while the streams it waits on and the pool its events return to still exist), then the
-  // streams, then the events, then the memory pool.
+  // streams, then the SMs' partition their kernel streams were created in, then the events,
+  // then the memory pool.
   DeviceMemoryPool memory_pool_;
   EventPool events_;
+  std::unique_ptr<SmPartition> partition_;
   std::vector<std::unique_ptr<Stream>> streams_;
   // Reduction merges run here, apart from the kernel streams so that waiting for one does not
   // wait for queued tasks. Created at the first merge; used by the device worker only.

@@ -26,7 +26,7 @@ void StreamContext::WorkspaceRelease::operator()(void* buffer) const {
   }
 }
 
-StreamContext::StreamContext(int ordinal, bool high_priority)
+StreamContext::StreamContext(int ordinal, bool high_priority, const SmPartition* partition)
     : ordinal_(ordinal),
       stream_(nullptr, {ordinal}),
       cublas_(nullptr, {ordinal}),
@@ -51,8 +51,11 @@ StreamContext::StreamContext(int ordinal, bool high_priority)
   // Non-blocking: the stream must not synchronise with the legacy default stream, which
   // libraries and user code may use behind our back.
   cudaStream_t stream = nullptr;
-  throw_if_failed(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority),
-                  "cudaStreamCreateWithPriority");
+  if (partition != nullptr)
+    stream = partition->create_stream(high_priority, priority);
+  else
+    throw_if_failed(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority),
+                    "cudaStreamCreateWithPriority");
   stream_.reset(stream);
 
   cublasHandle_t cublas = nullptr;

@@ -13,6 +13,7 @@
 #include "cuda/check_slots.hpp"
 #include "cuda/current_device.hpp"
 #include "cuda/pending_operation.hpp"
+#include "cuda/sm_partition.hpp"
 #include "versa/cuda.hpp"
 
 namespace versa::detail {
@@ -20,9 +21,11 @@ namespace versa::detail {
 class StreamContext final : public versa::CudaContext {
  public:
   // Creates a non-blocking stream on device `ordinal`, of the device's highest priority when
-  // `high_priority` (else of the default, its lowest), and the library handles for it. Throws
-  // CudaError when any of them cannot be created.
-  explicit StreamContext(int ordinal, bool high_priority = false);
+  // `high_priority` (else of the default, its lowest), and the library handles for it. With a
+  // `partition`, the stream runs on its panel's SMs when `high_priority`, else on its other SMs;
+  // the partition must outlive the context. Throws CudaError when any of them cannot be created.
+  explicit StreamContext(int ordinal, bool high_priority = false,
+                         const SmPartition* partition = nullptr);
   // Waits for the work queued on the stream, then releases the workspace, the handles and the
   // stream.
   ~StreamContext();

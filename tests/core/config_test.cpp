@@ -17,6 +17,7 @@
 namespace versa {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing_support::ScopedEnvironment;
 
@@ -40,6 +41,7 @@ constexpr const char* all_variables[] = {
     "VERSA_DEVICE_TASKS_PER_STREAM",
     "VERSA_CUDA_MEMORY_POOL",
     "VERSA_DEVICE_SERIAL_TYPES",
+    "VERSA_CUDA_PANEL_SMS",
 };
 
 // Unsets every VERSA_ variable for the test, so that the environment the tests run in (a
@@ -138,6 +140,20 @@ TEST_F(ConfigTest, CudaMemoryPoolTurnsItOff) {
   EXPECT_TRUE(Config::from_environment(Config{}).cuda_memory_pool);
   const ScopedEnvironment variable("VERSA_CUDA_MEMORY_POOL", "0");
   EXPECT_FALSE(Config::from_environment(Config{}).cuda_memory_pool);
+}
+
+TEST_F(ConfigTest, CudaPanelSmsSetsThePanelsShare) {
+  EXPECT_EQ(Config::from_environment(Config{}).cuda_panel_sms, 0);
+  const ScopedEnvironment variable("VERSA_CUDA_PANEL_SMS", "24");
+  EXPECT_EQ(Config::from_environment(Config{}).cuda_panel_sms, 24);
+}
+
+// The panel's SMs run the high-priority streams: without them there is nothing to run there.
+TEST_F(ConfigTest, CudaPanelSmsNeedPriorityStreams) {
+  const ScopedEnvironment panel("VERSA_CUDA_PANEL_SMS", "16");
+  const ScopedEnvironment priority("VERSA_CUDA_PRIORITY_STREAMS", "0");
+  EXPECT_THAT(error_of(Config{}),
+              AllOf(HasSubstr("Config::cuda_panel_sms = 16"), HasSubstr("cuda_priority_streams")));
 }
 
 TEST_F(ConfigTest, DeviceSerialTypesNamesTheTaskTypes) {
@@ -242,6 +258,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadVariable{"CudaStreamsTooMany", "VERSA_CUDA_STREAMS", "33"},
                       BadVariable{"CudaPriorityStreamsWord", "VERSA_CUDA_PRIORITY_STREAMS", "on"},
                       BadVariable{"CudaMemoryPoolWord", "VERSA_CUDA_MEMORY_POOL", "yes"},
+                      BadVariable{"CudaPanelSmsNegative", "VERSA_CUDA_PANEL_SMS", "-8"},
+                      BadVariable{"CudaPanelSmsTooMany", "VERSA_CUDA_PANEL_SMS", "1025"},
                       BadVariable{"SerialTypesEmpty", "VERSA_DEVICE_SERIAL_TYPES", ""},
                       BadVariable{"SerialTypesTrailingComma", "VERSA_DEVICE_SERIAL_TYPES", "gemm,"},
                       BadVariable{"SerialTypesEmptyName", "VERSA_DEVICE_SERIAL_TYPES", "a,,b"},
@@ -268,6 +286,10 @@ TEST_F(ConfigTest, FieldsOutOfRangeThrowNamingTheField) {
   EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
   tasks_per_stream.device_tasks_per_stream = 17;
   EXPECT_THAT(error_of(tasks_per_stream), HasSubstr("Config::device_tasks_per_stream"));
+
+  Config panel;
+  panel.cuda_panel_sms = -1;
+  EXPECT_THAT(error_of(panel), HasSubstr("Config::cuda_panel_sms = -1 is out of range"));
 
   Config serial_types;
   serial_types.device_serial_types = {"gemm", ""};

@@ -3,6 +3,7 @@
 // completion, and completions that arrive once each, on the device's own thread. Every test
 // that needs a GPU skips when there is none (or when the backend is not built). The progress
 // thread's bookkeeping is also tested on its own, which needs no GPU.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,6 +31,7 @@
 
 namespace {
 
+using ::testing::HasSubstr;
 using versa::AccessMode;
 using versa::detail::AccessRecord;
 using versa::detail::BlockCopy;
@@ -128,17 +130,22 @@ class CudaDeviceTest : public ::testing::Test {
     return std::move(outcome->result);
   }
 
-  // Contiguous copies of `bytes` between host and device on stream 0; fail the test on error.
-  void upload(void* device_data, const void* host_data, std::size_t bytes) {
+  // Contiguous copies of `bytes` between the host and `device` (the fixture's by default);
+  // fail the test on error.
+  void upload(void* device_data, const void* host_data, std::size_t bytes,
+              Device* device = nullptr) {
     const BlockCopy copy{device_data, bytes, host_data, bytes, bytes, 1};
+    Device& to = device ? *device : *device_;
     const OperationResult result =
-        run([&](Completion done) { device_->copy_to_device(copy, std::move(done)); });
+        run([&](Completion done) { to.copy_to_device(copy, std::move(done)); });
     EXPECT_EQ(result.error, "");
   }
-  void download(void* host_data, const void* device_data, std::size_t bytes) {
+  void download(void* host_data, const void* device_data, std::size_t bytes,
+                Device* device = nullptr) {
     const BlockCopy copy{host_data, bytes, device_data, bytes, bytes, 1};
+    Device& from = device ? *device : *device_;
     const OperationResult result =
-        run([&](Completion done) { device_->copy_to_host(copy, std::move(done)); });
+        run([&](Completion done) { from.copy_to_host(copy, std::move(done)); });
     EXPECT_EQ(result.error, "");
   }
 
@@ -382,6 +389,57 @@ TEST_F(CudaDeviceTest, ExecutesACusolverImplementationUsingTheWorkspace) {
   EXPECT_DOUBLE_EQ(a[1], 1.0);
   EXPECT_DOUBLE_EQ(a[2], 2.0);
   EXPECT_DOUBLE_EQ(a[3], 2.0);
+}
+
+// With Config::cuda_panel_sms, the high-priority streams run on a partition of the GPU's SMs and
+// the other kernel streams on the rest: the two add up to the GPU's SMs, the panel's holds at
+// least what was asked, the start-up note says so, and cuSOLVER (on a high-priority stream) and
+// cuBLAS (on a kernel stream) compute right on both. Asking for every SM leaves none for the
+// other streams: the GPU is not opened, and the note says why.
+TEST_F(CudaDeviceTest, PanelSmsSplitTheGpuBetweenTheTwoKindsOfStream) {
+  versa::Config config = gpu_config(1);
+  config.cuda_panel_sms = 8;
+  std::string note;
+  const std::vector<std::unique_ptr<Device>> split = open_cuda_devices(config, note);
+  ASSERT_EQ(split.size(), 1u) << note;
+  Device& device = *split.front();
+  const auto& gpu = static_cast<const versa::detail::CudaDevice&>(device);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu.ordinal()),
+            cudaSuccess);
+  EXPECT_GE(gpu.panel_sms(), 8);
+  EXPECT_GT(gpu.other_sms(), 0);
+  EXPECT_EQ(gpu.panel_sms() + gpu.other_sms(), sms);
+  EXPECT_THAT(note, HasSubstr("panel on " + std::to_string(gpu.panel_sms()) + " SMs"));
+
+  std::vector<double> a = {4, 2, 2, 5};
+  const std::size_t a_bytes = a.size() * sizeof(double);
+  DeviceBuffer matrix(device, a_bytes);
+  upload(matrix.get(), a.data(), a_bytes, &device);
+  const Layout square{2, 2, 2, sizeof(double)};
+  HandMadeTask potrf("potrf", &factor_with_cusolver, nullptr, matrix.get(), square);
+  EXPECT_EQ(run([&](Completion done) {
+              device.execute(device.streams(), potrf.task, std::move(done));
+            }).error,
+            "");
+  download(a.data(), matrix.get(), a_bytes, &device);
+  EXPECT_EQ(a, (std::vector<double>{2, 1, 2, 2}));
+
+  std::vector<double> x = {1, 2, 3};
+  DeviceBuffer vector(device, x.size() * sizeof(double));
+  upload(vector.get(), x.data(), x.size() * sizeof(double), &device);
+  double alpha = -1.0;
+  const Layout column{3, 1, 3, sizeof(double)};
+  HandMadeTask scale("dscal", &scale_with_cublas, &alpha, vector.get(), column);
+  EXPECT_EQ(run([&](Completion done) { device.execute(0, scale.task, std::move(done)); }).error,
+            "");
+  download(x.data(), vector.get(), x.size() * sizeof(double), &device);
+  EXPECT_EQ(x, (std::vector<double>{-1, -2, -3}));
+
+  config.cuda_panel_sms = sms;
+  const std::vector<std::unique_ptr<Device>> none = open_cuda_devices(config, note);
+  EXPECT_TRUE(none.empty());
+  EXPECT_THAT(note, HasSubstr("Config::cuda_panel_sms"));
 }
 
 TEST_F(CudaDeviceTest, ReportsAnExceptionFromTheImplementation) {

@@ -253,12 +253,17 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true,
                    cholesky::Priorities::critical_path, true, false, cholesky::PanelSolve::inverse},
         DeviceCase{96, 32, 2, versa::Placement::automatic, true, cholesky::Priorities::wavefront,
-                   false, false, cholesky::PanelSolve::inverse}),
+                   false, false, cholesky::PanelSolve::inverse},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true, cholesky::Priorities::panel, true},
+        DeviceCase{100, 16, 1, versa::Placement::gpu_only, false, cholesky::Priorities::panel, true,
+                   false, cholesky::PanelSolve::inverse}),
     [](const testing::TestParamInfo<DeviceCase>& info) {
       return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
              std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
              (info.param.home_when_final ? "_home_when_final" : "") +
-             (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront" : "") +
+             (info.param.priorities == cholesky::Priorities::wavefront ? "_wavefront"
+              : info.param.priorities == cholesky::Priorities::panel   ? "_panel"
+                                                                       : "") +
              (info.param.priority_streams ? "_priority_streams" : "") +
              (info.param.serial_gemm ? "_serial_gemm" : "") +
              (info.param.solve == cholesky::PanelSolve::inverse ? "_inverse" : "");
@@ -353,6 +358,33 @@ TEST(TiledCholeskyOnGpu, MatchesLapackThroughTheInverse) {
   EXPECT_EQ(tasks_on(rt, "trsm", "cuda"), 0u);
 }
 
+// Every kernel on a real GPU whose high-priority streams, where the whole panel runs (the panel
+// priorities), have SMs of their own (Config::cuda_panel_sms), tiles moving in and out as above:
+// skips without a GPU.
+TEST(TiledCholeskyOnGpu, MatchesLapackWithThePanelOnSmsOfItsOwn) {
+  const int n = 512, tile = 64;
+  versa::Config config = one_gpu_holding_a_quarter(n);
+  config.cuda_panel_sms = 16;
+  versa::Runtime rt{config};
+  if (rt.device_count() == 0) GTEST_SKIP() << "no GPU: " << rt.topology_summary();
+  EXPECT_NE(rt.topology_summary().find("panel on"), std::string::npos) << rt.topology_summary();
+  cholesky::use_one_blas_thread();
+  const std::vector<double> original = spd_matrix(n, 17);
+  std::vector<double> expected = original, a = original;
+  ASSERT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, expected.data(), n), 0);
+  {
+    versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, tile);
+    cholesky::Placements on_gpu;
+    for (const char* kernel : cholesky::kernels) on_gpu[kernel] = versa::Placement::gpu_only;
+    cholesky::submit_factorisation(rt, tiles, on_gpu, {.priorities = cholesky::Priorities::panel});
+    rt.wait_all();
+  }
+  EXPECT_LT(worst_error(a, expected, n), 1e-12);
+  const cholesky::TaskCounts counts = cholesky::task_counts(n / tile);
+  EXPECT_EQ(tasks_on(rt, "potrf", "cuda"), counts.potrf);
+  EXPECT_EQ(tasks_on(rt, "gemm", "cuda"), counts.gemm);
+}
+
 // A matrix whose trailing block is indefinite: the failure appears in a later diagonal tile,
 // potrf A(2,2), which wait_all names, and the tasks after it are cancelled.
 void expect_indefinite_tile_named(versa::Runtime& rt, const cholesky::Placements& placements) {
@@ -400,7 +432,8 @@ TEST(TiledCholeskyErrors, PlacementsAreParsedWithClearErrors) {
 }
 
 // The wavefront scheme ranks every task by its step and tile, the top left first and across
-// steps; the critical path's marks only the next panel's tasks. Both parse from their names.
+// steps; the critical path's marks only the next panel's tasks, the panel scheme the whole
+// panel and the next row's syrk. Each parses from its name.
 TEST(TiledCholeskyPriorities, RankTheTasksAsDocumented) {
   const cholesky::TaskPriorities wave(cholesky::Priorities::wavefront, 5);
   EXPECT_EQ(wave.potrf(0), 10);
@@ -417,6 +450,14 @@ TEST(TiledCholeskyPriorities, RankTheTasksAsDocumented) {
   EXPECT_EQ(critical.syrk(1, 2), 1);
   EXPECT_EQ(critical.syrk(1, 3), 0);
   EXPECT_EQ(critical.gemm(0, 2, 1), 0);
+  const cholesky::TaskPriorities panel(cholesky::Priorities::panel, 5);
+  EXPECT_EQ(panel.potrf(3), 1);
+  EXPECT_EQ(panel.trsm(1, 2), 1);
+  EXPECT_EQ(panel.trsm(1, 4), 1) << "the whole panel";
+  EXPECT_EQ(panel.syrk(1, 2), 1);
+  EXPECT_EQ(panel.syrk(1, 3), 0);
+  EXPECT_EQ(panel.gemm(0, 2, 1), 0);
+  EXPECT_EQ(cholesky::parse_priorities("panel"), cholesky::Priorities::panel);
   EXPECT_EQ(cholesky::parse_priorities("wavefront"), cholesky::Priorities::wavefront);
   EXPECT_EQ(cholesky::parse_priorities("critical_path"), cholesky::Priorities::critical_path);
   EXPECT_THROW(cholesky::parse_priorities("lifo"), std::invalid_argument);

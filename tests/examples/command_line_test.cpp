@@ -164,6 +164,7 @@ TEST(CommandLine, CudaSettingsNameWhatDiffersFromTheDefaults) {
   const ScopedEnvironment no_tasks_per_stream("VERSA_DEVICE_TASKS_PER_STREAM", nullptr);
   const ScopedEnvironment no_pool("VERSA_CUDA_MEMORY_POOL", nullptr);
   const ScopedEnvironment no_serial("VERSA_DEVICE_SERIAL_TYPES", nullptr);
+  const ScopedEnvironment no_panel("VERSA_CUDA_PANEL_SMS", nullptr);
   std::vector<versa::DeviceStatistics> gpu(2), emulated(2);
   gpu[0].name = emulated[0].name = "cpu";
   gpu[1].name = "cuda:0 (NVIDIA H200)";
@@ -179,6 +180,11 @@ TEST(CommandLine, CudaSettingsNameWhatDiffersFromTheDefaults) {
     EXPECT_EQ(example::cuda_settings(config, gpu),
               ",streams=8,priority_streams=off,memory_pool=off,tasks_per_stream=1,"
               "serial_types=gemm+syrk");
+    EXPECT_EQ(example::cuda_settings(config, emulated), "");
+  }
+  {
+    const ScopedEnvironment panel("VERSA_CUDA_PANEL_SMS", "32");
+    EXPECT_EQ(example::cuda_settings(config, gpu), ",panel_sms=32");
     EXPECT_EQ(example::cuda_settings(config, emulated), "");
   }
   versa::Config two_streams;
