@@ -32,6 +32,11 @@ struct EmulatedDeviceConfig {
   // (Config::cuda_priority_streams): the tasks with a positive priority run there, and their
   // kernels take the compute engine before those of the other streams that wait for it.
   bool priority_streams = false;
+  // With priority_streams, kernels of the high-priority streams that may run at once on a
+  // compute engine of their own, as Config::cuda_panel_sms gives a GPU's high-priority streams
+  // SMs of their own: they then never wait for the other streams' kernels, nor those for them.
+  // 0, the default: one engine for every stream. At most `streams`.
+  int panel_kernels = 0;
   // Where task bodies run: false, the default, on the stream's thread, when the stream reaches
   // the task; true, on the thread that launches the task (the device's worker thread), as the
   // host code of a CUDA task runs, the stream then modelling only the kernel's completion. Both

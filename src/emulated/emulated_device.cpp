@@ -1,5 +1,6 @@
 #include "emulated/emulated_device.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -52,6 +53,13 @@ const EmulatedDeviceConfig& validated(const EmulatedDeviceConfig& config, int in
     throw std::invalid_argument(
         field + "concurrent_kernels = " + std::to_string(config.concurrent_kernels) +
         " is out of range: expected 1 to streams (" + std::to_string(config.streams) + ")");
+  if (config.panel_kernels < 0 || config.panel_kernels > config.streams)
+    throw std::invalid_argument(field + "panel_kernels = " + std::to_string(config.panel_kernels) +
+                                " is out of range: expected 0 to streams (" +
+                                std::to_string(config.streams) + ")");
+  if (config.panel_kernels > 0 && !config.priority_streams)
+    throw std::invalid_argument(field + "panel_kernels = " + std::to_string(config.panel_kernels) +
+                                " needs priority_streams: the panel's engine runs their kernels");
   return config;
 }
 }  // namespace
@@ -62,7 +70,8 @@ EmulatedDevice::EmulatedDevice(int index, const EmulatedDeviceConfig& config,
       name_("emulated:" + std::to_string(index)),
       capacity_(memory_limit != 0 && memory_limit < config.memory_bytes ? memory_limit
                                                                         : config.memory_bytes),
-      compute_engine_(config.concurrent_kernels) {
+      compute_engine_(config.concurrent_kernels),
+      panel_engine_(std::max(config.panel_kernels, 1)) {
   for (int s = 0; s <= copy_out_stream(); ++s) {
     streams_.push_back(
         std::make_unique<Stream>(*this, s >= config_.streams && s < copy_in_stream()));
@@ -216,7 +225,7 @@ OperationResult EmulatedDevice::run(const Stream& stream, Operation& operation) 
   }
   if (!operation.task) {
     // The kernel's turn on the engine.
-    const ComputeSlot slot(compute_engine_, stream.high_priority);
+    const ComputeSlot slot(engine_of(stream), stream.high_priority);
     return std::move(operation.ran);
   }
   return run_task(*operation.task, &stream);
@@ -224,7 +233,7 @@ OperationResult EmulatedDevice::run(const Stream& stream, Operation& operation) 
 
 OperationResult EmulatedDevice::run_task(Task& task, const Stream* stream) {
   std::optional<ComputeSlot> slot;
-  if (stream) slot.emplace(compute_engine_, stream->high_priority);
+  if (stream) slot.emplace(engine_of(*stream), stream->high_priority);
   OperationResult result;
   const auto start = Clock::now();
   try {

@@ -71,8 +71,8 @@ class EmulatedDevice final : public Device {
     Stream(EmulatedDevice& owner, bool high_priority)
         : device(owner), high_priority(high_priority) {}
     bool help(std::chrono::microseconds wait) override;
-    void pause() override { device.compute_engine_.release(); }
-    void resume() override { device.compute_engine_.acquire(high_priority); }
+    void pause() override { device.engine_of(*this).release(); }
+    void resume() override { device.engine_of(*this).acquire(high_priority); }
 
     EmulatedDevice& device;
     const bool high_priority;  // its kernels take the compute engine first
@@ -91,6 +91,11 @@ class EmulatedDevice final : public Device {
   // Runs `task`'s body on the calling thread, on the compute engine (with the priority of
   // `stream`) unless `stream` is null: the body runs at launch, and the stream models the kernel.
   OperationResult run_task(Task& task, const Stream* stream);
+  // The engine `stream`'s kernels run on: the panel's for a high-priority stream when the
+  // device has one (EmulatedDeviceConfig::panel_kernels), else the compute engine.
+  ComputeEngine& engine_of(const Stream& stream) {
+    return stream.high_priority && config_.panel_kernels > 0 ? panel_engine_ : compute_engine_;
+  }
   // The streams of copies into and out of the device, after the kernel streams.
   int copy_in_stream() const { return streams() + priority_streams(); }
   int copy_out_stream() const { return copy_in_stream() + 1; }
@@ -104,9 +109,11 @@ class EmulatedDevice final : public Device {
   // copy streams.
   std::vector<std::unique_ptr<Stream>> streams_;
   // The engines: a copy holds its engine's lock while it runs, a kernel or a merge a slot of the
-  // compute engine.
+  // compute engine, or a high-priority stream's kernel one of the panel's engine when the device
+  // has one (unused otherwise).
   Mutex copy_in_engine_, copy_out_engine_;
   ComputeEngine compute_engine_;
+  ComputeEngine panel_engine_;
   // Counters for fault injection.
   std::atomic<std::uint64_t> allocations_{0};
   std::atomic<std::uint64_t> copies_{0};

@@ -372,6 +372,23 @@ TEST_F(ConfigEmulatedDeviceTest, ConcurrentKernelsBeyondTheStreamsAreRefused) {
   }
 }
 
+TEST_F(ConfigEmulatedDeviceTest, PanelKernelsBeyondTheStreamsOrWithoutPriorityStreamsAreRefused) {
+  for (const int kernels : {-1, 3}) {
+    EmulatedDeviceConfig device;
+    device.streams = 2;
+    device.priority_streams = true;
+    device.panel_kernels = kernels;
+    EXPECT_THAT(runtime_error_of(one_device(device)),
+                HasSubstr("Config::emulated_devices[0].panel_kernels = " + std::to_string(kernels) +
+                          " is out of range"));
+  }
+  EmulatedDeviceConfig without;
+  without.panel_kernels = 1;
+  EXPECT_THAT(runtime_error_of(one_device(without)),
+              AllOf(HasSubstr("Config::emulated_devices[0].panel_kernels = 1"),
+                    HasSubstr("needs priority_streams")));
+}
+
 TEST_F(ConfigEmulatedDeviceTest, ABadPeerLinkIsRefused) {
   EmulatedDeviceConfig slow;
   slow.peer_bandwidth_bytes_per_s = -1;

@@ -634,6 +634,43 @@ TEST(Devices, TasksWithAPositivePriorityRunOnTheHighPriorityStreams) {
   for (const std::thread::id thread : high) EXPECT_EQ(other.count(thread), 0u);
 }
 
+// With an engine of their own for the high-priority streams' kernels
+// (EmulatedDeviceConfig::panel_kernels, as Config::cuda_panel_sms gives them SMs of their own), a
+// task of positive priority runs while a kernel of another stream holds the device's only
+// compute slot: that kernel, started first (the panel task waits for a CPU task that waits for
+// it to start), waits for the panel task to have run, which on a shared engine it would wait
+// for in vain (until `eventually` gives up, after 2 s).
+TEST(Devices, APanelEngineRunsHighPriorityKernelsBesideTheOthers) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].priority_streams = true;
+  config.emulated_devices[0].panel_kernels = 1;
+  versa::Runtime rt{config};
+  std::vector<double> a = iota(0), b = iota(0), c = iota(0);
+  auto ha = rt.data(a, "a"), hb = rt.data(b, "b"), hc = rt.data(c, "c");
+  std::atomic<bool> update_started{false}, panel_ran{false};
+  bool waited_for_nothing = false;
+  rt.submit(
+      "update",
+      [&](Span<double>) {
+        update_started = true;
+        waited_for_nothing = versa::testing::eventually(panel_ran, std::chrono::seconds(2));
+      },
+      on(true), versa::write(ha));
+  rt.submit(
+      "gate", [&](Span<double>) { (void)versa::testing::eventually(update_started); }, on(false),
+      versa::write(hc));
+  rt.submit(
+      "panel",
+      [&](Span<const double>, Span<double> x) {
+        x[0] = 1;
+        panel_ran = true;
+      },
+      on(true), versa::read(hc), versa::write(hb), versa::priority(1));
+  rt.wait_all();
+  EXPECT_TRUE(waited_for_nothing) << "the panel's kernel waited for the other engine's";
+  EXPECT_EQ(b[0], 1.0);
+}
+
 // A task goes to the stream with the fewest tasks on it, not the next in turn: on a device of
 // two streams whose kernels run side by side, a task that waits for another to run holds one
 // stream; a short task runs on the other; the task that depends on the short one then goes to

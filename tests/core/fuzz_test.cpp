@@ -158,6 +158,9 @@ struct DeviceSet {
   // Config::device_serial_types names the programs' tasks ("task"): they run one after another
   // on each device's first stream, their children ("child") on the others.
   bool serial_tasks = false;
+  // With priority_streams: their kernels run on an engine of their own
+  // (EmulatedDeviceConfig::panel_kernels), as on a GPU split by Config::cuda_panel_sms.
+  bool panel_engine = false;
 };
 
 versa::Config device_config(const DeviceSet& set) {
@@ -170,6 +173,7 @@ versa::Config device_config(const DeviceSet& set) {
       device.bodies_at_launch = set.bodies_at_launch;
       device.peer_link = set.peer_links;
       device.priority_streams = set.priority_streams;
+      device.panel_kernels = set.panel_engine ? 1 : 0;
       device.peer_bandwidth_bytes_per_s = 0;
       device.peer_latency_s = 0;
     }
@@ -340,7 +344,8 @@ INSTANTIATE_TEST_SUITE_P(
                     DeviceSet{2, 3, 320, "emulated", true, true, false, 3},
                     DeviceSet{1, 4, 1 << 20, "emulated", false, true, true},
                     DeviceSet{2, 2, 256, "emulated", true, false, true, 1, true},
-                    DeviceSet{2, 1, 320, "emulated", false, false, false, 2, true}),
+                    DeviceSet{2, 1, 320, "emulated", false, false, false, 2, true},
+                    DeviceSet{2, 2, 256, "emulated", false, true, true, 2, false, true}),
     [](const testing::TestParamInfo<DeviceSet>& info) {
       return std::string(info.param.kind) + "_" + std::to_string(info.param.workers) + "cpu_" +
              std::to_string(info.param.devices) + "dev_" + std::to_string(info.param.memory_bytes) +
@@ -350,7 +355,8 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.tasks_per_stream != 2
                   ? "_" + std::to_string(info.param.tasks_per_stream) + "per_stream"
                   : "") +
-             (info.param.serial_tasks ? "_serial" : "");
+             (info.param.serial_tasks ? "_serial" : "") +
+             (info.param.panel_engine ? "_panel_engine" : "");
     });
 
 }  // namespace

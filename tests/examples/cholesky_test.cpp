@@ -174,6 +174,7 @@ struct DeviceCase {
   bool priority_streams = false;  // the panel's tasks on high-priority streams, as on a GPU
   bool serial_gemm = false;       // the gemms one after another (Config::device_serial_types)
   cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
+  int panel_kernels = 0;  // the high-priority streams' engine of their own, as a split GPU's
 };
 
 class TiledCholeskyOnDevices : public testing::TestWithParam<DeviceCase> {};
@@ -189,8 +190,10 @@ TEST_P(TiledCholeskyOnDevices, MatchesLapackThroughEviction) {
   const std::size_t tile_bytes = static_cast<std::size_t>(c.tile) * c.tile * sizeof(double);
   const std::size_t memory = std::max({quarter, 3 * tile_bytes, std::size_t{64}});
   versa::Config config = versa::testing::with_emulated(workers(2), c.devices, memory);
-  for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices) {
     device.priority_streams = c.priority_streams;
+    device.panel_kernels = c.panel_kernels;
+  }
   if (c.serial_gemm) config.device_serial_types = {"gemm"};
   config.task_statistics = true;
   versa::Runtime rt{config};
@@ -256,7 +259,11 @@ INSTANTIATE_TEST_SUITE_P(
                    false, false, cholesky::PanelSolve::inverse},
         DeviceCase{100, 16, 2, versa::Placement::gpu_only, true, cholesky::Priorities::panel, true},
         DeviceCase{100, 16, 1, versa::Placement::gpu_only, false, cholesky::Priorities::panel, true,
-                   false, cholesky::PanelSolve::inverse}),
+                   false, cholesky::PanelSolve::inverse},
+        DeviceCase{100, 16, 2, versa::Placement::gpu_only, true, cholesky::Priorities::panel, true,
+                   false, cholesky::PanelSolve::trsm, 1},
+        DeviceCase{96, 32, 1, versa::Placement::automatic, true, cholesky::Priorities::panel, true,
+                   false, cholesky::PanelSolve::inverse, 2}),
     [](const testing::TestParamInfo<DeviceCase>& info) {
       return "n" + std::to_string(info.param.n) + "_tile" + std::to_string(info.param.tile) + "_" +
              std::to_string(info.param.devices) + "dev_" + versa::to_string(info.param.rule) +
@@ -266,7 +273,10 @@ INSTANTIATE_TEST_SUITE_P(
                                                                        : "") +
              (info.param.priority_streams ? "_priority_streams" : "") +
              (info.param.serial_gemm ? "_serial_gemm" : "") +
-             (info.param.solve == cholesky::PanelSolve::inverse ? "_inverse" : "");
+             (info.param.solve == cholesky::PanelSolve::inverse ? "_inverse" : "") +
+             (info.param.panel_kernels > 0
+                  ? "_panel_engine" + std::to_string(info.param.panel_kernels)
+                  : "");
     });
 
 // CPU + one real GPU whose memory is capped at a quarter of an n x n matrix, with task
