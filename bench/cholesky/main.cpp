@@ -282,10 +282,7 @@ int main(int argc, char** argv) {
   // What the tiled systems' RESULT lines add to their settings; nothing for trsm, so that its
   // results keep the names they had before --solve.
   const std::string solve_setting = inverse ? ",solve=inverse" : "";
-  const std::string priorities_setting =
-      priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront"
-      : priorities == cholesky::Priorities::panel   ? ",priorities=panel"
-                                                    : "";
+  const std::string priorities_setting = cholesky::priorities_parameter(priorities);
   if (gpu && !bench::cusolver_available())
     return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
   // CPU only: Versa, StarPU (lws, dmda, dmdas: the last sorts each worker's queue by priority)

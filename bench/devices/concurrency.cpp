@@ -76,7 +76,7 @@ struct KernelRow {
 enum class Between { nothing, timed_events, untimed_events, malloc, pool, free };
 
 struct Scenario {
-  const char* name;
+  std::string name;
   int streams;
   Between between;
   // The gemms all on stream 0 and the other kernels on the others, instead of every kernel on
@@ -383,12 +383,9 @@ void suite_concurrency(const DeviceOptions& options) {
       std::printf("(no split at %d SMs: %s)\n", panel_sms, failure.what());
     }
   }
-  static const std::map<int, const char*> split_names = {{16, "4 streams, gemms on one, 16 SMs"},
-                                                         {32, "4 streams, gemms on one, 32 SMs"},
-                                                         {48, "4 streams, gemms on one, 48 SMs"}};
   for (const int panel_sms : splits)
-    scenarios.push_back(
-        {split_names.at(panel_sms), streams, Between::nothing, true, false, panel_sms});
+    scenarios.push_back({"4 streams, gemms on one, " + std::to_string(panel_sms) + " SMs", streams,
+                         Between::nothing, true, false, panel_sms});
   const double t = tile;
   const KernelRow kernels[] = {{"potrf", Kernel::potrf, t * t * t / 3},
                                {"trsm", Kernel::trsm, t * t * t},
@@ -438,7 +435,7 @@ void suite_concurrency(const DeviceOptions& options) {
   std::printf("%-32s %10s %12s\n", "scenario", "ms", "/ 1 stream");
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     const double s = median(seconds[i]);
-    std::printf("%-32s %10.2f %12.3f\n", scenarios[i].name, s * 1e3, s / serial);
+    std::printf("%-32s %10.2f %12.3f\n", scenarios[i].name.c_str(), s * 1e3, s / serial);
     std::string param = scenarios[i].name;
     std::replace(param.begin(), param.end(), ' ', '_');
     std::erase(param, ',');

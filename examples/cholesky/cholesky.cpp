@@ -46,6 +46,18 @@ Priorities parse_priorities(const std::string& text) {
                               "' (priorities: critical_path, wavefront, panel)");
 }
 
+std::string priorities_parameter(Priorities scheme) {
+  switch (scheme) {
+    case Priorities::wavefront:
+      return ",priorities=wavefront";
+    case Priorities::panel:
+      return ",priorities=panel";
+    case Priorities::critical_path:
+      break;
+  }
+  return {};
+}
+
 PanelSolve parse_panel_solve(const std::string& text) {
   if (text == "trsm") return PanelSolve::trsm;
   if (text == "inverse") return PanelSolve::inverse;

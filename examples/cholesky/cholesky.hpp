@@ -166,6 +166,10 @@ enum class Priorities { critical_path, wavefront, panel };
 // value.
 Priorities parse_priorities(const std::string& text);
 
+// What a RESULT line's parameters add for `scheme`: ",priorities=wavefront" or
+// ",priorities=panel"; nothing for the default, so that its results keep their names.
+std::string priorities_parameter(Priorities scheme);
+
 // The priority of each task, by kernel, step k and tile (m, j), in a matrix of `tiles` x `tiles`
 // tiles: what submit_tasks gives them.
 class TaskPriorities {

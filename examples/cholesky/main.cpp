@@ -160,9 +160,7 @@ int run(const Options& o) {
       "cholesky", "versa",
       "n=" + std::to_string(o.n) + ",tile=" + std::to_string(o.tile) + ",devices=" + used +
           (o.home_at_end && rt.device_count() > 0 ? ",home=at_end" : "") +
-          (o.priorities == cholesky::Priorities::wavefront ? ",priorities=wavefront"
-           : o.priorities == cholesky::Priorities::panel   ? ",priorities=panel"
-                                                           : "") +
+          cholesky::priorities_parameter(o.priorities) +
           (o.solve == cholesky::PanelSolve::inverse ? ",solve=inverse" : "") +
           example::cuda_settings(config, devices) + (o.trace.empty() ? "" : ",traced"),
       "gflops", gflops, "GFLOP/s");

@@ -468,6 +468,10 @@ TEST(TiledCholeskyPriorities, RankTheTasksAsDocumented) {
   EXPECT_EQ(panel.syrk(1, 3), 0);
   EXPECT_EQ(panel.gemm(0, 2, 1), 0);
   EXPECT_EQ(cholesky::parse_priorities("panel"), cholesky::Priorities::panel);
+  EXPECT_EQ(cholesky::priorities_parameter(cholesky::Priorities::panel), ",priorities=panel");
+  EXPECT_EQ(cholesky::priorities_parameter(cholesky::Priorities::wavefront),
+            ",priorities=wavefront");
+  EXPECT_EQ(cholesky::priorities_parameter(cholesky::Priorities::critical_path), "");
   EXPECT_EQ(cholesky::parse_priorities("wavefront"), cholesky::Priorities::wavefront);
   EXPECT_EQ(cholesky::parse_priorities("critical_path"), cholesky::Priorities::critical_path);
   EXPECT_THROW(cholesky::parse_priorities("lifo"), std::invalid_argument);
