@@ -4,9 +4,14 @@
 // kernel), its host link is modelled at the GPU's measured pinned bandwidth, and kernels take
 // turns on one compute engine; the real tiles are small (64 x 64), so the memcpy under a modelled
 // copy costs nothing next to it. Every modelled time is stretched by --scale so that sleeps are
-// long against the operating system's timer; the figures are divided back. The CPU workers run
-// only the copies home (cholesky::Schedule::home_when_final), as on the GPU machine, where they
-// take no kernel.
+// long against the operating system's timer; the figures are divided back. The kernels are placed
+// as `cholesky --devices cpu,gpu` places them: automatically, each kernel having a CPU
+// implementation too, a thousand times slower (on the H200 machine a core takes 0.3-1.5 s for
+// a 2048 tile's kernel), with the performance model calibrated as a run's first factorisation
+// leaves it (a model file); so the ready kernels wait in the placement's pool and the device
+// pulls them, and the CPU workers run only the copies home (cholesky::Schedule::
+// home_when_final), as on the GPU machine. Schedules marked gpu_only hold every kernel to the
+// device instead, which queues them at once in its own queue.
 //
 //   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S]
 //                              [--gemm-ms G --syrk-ms S --trsm-ms T --potrf-ms P --link-gbs L]
@@ -23,14 +28,20 @@
 // they set the balance of compute against copies, which is what the schedules differ on. A GPU's
 // own are the kernel times of `cholesky --tile 2048` run with VERSA_CUDA_STREAMS=1
 // VERSA_CUDA_PRIORITY_STREAMS=0 (one kernel at a time), divided by the task counts.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cholesky.hpp"
@@ -63,20 +74,50 @@ struct Variant {
   cholesky::Priorities priorities;
   int streams;
   bool priority_streams;  // the critical path's tasks on high-priority streams, as on a GPU
+  bool gpu_only;          // every kernel held to the device, instead of placed automatically
   std::string label;
 };
+
+// A kernel's time on a core over the modelled GPU's: the CPU implementations exist so that the
+// kernels are placed as on a machine with a GPU, and are never chosen.
+constexpr double cpu_slowdown = 1000;
+
+// The performance model a calibrated run has: each kernel's modelled (scaled) time on the device
+// and cpu_slowdown times that on the CPU, keyed by the bytes of its real tiles.
+void write_calibrated_model(const std::string& file, const ModelOptions& o) {
+  const double tile_bytes = static_cast<double>(real_tile * real_tile * sizeof(double));
+  std::ofstream out(file);
+  const struct {
+    const char* name;
+    int tiles;
+    double ms;
+  } kernels[] = {{"potrf", 1, o.potrf_ms},
+                 {"trsm", 2, o.trsm_ms},
+                 {"syrk", 2, o.syrk_ms},
+                 {"gemm", 3, o.gemm_ms}};
+  for (const auto& k : kernels)
+    for (const auto& [kind, factor] : {std::pair{"emulated", 1.0}, {"cpu", cpu_slowdown}})
+      out << k.name << '\t' << kind << '\t' << static_cast<std::size_t>(k.tiles * tile_bytes) << ' '
+          << factor * o.scale * k.ms * 1e-3 << " 3\n";
+  if (!out) throw std::runtime_error("cannot write the performance model file '" + file + "'");
+}
 
 struct Run {
   double seconds = 0;         // modelled makespan
   double kernel_seconds = 0;  // modelled, summed
 };
 
-Run factor(const Variant& variant, const ModelOptions& o, const std::vector<double>& original) {
+Run factor(const Variant& variant, const ModelOptions& o, const std::vector<double>& original,
+           const std::string& model_file) {
   const double scale = o.scale;
   versa::Config config;
   config.cpu_workers = 2;
   config.gpus = 0;
   config.quiet = true;
+  if (!variant.gpu_only) {
+    write_calibrated_model(model_file, o);
+    config.perf_model_file = model_file;
+  }
   versa::EmulatedDeviceConfig gpu;
   gpu.memory_bytes = std::size_t{1} << 30;
   gpu.streams = variant.streams;
@@ -90,21 +131,27 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
   const auto sleep = [scale](double milliseconds) {
     std::this_thread::sleep_for(std::chrono::duration<double>(scale * milliseconds * 1e-3));
   };
+  const auto on_cpu = [sleep](double milliseconds) { sleep(cpu_slowdown * milliseconds); };
   using versa::Tile;
-  const auto on_gpu = versa::Placement::gpu_only;
+  const auto placement =
+      variant.gpu_only ? versa::Placement::gpu_only : versa::Placement::automatic;
   const auto potrf = versa::task_type("potrf")
+                         .cpu([&](Tile<double>) { on_cpu(o.potrf_ms); })
                          .emulated([&](Tile<double>) { sleep(o.potrf_ms); })
-                         .placement(on_gpu);
+                         .placement(placement);
   const auto trsm = versa::task_type("trsm")
+                        .cpu([&](Tile<const double>, Tile<double>) { on_cpu(o.trsm_ms); })
                         .emulated([&](Tile<const double>, Tile<double>) { sleep(o.trsm_ms); })
-                        .placement(on_gpu);
+                        .placement(placement);
   const auto syrk = versa::task_type("syrk")
+                        .cpu([&](Tile<const double>, Tile<double>) { on_cpu(o.syrk_ms); })
                         .emulated([&](Tile<const double>, Tile<double>) { sleep(o.syrk_ms); })
-                        .placement(on_gpu);
+                        .placement(placement);
   const auto gemm =
       versa::task_type("gemm")
+          .cpu([&](Tile<const double>, Tile<const double>, Tile<double>) { on_cpu(o.gemm_ms); })
           .emulated([&](Tile<const double>, Tile<const double>, Tile<double>) { sleep(o.gemm_ms); })
-          .placement(on_gpu);
+          .placement(placement);
 
   std::vector<double> a = original;
   const long n = real_tile * o.tiles;
@@ -171,32 +218,39 @@ int main(int argc, char** argv) {
       o.potrf_ms, o.link_gbs, o.tile_copy_seconds() * 1e3, o.scale);
   std::printf("bounds      kernels %.1f ms, uploads %.1f ms (medians of %d runs below)\n",
               compute_bound * 1e3, upload_bound * 1e3, o.reps);
-  std::printf("%-52s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
+  std::printf("%-72s %10s %10s %12s\n", "schedule", "ms", "kernels ms", "/ kernels");
   // The wavefront priorities without high-priority streams only: their ranks stay positive but
-  // in the last steps, so that those streams would split the tasks by step, not by path.
-  const std::vector<Variant> variants = {
-      {cholesky::Priorities::critical_path, 4, false, "priorities=critical_path,streams=4"},
-      {cholesky::Priorities::critical_path, 4, true,
-       "priorities=critical_path,streams=4,priority_streams"},
-      {cholesky::Priorities::wavefront, 4, false, "priorities=wavefront,streams=4"},
-      {cholesky::Priorities::critical_path, 8, false, "priorities=critical_path,streams=8"},
-      {cholesky::Priorities::critical_path, 8, true,
-       "priorities=critical_path,streams=8,priority_streams"},
-      {cholesky::Priorities::wavefront, 8, false, "priorities=wavefront,streams=8"},
-  };
+  // in the last steps, so that those streams would split the tasks by step, not by path. The
+  // schedules held to the device keep the names they had before placement was modelled.
+  const auto critical_path = cholesky::Priorities::critical_path;
+  const auto wavefront = cholesky::Priorities::wavefront;
+  std::vector<Variant> variants;
+  for (const bool gpu_only : {false, true})
+    for (const int streams : {4, 8})
+      for (const auto& [priorities, priority_streams] :
+           {std::pair{critical_path, false}, {critical_path, true}, {wavefront, false}})
+        variants.push_back({priorities, streams, priority_streams, gpu_only,
+                            std::string(gpu_only ? "" : "placement=automatic,") + "priorities=" +
+                                (priorities == wavefront ? "wavefront" : "critical_path") +
+                                ",streams=" + std::to_string(streams) +
+                                (priority_streams ? ",priority_streams" : "")});
+  const std::string model_file = (std::filesystem::temp_directory_path() /
+                                  ("versa-cholesky-model-" + std::to_string(::getpid()) + ".txt"))
+                                     .string();
   for (const Variant& variant : variants) {
     std::vector<double> seconds, kernels;
     for (int r = 0; r < o.reps; ++r) {
-      const Run run = factor(variant, o, original);
+      const Run run = factor(variant, o, original, model_file);
       seconds.push_back(run.seconds);
       kernels.push_back(run.kernel_seconds);
     }
     const double makespan = bench::median(seconds);
-    std::printf("%-52s %10.1f %10.1f %12.3f\n", variant.label.c_str(), makespan * 1e3,
+    std::printf("%-72s %10.1f %10.1f %12.3f\n", variant.label.c_str(), makespan * 1e3,
                 bench::median(kernels) * 1e3, makespan / compute_bound);
     bench::print_result("cholesky-model", "versa",
                         "tiles=" + std::to_string(o.tiles) + "," + variant.label, "seconds",
                         makespan, "s");
   }
+  std::filesystem::remove(model_file);
   return 0;
 }

@@ -169,8 +169,8 @@ bool DeviceDispatch::pull_for_cpu(int worker) {
   return true;
 }
 
-Task* DeviceDispatch::pull_for_device(int node) {
-  Task* task = placement_->pull(node);
+Task* DeviceDispatch::pull_for_device(int node, bool resident_only) {
+  Task* task = placement_->pull(node, resident_only);
   // Left for the host, whose workers may have declined it and slept before the backlogs
   // changed: one of them looks again.
   if (!task && placement_->has_pooled()) scheduler_.notify_cpu_work();

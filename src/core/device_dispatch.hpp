@@ -101,7 +101,7 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   void stage(Task& task) override;
   void device_task_ended(Task& task, int node, OperationResult result) override;
   void device_refused(Task& task, int node, const std::string& why) override;
-  Task* pull_for_device(int node) override;
+  Task* pull_for_device(int node, bool resident_only) override;
   bool has_ancestor_on(const Task& task, int node) const override;
 
   // FillListener: a copy a staging task waited for has landed.

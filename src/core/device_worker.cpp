@@ -230,13 +230,15 @@ bool DeviceWorker::step() {
     changed();
   }
   bool pulled = false;
-  // Room left and nothing queued here: take work waiting for placement.
-  while (has_room() && has_room_launched()) {
+  // Room left and nothing queued here: take work waiting for placement. With every slot of the
+  // tasks that wait for copies taken, only a task whose data is all here, as take_ready looks
+  // over the queue for one: the kernels go on while the link is busy.
+  while (has_room_launched()) {
     {
       MutexLock guard(mutex_);
       if (!ready_.empty()) break;
     }
-    Task* task = host_.pull_for_device(node_);
+    Task* task = host_.pull_for_device(node_, !has_room());
     if (!task) break;
     backlog_ns_.fetch_add(task->expected_ns, std::memory_order_relaxed);
     queued_tasks_.fetch_add(1, std::memory_order_relaxed);

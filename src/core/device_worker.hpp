@@ -39,8 +39,9 @@ class DeviceTaskHost {
   virtual void device_task_ended(Task& task, int node, OperationResult result) = 0;
   // `task` cannot run on `node` (`why`): run it elsewhere or fail it.
   virtual void device_refused(Task& task, int node, const std::string& why) = 0;
-  // A task waiting for placement that suits `node`, or null.
-  virtual Task* pull_for_device(int node) = 0;
+  // A task waiting for placement that suits `node`, or null; with `resident_only`, one whose
+  // inputs are all valid there.
+  virtual Task* pull_for_device(int node, bool resident_only) = 0;
   // Whether a task `task` descends from runs on `node` (and so waits for it there).
   virtual bool has_ancestor_on(const Task& task, int node) const = 0;
 

@@ -237,10 +237,55 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, bool 
   pooled_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The CPU workers are a group's fastest node only when surely faster: else its fastest device
+// is, and takes the tasks they leave.
+int PlacementPolicy::fastest(const Group& g) {
+  const auto first = g.seconds.begin() + (g.cpu_surely_faster ? 0 : 1);
+  return static_cast<int>(std::min_element(first, g.seconds.end()) - g.seconds.begin());
+}
+
+int PlacementPolicy::urgency(const Group& g) { return g.tasks.front().first->priority; }
+
+void PlacementPolicy::project_loads() {
+  pooled_work_.clear();
+  for (const Group& g : pool_) {
+    if (g.tasks.empty()) continue;
+    const int best = fastest(g);
+    pooled_work_.push_back(
+        {urgency(g), best, static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best)});
+  }
+  std::sort(pooled_work_.begin(), pooled_work_.end(),
+            [](const PooledWork& a, const PooledWork& b) { return a.priority > b.priority; });
+  for (std::size_t n = 0; n < nodes_.size(); ++n)
+    projected_[n] = backlog_seconds(static_cast<int>(n));
+  level_priorities_.clear();
+  level_loads_.clear();
+  for (std::size_t i = 0; i < pooled_work_.size();) {
+    const int priority = pooled_work_[i].priority;
+    for (; i < pooled_work_.size() && pooled_work_[i].priority == priority; ++i)
+      projected_[pooled_work_[i].node] += pooled_work_[i].seconds;
+    level_priorities_.push_back(priority);
+    level_loads_.insert(level_loads_.end(), projected_.begin(), projected_.end());
+  }
+}
+
+double PlacementPolicy::load_ahead_of(int node, int priority) const {
+  const auto level = std::partition_point(level_priorities_.begin(), level_priorities_.end(),
+                                          [priority](int p) { return p > priority; });
+  return level_loads_[static_cast<std::size_t>(level - level_priorities_.begin()) * nodes_.size() +
+                      static_cast<std::size_t>(node)];
+}
+
 // The node that runs a group's tasks fastest always takes them (so no task waits for a device
 // that is not coming). Another node takes them only if it would finish one no later than the
 // fastest node would: each node's projected load is its backlog plus the pooled work it is
-// fastest at, shared among its lanes (CPU workers, or a device's concurrent kernels).
+// fastest at that runs before the group's most urgent task (that of the same or a higher
+// priority), shared among its lanes (CPU workers, or a device's concurrent kernels). Of the
+// groups a node may take, it takes the most urgent, and of equally urgent ones the one it is
+// relatively best at (lowest ratio of its time to the best other node's): so a GPU that is
+// fastest at everything runs the critical path first, as StarPU's dmdas does, rather than the
+// kernels it gains most on, and the CPU workers do not take a critical task from a GPU whose
+// pooled work is mostly less urgent.
 //
 // Unless they run a group's tasks faster than any device beyond the noise of the runs, the CPU
 // workers take none that changes data only a device holds (a write or commute whose host
@@ -248,41 +293,57 @@ void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, bool 
 // on it, back again, bytes that time alone barely weighs (a 512 KiB tile crosses a 12 GB/s
 // link in 44 us, against milliseconds for the tile's kernel on a core). A device takes it: the
 // fastest node, or one that finishes it as early as the CPU workers would.
-PlacementPolicy::Choice PlacementPolicy::group_for(int node) {
-  const int count = static_cast<int>(nodes_.size());
+PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only) {
   constexpr double never = std::numeric_limits<double>::infinity();
-  for (int n = 0; n < count; ++n) projected_[n] = backlog_seconds(n);
-  // The CPU workers are a group's fastest node only when surely faster: else its fastest
-  // device is, and takes the tasks they leave.
-  auto fastest = [&](const Group& g) {
-    const auto first = g.seconds.begin() + (g.cpu_surely_faster ? 0 : 1);
-    return static_cast<int>(std::min_element(first, g.seconds.end()) - g.seconds.begin());
-  };
-  for (const Group& g : pool_) {
-    if (g.tasks.empty()) continue;
-    const int best = fastest(g);
-    projected_[best] += static_cast<double>(g.tasks.size()) * g.seconds[best] / lanes(best);
-  }
-  Choice chosen;
-  double chosen_affinity = never;
+  project_loads();
+  // The groups `node` may take, most preferred first.
+  candidates_.clear();
   for (Group& g : pool_) {
     if (g.tasks.empty() || !(g.seconds[node] < never)) continue;
+    const int priority = urgency(g);
     const int best = fastest(g);
     double best_other = never;
-    for (int m = 0; m < count; ++m)
-      if (m != node) best_other = std::min(best_other, g.seconds[m]);
+    for (std::size_t m = 0; m < g.seconds.size(); ++m)
+      if (static_cast<int>(m) != node) best_other = std::min(best_other, g.seconds[m]);
     const double affinity = g.seconds[node] / best_other;
-    if (affinity > 1 && projected_[node] + g.seconds[node] > projected_[best] + g.seconds[best])
+    if (affinity > 1 && load_ahead_of(node, priority) + g.seconds[node] >
+                            load_ahead_of(best, priority) + g.seconds[best])
       continue;
-    if (affinity >= chosen_affinity) continue;
+    candidates_.push_back({&g, priority, affinity});
+  }
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.priority != b.priority ? a.priority > b.priority : a.affinity < b.affinity;
+  });
+  std::size_t looked_over = 0;
+  for (const Candidate& candidate : candidates_) {
+    const Group& g = *candidate.group;
     // Which task, only where it decides whether the group is taken at all.
     const bool host_data_only = node == 0 && !g.cpu_surely_faster;
-    const std::size_t task = host_data_only ? nearest_task(g, node, true) : Choice::any_task;
+    std::size_t task = Choice::any_task;
+    if (resident_only) {
+      if (looked_over >= looked_over_at_most) break;
+      task = resident_task(g, node, looked_over);
+    } else if (host_data_only) {
+      task = nearest_task(g, node, true).index;
+    }
     if (task == g.tasks.size()) continue;
-    chosen = {&g, task};
-    chosen_affinity = affinity;
+    return {candidate.group, task};
   }
-  return chosen;
+  return {};
+}
+
+// The most urgent of the group's tasks whose inputs are all valid on `node`, among those that
+// the pull's look over, `looked_over` so far, reaches (looked_over_at_most in all); or
+// g.tasks.size().
+std::size_t PlacementPolicy::resident_task(const Group& g, int node,
+                                           std::size_t& looked_over) const {
+  std::size_t found = g.tasks.size();
+  for (std::size_t i = 0; i < g.tasks.size() && looked_over < looked_over_at_most; ++i) {
+    ++looked_over;
+    if (found < g.tasks.size() && !runs_later(g.tasks[found], g.tasks[i])) continue;
+    if (transfer_seconds(*g.tasks[i].first, node) == 0.0) found = i;
+  }
+  return found;
 }
 
 // Among the group's most urgent tasks, the one whose inputs are cheapest to bring to `node`:
@@ -291,21 +352,19 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node) {
 // task dragging its inputs across a host link. Only tasks of the top priority compete, so the
 // critical path keeps its order, and only those near the top of the heap, so that a pull costs
 // the same whatever the pool holds. Ties go to the task nearest the top.
-std::size_t PlacementPolicy::nearest_task(const Group& g, int node, bool host_data_only) const {
+PlacementPolicy::Nearest PlacementPolicy::nearest_task(const Group& g, int node,
+                                                       bool host_data_only) const {
   constexpr std::size_t window = 32;
   const int top_priority = g.tasks.front().first->priority;
-  std::size_t nearest = g.tasks.size();
-  double nearest_seconds = std::numeric_limits<double>::infinity();
+  Nearest nearest{g.tasks.size(), std::numeric_limits<double>::infinity()};
   for (std::size_t i = 0; i < std::min(window, g.tasks.size()); ++i) {
     const Task& task = *g.tasks[i].first;
     if (task.priority != top_priority) continue;
     const std::optional<double> transfer = transfer_seconds(task, node, host_data_only);
     if (!transfer) continue;
-    const double seconds = *transfer;
-    if (nearest == g.tasks.size() || seconds < nearest_seconds) {
-      nearest = i;
-      nearest_seconds = seconds;
-      if (seconds == 0) break;
+    if (nearest.index == g.tasks.size() || *transfer < nearest.seconds) {
+      nearest = {i, *transfer};
+      if (*transfer == 0) break;
     }
   }
   return nearest;
@@ -317,14 +376,14 @@ bool PlacementPolicy::would_pull(int node) {
   return group_for(node).group != nullptr;
 }
 
-Task* PlacementPolicy::pull(int node) {
+Task* PlacementPolicy::pull(int node, bool resident_only) {
   if (!has_pooled()) return nullptr;
   MutexLock guard(pool_mutex_);
-  const Choice choice = group_for(node);
+  const Choice choice = group_for(node, resident_only);
   Group* chosen = choice.group;
   if (!chosen) return nullptr;
   const std::size_t index =
-      choice.task == Choice::any_task ? nearest_task(*chosen, node, false) : choice.task;
+      choice.task == Choice::any_task ? nearest_task(*chosen, node, false).index : choice.task;
   Task* task = take_from_heap(chosen->tasks, index).first;
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;

@@ -9,11 +9,14 @@
 // at that instant, and the next task, which the CPU runs as well as the GPU, then has to wait.
 // So calibrated automatic tasks with a choice are not pushed but pooled, grouped by task type
 // and size, and devices pull from the pool when they have room (after heteroprio, Agullo et al.
-// 2016): each takes the group it is relatively best at (lowest ratio of its time to the best
-// other device's), provided it would also finish the task no later than any other device could.
-// The CPU workers leave to the devices the tasks that change data only a device holds, unless
-// they are faster at them beyond the noise of the runs: by time alone they would take them, and
-// the data would cross the host link home and back.
+// 2016): each takes the most urgent group (by its top task's priority) of those it may take, and
+// of equally urgent ones the group it is relatively best at (lowest ratio of its time to the best
+// other device's). It may take a group where it is fastest, or where it would finish the task no
+// later than the fastest could, counting the work that runs there first (that of the same or a
+// higher priority). A device whose slots for tasks waiting for copies are all taken pulls only
+// tasks whose data it holds. The CPU workers leave to the devices the tasks that change data only
+// a device holds, unless they are faster at them beyond the noise of the runs: by time alone they
+// would take them, and the data would cross the host link home and back.
 #pragma once
 
 #include <atomic>
@@ -57,8 +60,10 @@ class PlacementPolicy {
   static constexpr int pooled = -1;
   int choose(Task& task);
 
-  // A pooled task for `node` (its expected_ns set), or null when none suits it now.
-  Task* pull(int node);
+  // A pooled task for `node` (its expected_ns set), or null when none suits it now. With
+  // `resident_only`, only a task whose inputs are all valid there: a device whose copies are
+  // all taken still computes.
+  Task* pull(int node, bool resident_only = false);
   // Whether pull(node) would return a task now. A CPU worker asks before it sleeps: a task
   // pooled after its last pull, by a thread that saw no sleeper yet, would otherwise wait in
   // the pool with every worker asleep.
@@ -111,12 +116,30 @@ class PlacementPolicy {
     Group* group = nullptr;
     std::size_t task = any_task;  // where in group->tasks, where only some will do
   };
-  // The group whose task `node` should take now, and which of its tasks; or no group.
-  Choice group_for(int node) VERSA_REQUIRES(pool_mutex_);
-  // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none): among the
-  // most urgent, and where `host_data_only`, among those that change no data only a device
-  // holds.
-  std::size_t nearest_task(const Group& g, int node, bool host_data_only) const
+  // The node that runs the group's tasks fastest, and the priority of its most urgent task.
+  static int fastest(const Group& g);
+  static int urgency(const Group& g);
+  // Fills the projected loads below from the backlogs and the pool.
+  void project_loads() VERSA_REQUIRES(pool_mutex_);
+  // `node`'s projected load ahead of a task of `priority` (one a pooled group's most urgent task
+  // has): its backlog and the pooled work of that priority or higher it is fastest at.
+  double load_ahead_of(int node, int priority) const VERSA_REQUIRES(pool_mutex_);
+  // The group whose task `node` should take now, and which of its tasks; or no group. With
+  // `resident_only`, only groups with such a task whose inputs are all valid on `node`.
+  Choice group_for(int node, bool resident_only = false) VERSA_REQUIRES(pool_mutex_);
+  // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none), and the
+  // modelled time to bring its inputs there: among the most urgent, and where
+  // `host_data_only`, among those that change no data only a device holds.
+  struct Nearest {
+    std::size_t index;
+    double seconds;
+  };
+  Nearest nearest_task(const Group& g, int node, bool host_data_only) const
+      VERSA_REQUIRES(pool_mutex_);
+  // How many pooled tasks one pull with `resident_only` looks over at most, as a device looks
+  // over its own queue (DeviceWorker::looked_over_at_most).
+  static constexpr std::size_t looked_over_at_most = 256;
+  std::size_t resident_task(const Group& g, int node, std::size_t& looked_over) const
       VERSA_REQUIRES(pool_mutex_);
 
   std::vector<Node> nodes_;
@@ -130,8 +153,24 @@ class PlacementPolicy {
   std::vector<Group> pool_ VERSA_GUARDED_BY(pool_mutex_);
   std::atomic<int> pooled_count_{0};
   std::uint64_t pooled_total_ VERSA_GUARDED_BY(pool_mutex_) = 0;  // submission order in the pool
-  // group_for's projected load per node, kept so that no call allocates under the lock.
+  // group_for's projected loads, kept so that no call allocates under the lock once they have
+  // grown: the pooled work per group (at its most urgent task's priority, on its fastest node),
+  // the running load per node, and per priority present (highest first) every node's load.
+  struct PooledWork {
+    int priority;
+    int node;
+    double seconds;
+  };
+  std::vector<PooledWork> pooled_work_ VERSA_GUARDED_BY(pool_mutex_);
+  struct Candidate {
+    Group* group;
+    int priority;     // of its most urgent task
+    double affinity;  // the node's time over the best other node's
+  };
+  std::vector<Candidate> candidates_ VERSA_GUARDED_BY(pool_mutex_);
   std::vector<double> projected_ VERSA_GUARDED_BY(pool_mutex_);
+  std::vector<int> level_priorities_ VERSA_GUARDED_BY(pool_mutex_);
+  std::vector<double> level_loads_ VERSA_GUARDED_BY(pool_mutex_);
 };
 
 }  // namespace versa::detail

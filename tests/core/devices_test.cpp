@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -909,6 +911,159 @@ TEST(Devices, CpuWorkersLeaveTasksThatChangeDataOnlyADeviceHoldsUnlessSurelyFast
       EXPECT_EQ(held_on_cpu, 0u) << "the CPU workers took tasks on data only the device held";
     }
   }
+}
+
+// A task type 100 ms long on a CPU worker and `device_takes` long on the emulated device, which
+// sets its handle's first value to 1.
+auto faster_on_the_device(const char* name, std::chrono::microseconds device_takes,
+                          std::function<void()> on_device = {}) {
+  return versa::task_type(name)
+      .cpu([](Span<double> x) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        x[0] = 1;
+      })
+      .emulated([device_takes, on_device](Span<double> x) {
+        std::this_thread::sleep_for(device_takes);
+        if (on_device) on_device();
+        x[0] = 1;
+      });
+}
+
+// Runs six tasks of `type` on handles of their own and waits: three explore the CPU workers,
+// three the device, and the performance model is calibrated for both.
+template <class Type>
+void calibrate(versa::Runtime& rt, const Type& type) {
+  std::vector<std::vector<double>> data(6, std::vector<double>(n, 0.0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) rt.submit(type, versa::write_only(handles.emplace_back(rt.data(d))));
+  rt.wait_all();
+}
+
+// Tasks waiting for placement, all faster on the device: the device takes the most urgent first
+// (by priority, as the critical path of a tiled factorisation asks), not those it gains most on,
+// and the CPU workers leave it the urgent ones. Two long kernels hold the device's launch
+// window while both kinds are pooled.
+TEST(Devices, ADeviceTakesThePooledTasksOfHighestPriorityFirst) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].streams = 1;
+  config.device_tasks_per_stream = 2;
+  versa::Runtime rt{config};
+  std::mutex mutex;
+  std::vector<char> ran;  // on the device, in order: 'u' urgent, 'b' bulk
+  auto urgent = faster_on_the_device("urgent", std::chrono::milliseconds(5), [&] {
+    std::lock_guard lock(mutex);
+    ran.push_back('u');
+  });
+  // 200 times faster on the device: by that gain alone, the device would take these first.
+  auto bulk = faster_on_the_device("bulk", std::chrono::microseconds(500), [&] {
+    std::lock_guard lock(mutex);
+    ran.push_back('b');
+  });
+  calibrate(rt, urgent);
+  calibrate(rt, bulk);
+  ran.clear();
+  const std::uint64_t calibration_on_cpu = rt.statistics()[0].tasks;
+  std::vector<std::vector<double>> data(2 + 8 + 4, std::vector<double>(n, 0.0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (std::size_t i = 0; i < 2; ++i)
+    rt.submit(
+        "hold",
+        [](Span<double> x) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(150));
+          x[0] = 1;
+        },
+        on(true), versa::write_only(handles[i]));
+  for (std::size_t i = 2; i < 10; ++i) rt.submit(bulk, versa::write_only(handles[i]));
+  for (std::size_t i = 10; i < 14; ++i)
+    rt.submit(urgent, versa::priority(1), versa::write_only(handles[i]));
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  EXPECT_EQ(std::string(ran.begin(), ran.end()), "uuuubbbbbbbb");
+  EXPECT_EQ(rt.statistics()[0].tasks, calibration_on_cpu) << "the CPU workers took pooled tasks";
+}
+
+// A device whose slots for tasks waiting for copies are all taken (the link is slow: 50 ms a
+// copy) still takes the pooled tasks whose data it holds, and computes while the link is busy.
+TEST(Devices, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].streams = 2;  // four tasks waiting for copies at most
+  config.emulated_devices[0].latency_s = 0.05;
+  versa::Runtime rt{config};
+  std::mutex mutex;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::pair<char, double>> ran;  // on the device: ms since start
+  auto read_into = [&](char tag) {
+    return versa::task_type(tag == 'h' ? "from host" : "from device")
+        .cpu([](Span<const double> in, Span<double> out) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          out[0] = in[0] + 1;
+        })
+        .emulated([&, tag](Span<const double> in, Span<double> out) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          out[0] = in[0] + 1;
+          std::lock_guard lock(mutex);
+          ran.emplace_back(tag, std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count());
+        });
+  };
+  auto from_host = read_into('h'), from_device = read_into('d');
+  std::vector<double> calibration_input(n, 0.0);
+  auto input = rt.data(calibration_input);
+  for (const auto* type : {&from_host, &from_device}) {
+    std::vector<std::vector<double>> outputs(6, std::vector<double>(n, 0.0));
+    std::vector<versa::Handle<double>> handles;
+    for (auto& out : outputs)
+      rt.submit(*type, versa::read(input), versa::write_only(handles.emplace_back(rt.data(out))));
+    rt.wait_all();
+  }
+  ran.clear();
+  // Both CPU workers busy meanwhile, so that only the device's choices are seen.
+  for (int i = 0; i < 2; ++i)
+    rt.submit(
+        "busy", [] { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }, on(false));
+  constexpr std::size_t count = 4;  // as many as wait for copies at once
+  std::vector<std::vector<double>> on_host(count, std::vector<double>(n, 1.0)),
+      held(count, std::vector<double>(n, 0.0)), outputs(2 * count, std::vector<double>(n, 0.0));
+  std::vector<versa::Handle<double>> host_handles, held_handles, output_handles;
+  for (auto& d : on_host) host_handles.push_back(rt.data(d));
+  for (auto& d : held) held_handles.push_back(rt.data(d));
+  for (auto& d : outputs) output_handles.push_back(rt.data(d));
+  // The device's data, written there by one kernel long enough for the tasks on host data to
+  // take the slots for copies meanwhile.
+  rt.submit(
+      "fill",
+      [](Span<double> a, Span<double> b, Span<double> c, Span<double> d) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        a[0] = b[0] = c[0] = d[0] = 10;
+      },
+      on(true), versa::write_only(held_handles[0]), versa::write_only(held_handles[1]),
+      versa::write_only(held_handles[2]), versa::write_only(held_handles[3]));
+  for (std::size_t i = 0; i < count; ++i)
+    rt.submit(from_host, versa::read(host_handles[i]), versa::write_only(output_handles[i]));
+  for (std::size_t i = 0; i < count; ++i)
+    rt.submit(from_device, versa::read(held_handles[i]),
+              versa::write_only(output_handles[count + i]));
+  rt.wait_all();
+  for (std::size_t i = 0; i < count; ++i) {
+    EXPECT_EQ(outputs[i][0], 2.0);
+    EXPECT_EQ(outputs[count + i][0], 11.0);
+  }
+  // Every task on the device's data ran on it before any task whose input crossed the link.
+  double last_held = 0, first_from_host = std::numeric_limits<double>::infinity();
+  std::size_t held_on_device = 0;
+  for (const auto& [tag, at] : ran) {
+    if (tag == 'd') {
+      ++held_on_device;
+      last_held = std::max(last_held, at);
+    } else {
+      first_from_host = std::min(first_from_host, at);
+    }
+  }
+  EXPECT_EQ(held_on_device, count);
+  EXPECT_LT(last_held, first_from_host)
+      << "the tasks on the device's data waited for the link (times in ms)";
 }
 
 TEST(Devices, FailedAllocationSendsTheTaskToTheCpu) {
