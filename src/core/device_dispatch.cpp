@@ -172,8 +172,9 @@ bool DeviceDispatch::pull_for_cpu(int worker) {
 Task* DeviceDispatch::pull_for_device(int node, bool resident_only) {
   Task* task = placement_->pull(node, resident_only);
   // Left for the host, whose workers may have declined it and slept before the backlogs
-  // changed: one of them looks again.
-  if (!task && placement_->has_pooled()) scheduler_.notify_cpu_work();
+  // changed: one of them looks again. (A device that asked only for tasks on its data left
+  // nothing: it takes the others once its copies make room.)
+  if (!task && !resident_only && placement_->has_pooled()) scheduler_.notify_cpu_work();
   if (task) {
     task->node = node;
     scheduler_.placed_on_device(*task, false);
