@@ -324,7 +324,7 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only)
       if (looked_over >= looked_over_at_most) break;
       task = resident_task(g, node, looked_over);
     } else if (host_data_only) {
-      task = nearest_task(g, node, true).index;
+      task = nearest_task(g, node, true);
     }
     if (task == g.tasks.size()) continue;
     return {candidate.group, task};
@@ -332,9 +332,9 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only)
   return {};
 }
 
-// The most urgent of the group's tasks whose inputs are all valid on `node`, among those that
-// the pull's look over, `looked_over` so far, reaches (looked_over_at_most in all); or
-// g.tasks.size().
+// The most urgent of the group's tasks whose inputs are all valid on `node` (g.tasks.size() if
+// none), among the first entries of its heap: one pull looks over looked_over_at_most tasks in
+// all, `looked_over` counting them across groups.
 std::size_t PlacementPolicy::resident_task(const Group& g, int node,
                                            std::size_t& looked_over) const {
   std::size_t found = g.tasks.size();
@@ -352,19 +352,21 @@ std::size_t PlacementPolicy::resident_task(const Group& g, int node,
 // task dragging its inputs across a host link. Only tasks of the top priority compete, so the
 // critical path keeps its order, and only those near the top of the heap, so that a pull costs
 // the same whatever the pool holds. Ties go to the task nearest the top.
-PlacementPolicy::Nearest PlacementPolicy::nearest_task(const Group& g, int node,
-                                                       bool host_data_only) const {
+std::size_t PlacementPolicy::nearest_task(const Group& g, int node, bool host_data_only) const {
   constexpr std::size_t window = 32;
   const int top_priority = g.tasks.front().first->priority;
-  Nearest nearest{g.tasks.size(), std::numeric_limits<double>::infinity()};
+  std::size_t nearest = g.tasks.size();
+  double nearest_seconds = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < std::min(window, g.tasks.size()); ++i) {
     const Task& task = *g.tasks[i].first;
     if (task.priority != top_priority) continue;
     const std::optional<double> transfer = transfer_seconds(task, node, host_data_only);
     if (!transfer) continue;
-    if (nearest.index == g.tasks.size() || *transfer < nearest.seconds) {
-      nearest = {i, *transfer};
-      if (*transfer == 0) break;
+    const double seconds = *transfer;
+    if (nearest == g.tasks.size() || seconds < nearest_seconds) {
+      nearest = i;
+      nearest_seconds = seconds;
+      if (seconds == 0) break;
     }
   }
   return nearest;
@@ -383,7 +385,7 @@ Task* PlacementPolicy::pull(int node, bool resident_only) {
   Group* chosen = choice.group;
   if (!chosen) return nullptr;
   const std::size_t index =
-      choice.task == Choice::any_task ? nearest_task(*chosen, node, false).index : choice.task;
+      choice.task == Choice::any_task ? nearest_task(*chosen, node, false) : choice.task;
   Task* task = take_from_heap(chosen->tasks, index).first;
   pooled_count_.fetch_sub(1, std::memory_order_relaxed);
   task->explored = false;

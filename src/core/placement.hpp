@@ -125,16 +125,12 @@ class PlacementPolicy {
   // has): its backlog and the pooled work of that priority or higher it is fastest at.
   double load_ahead_of(int node, int priority) const VERSA_REQUIRES(pool_mutex_);
   // The group whose task `node` should take now, and which of its tasks; or no group. With
-  // `resident_only`, only groups with such a task whose inputs are all valid on `node`.
+  // `resident_only`, only a task whose inputs are all valid on `node`.
   Choice group_for(int node, bool resident_only = false) VERSA_REQUIRES(pool_mutex_);
-  // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none), and the
-  // modelled time to bring its inputs there: among the most urgent, and where
-  // `host_data_only`, among those that change no data only a device holds.
-  struct Nearest {
-    std::size_t index;
-    double seconds;
-  };
-  Nearest nearest_task(const Group& g, int node, bool host_data_only) const
+  // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none): among the
+  // most urgent, and where `host_data_only`, among those that change no data only a device
+  // holds.
+  std::size_t nearest_task(const Group& g, int node, bool host_data_only) const
       VERSA_REQUIRES(pool_mutex_);
   // How many pooled tasks one pull with `resident_only` looks over at most, as a device looks
   // over its own queue (DeviceWorker::looked_over_at_most).
