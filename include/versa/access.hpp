@@ -79,8 +79,9 @@ Access<detail::view_of_t<H, !type.writes>> access(const H& handle) {
   return {detail::state_of(handle), type.mode()};
 }
 
-// Task option: a higher priority runs earlier among the ready tasks of a queue. Default 0. On a
-// GPU, a task of positive priority also runs on a stream of the GPU's highest priority
+// Task option: a higher priority runs earlier among the ready tasks of a queue, and a device
+// takes the tasks waiting for automatic placement by priority. Default 0. On a GPU, a task of
+// positive priority also runs on a stream of the GPU's highest priority
 // (Config::cuda_priority_streams).
 struct Priority {
   int value;
