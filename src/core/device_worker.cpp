@@ -230,13 +230,13 @@ bool DeviceWorker::step() {
     changed();
   }
   bool pulled = false;
-  // Room left and nothing queued here: take work waiting for placement. With every slot of the
-  // tasks that wait for copies taken, only a task whose data is all here, as take_ready looks
-  // over the queue for one: the kernels go on while the link is busy.
+  // Room left and nothing queued here that may start: take work waiting for placement. With
+  // every slot of the tasks that wait for copies taken, only a task whose data is all here, as
+  // take_ready looks over the queue for one: the kernels go on while the link is busy.
   while (has_room_launched()) {
     {
       MutexLock guard(mutex_);
-      if (!ready_.empty()) break;
+      if (!ready_.empty() && !ready_looked_over_) break;
     }
     Task* task = host_.pull_for_device(node_, !has_room());
     if (!task) break;

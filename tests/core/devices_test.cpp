@@ -984,8 +984,13 @@ TEST(Devices, ADeviceTakesThePooledTasksOfHighestPriorityFirst) {
 }
 
 // A device whose slots for tasks waiting for copies are all taken (the link is slow: 50 ms a
-// copy) still takes the pooled tasks whose data it holds, and computes while the link is busy.
-TEST(Devices, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
+// copy) still takes the pooled tasks whose data it holds, and computes while the link is busy:
+// whether the tasks on host data were pooled too or held to the device (then more of them wait
+// in its queue, none of which may start).
+class DeviceCopySlotsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DeviceCopySlotsTest, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
+  const bool host_tasks_held = GetParam();
   versa::Config config = one_device();
   config.emulated_devices[0].streams = 2;  // four tasks waiting for copies at most
   config.emulated_devices[0].latency_s = 0.05;
@@ -1024,8 +1029,10 @@ TEST(Devices, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
     rt.submit(
         "busy", [] { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }, on(false));
   constexpr std::size_t count = 4;  // as many as wait for copies at once
-  std::vector<std::vector<double>> on_host(count, std::vector<double>(n, 1.0)),
-      held(count, std::vector<double>(n, 0.0)), outputs(2 * count, std::vector<double>(n, 0.0));
+  const std::size_t host_count = host_tasks_held ? count + 2 : count;
+  std::vector<std::vector<double>> on_host(host_count, std::vector<double>(n, 1.0)),
+      held(count, std::vector<double>(n, 0.0)),
+      outputs(host_count + count, std::vector<double>(n, 0.0));
   std::vector<versa::Handle<double>> host_handles, held_handles, output_handles;
   for (auto& d : on_host) host_handles.push_back(rt.data(d));
   for (auto& d : held) held_handles.push_back(rt.data(d));
@@ -1040,16 +1047,16 @@ TEST(Devices, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
       },
       on(true), versa::write_only(held_handles[0]), versa::write_only(held_handles[1]),
       versa::write_only(held_handles[2]), versa::write_only(held_handles[3]));
-  for (std::size_t i = 0; i < count; ++i)
-    rt.submit(from_host, versa::read(host_handles[i]), versa::write_only(output_handles[i]));
+  const auto host_type =
+      from_host.placement(host_tasks_held ? Placement::gpu_only : Placement::automatic);
+  for (std::size_t i = 0; i < host_count; ++i)
+    rt.submit(host_type, versa::read(host_handles[i]), versa::write_only(output_handles[i]));
   for (std::size_t i = 0; i < count; ++i)
     rt.submit(from_device, versa::read(held_handles[i]),
-              versa::write_only(output_handles[count + i]));
+              versa::write_only(output_handles[host_count + i]));
   rt.wait_all();
-  for (std::size_t i = 0; i < count; ++i) {
-    EXPECT_EQ(outputs[i][0], 2.0);
-    EXPECT_EQ(outputs[count + i][0], 11.0);
-  }
+  for (std::size_t i = 0; i < host_count; ++i) EXPECT_EQ(outputs[i][0], 2.0);
+  for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(outputs[host_count + i][0], 11.0);
   // Every task on the device's data ran on it before any task whose input crossed the link.
   double last_held = 0, first_from_host = std::numeric_limits<double>::infinity();
   std::size_t held_on_device = 0;
@@ -1065,6 +1072,11 @@ TEST(Devices, ADeviceWhoseCopySlotsAreTakenStillTakesPooledTasksOnItsData) {
   EXPECT_LT(last_held, first_from_host)
       << "the tasks on the device's data waited for the link (times in ms)";
 }
+
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceCopySlotsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "HostTasksHeldToTheDevice" : "HostTasksPooled";
+                         });
 
 TEST(Devices, FailedAllocationSendsTheTaskToTheCpu) {
   versa::Config config = one_device();
