@@ -61,7 +61,8 @@ PlacementPolicy::PlacementPolicy(std::vector<Node> nodes, int cpu_workers, PerfM
       links_(nodes_),
       cpu_workers_(cpu_workers),
       model_(model),
-      projected_(nodes_.size()) {}
+      projected_(nodes_.size()),
+      resident_miss_(nodes_.size(), std::numeric_limits<std::uint64_t>::max()) {}
 
 bool PlacementPolicy::can_run(const Task& task, int node) const {
   const Placement excluded = node == 0 ? Placement::gpu_only : Placement::cpu_only;
@@ -381,9 +382,15 @@ bool PlacementPolicy::would_pull(int node) {
 Task* PlacementPolicy::pull(int node, bool resident_only) {
   if (!has_pooled()) return nullptr;
   MutexLock guard(pool_mutex_);
+  // A pooled task's inputs become valid on a device only by copies, which leave the device room
+  // to pull any task; so a look that found none on its data holds until a task is pooled.
+  if (resident_only && resident_miss_[node] == pooled_total_) return nullptr;
   const Choice choice = group_for(node, resident_only);
   Group* chosen = choice.group;
-  if (!chosen) return nullptr;
+  if (!chosen) {
+    if (resident_only) resident_miss_[node] = pooled_total_;
+    return nullptr;
+  }
   const std::size_t index =
       choice.task == Choice::any_task ? nearest_task(*chosen, node, false) : choice.task;
   Task* task = take_from_heap(chosen->tasks, index).first;

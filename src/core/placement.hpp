@@ -167,6 +167,10 @@ class PlacementPolicy {
   std::vector<double> projected_ VERSA_GUARDED_BY(pool_mutex_);
   std::vector<int> level_priorities_ VERSA_GUARDED_BY(pool_mutex_);
   std::vector<double> level_loads_ VERSA_GUARDED_BY(pool_mutex_);
+  // Per node, pooled_total_ when its last pull for tasks on its data found none: up to 256
+  // tasks' replicas looked at, which a device whose copy slots stay taken would otherwise repeat
+  // at every step.
+  std::vector<std::uint64_t> resident_miss_ VERSA_GUARDED_BY(pool_mutex_);
 };
 
 }  // namespace versa::detail
