@@ -11,9 +11,11 @@
 // leaves it (a model file); so the ready kernels wait in the placement's pool and the device
 // pulls them, and the CPU workers run only the copies home (cholesky::Schedule::
 // home_when_final), as on the GPU machine. Schedules marked gpu_only hold every kernel to the
-// device instead, which queues them at once in its own queue.
+// device instead, which queues them at once in its own queue. The schedule marked cold starts
+// without the model file, as a program's first factorisation does: the model learns each
+// kernel's times as it goes, on the CPU workers too (--cpu-workers; the GPU machine has 16).
 //
-//   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S]
+//   versa-bench-cholesky-model [--reps N] [--tiles T] [--scale S] [--cpu-workers N] [--only TEXT]
 //                              [--gemm-ms G --syrk-ms S --trsm-ms T --potrf-ms P --link-gbs L]
 //
 // For each schedule (the example's priorities, kernel streams, high-priority streams) it prints the
@@ -59,6 +61,8 @@ struct ModelOptions {
   int reps = 3;
   int tiles = 15;
   double scale = 4;
+  int cpu_workers = 2;  // the GPU machine has 16 cores; its CPU workers matter when cold
+  std::string only;     // run only the schedules whose names hold this
   // Each kernel's time on a 2048 tile, in milliseconds: 2 x 2048^3 flops at 50 TFLOP/s, 2048^3
   // at 35 and at 20, and potrf as measured.
   double gemm_ms = 2 * model_tile * model_tile * model_tile / 50e9;
@@ -76,6 +80,7 @@ struct Variant {
   bool priority_streams;  // the critical path's tasks on high-priority streams, as on a GPU
   bool gpu_only;          // every kernel held to the device, instead of placed automatically
   std::string label;
+  bool cold = false;  // placed automatically without a model: a run's first factorisation
 };
 
 // A kernel's time on a core over the modelled GPU's: the CPU implementations exist so that the
@@ -111,10 +116,10 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
            const std::string& model_file) {
   const double scale = o.scale;
   versa::Config config;
-  config.cpu_workers = 2;
+  config.cpu_workers = o.cpu_workers;
   config.gpus = 0;
   config.quiet = true;
-  if (!variant.gpu_only) {
+  if (!variant.gpu_only && !variant.cold) {
     write_calibrated_model(model_file, o);
     config.perf_model_file = model_file;
   }
@@ -194,6 +199,9 @@ int main(int argc, char** argv) {
             ""))
         ->capture_default_str();
   };
+  example::add_positive_option(app, "--cpu-workers", o.cpu_workers, "N", "CPU workers");
+  app.add_option("--only", o.only, "run only the schedules whose names contain TEXT")
+      ->type_name("TEXT");
   add_time("--scale", o.scale, "S", "modelled times stretched S times in the run");
   add_time("--gemm-ms", o.gemm_ms, "G", "a 2048-tile gemm's time");
   add_time("--syrk-ms", o.syrk_ms, "S", "a 2048-tile syrk's time");
@@ -234,10 +242,14 @@ int main(int argc, char** argv) {
                                 (priorities == wavefront ? "wavefront" : "critical_path") +
                                 ",streams=" + std::to_string(streams) +
                                 (priority_streams ? ",priority_streams" : "")});
+  // A first run: the model learns each kernel's times on the CPU and the device as it goes.
+  variants.push_back({critical_path, 4, false, false,
+                      "placement=automatic,cold,priorities=critical_path,streams=4", true});
   const std::string model_file = (std::filesystem::temp_directory_path() /
                                   ("versa-cholesky-model-" + std::to_string(::getpid()) + ".txt"))
                                      .string();
   for (const Variant& variant : variants) {
+    if (variant.label.find(o.only) == std::string::npos) continue;
     std::vector<double> seconds, kernels;
     for (int r = 0; r < o.reps; ++r) {
       const Run run = factor(variant, o, original, model_file);

@@ -266,6 +266,14 @@ bool DeviceDispatch::cancel_if_poisoned(Task& task) { return scheduler_.cancel_i
 void DeviceDispatch::cpu_task_ran(Task& task, double seconds) {
   perf_model_.record(task.type_name, DeviceKind::cpu, task.work_size, seconds, task.explored);
   tasks_per_node_[0].fetch_add(1, std::memory_order_relaxed);
+  if (task.explored) explored_run_recorded();
+}
+
+// A pooled task whose type is being explored goes by the runs so far: the CPU workers may now
+// take tasks they declined before this run and slept. One of them looks again; tasks pooled
+// since wake others.
+void DeviceDispatch::explored_run_recorded() {
+  if (placement_->has_pooled()) scheduler_.notify_cpu_work();
 }
 
 void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult result) {
@@ -286,6 +294,7 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
     return;
   }
   perf_model_.record(task.type_name, device.kind(), task.work_size, result.seconds, task.explored);
+  if (task.explored) explored_run_recorded();
   tasks_per_node_[node].fetch_add(1, std::memory_order_relaxed);
   kernel_seconds_[node - 1].fetch_add(result.seconds, std::memory_order_relaxed);
   if (task_statistics_)

@@ -125,6 +125,8 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   const std::string& node_name(int node) const override { return devices_[node - 1]->name(); }
 
  private:
+  // A run placed to calibrate the model was recorded (see the definition).
+  void explored_run_recorded();
   DeviceKind kind_of(int node) const {
     return node == 0 ? DeviceKind::cpu : devices_[node - 1]->kind();
   }

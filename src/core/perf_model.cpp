@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -30,8 +31,8 @@ void PerfModel::add_sample(Curve& curve, Entry& entry, double seconds) {
   entry.high = sorted[(3 * n) / 4];
 }
 
-std::optional<PerfModel::Spread> PerfModel::Curve::at(std::size_t size) const {
-  if (!calibrated()) return std::nullopt;
+std::optional<PerfModel::Spread> PerfModel::Curve::at(std::size_t size, bool provisional) const {
+  if (!(provisional ? samples > 0 : calibrated())) return std::nullopt;
   // A size with samples of its own goes by them.
   const auto exact = sizes.find(size);
   if (exact != sizes.end() && exact->second.count > 0)
@@ -85,6 +86,16 @@ std::optional<PerfModel::Spread> PerfModel::estimate_spread(std::string_view typ
   return curve ? curve->at(size) : std::nullopt;
 }
 
+std::optional<double> PerfModel::provisional_estimate(std::string_view type, DeviceKind kind,
+                                                      std::size_t size) {
+  const KeyView key{type, kind};
+  Shard& shard = shard_of(key);
+  MutexLock guard(shard.mutex);
+  const Curve* curve = find(shard, key, false);
+  const std::optional<Spread> spread = curve ? curve->at(size, true) : std::nullopt;
+  return spread ? std::optional<double>(spread->seconds) : std::nullopt;
+}
+
 int PerfModel::explorations(std::string_view type, DeviceKind kind) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
@@ -99,9 +110,41 @@ bool PerfModel::claim_exploration(std::string_view type, DeviceKind kind) {
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
   Curve& curve = *find(shard, key, true);
-  if (curve.samples + curve.exploring >= calibration_samples) return false;
+  if (curve.calibrated() || curve.samples + curve.exploring >= calibration_samples) return false;
   ++curve.exploring;
   return true;
+}
+
+std::pair<double, double> PerfModel::Curve::rates() const {
+  double lowest = std::numeric_limits<double>::infinity(), highest = 0;
+  for (const auto& [size, entry] : sizes) {
+    if (entry.count == 0) continue;
+    const double rate = entry.median / static_cast<double>(std::max<std::size_t>(size, 1));
+    lowest = std::min(lowest, rate);
+    highest = std::max(highest, rate);
+  }
+  return {lowest, highest};
+}
+
+bool PerfModel::settle_if_far_slower(std::string_view type, DeviceKind slow, DeviceKind fast) {
+  // The fast kind's slowest rate, then the slow kind's fastest, one shard's lock at a time.
+  double fast_highest = 0;
+  {
+    const KeyView key{type, fast};
+    Shard& shard = shard_of(key);
+    MutexLock guard(shard.mutex);
+    const Curve* curve = find(shard, key, false);
+    if (!curve || curve->samples == 0) return false;
+    fast_highest = curve->rates().second;
+  }
+  const KeyView key{type, slow};
+  Shard& shard = shard_of(key);
+  MutexLock guard(shard.mutex);
+  Curve* curve = find(shard, key, false);
+  if (!curve || curve->samples == 0) return false;
+  if (!curve->calibrated() && curve->rates().first >= far_slower * fast_highest)
+    curve->settled = true;
+  return curve->calibrated();
 }
 
 void PerfModel::release_exploration(std::string_view type, DeviceKind kind) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "base/mutex.hpp"
 #include "base/thread_annotations.hpp"
@@ -40,12 +41,24 @@ class PerfModel {
     double high;
   };
   std::optional<Spread> estimate_spread(std::string_view type, DeviceKind kind, std::size_t size);
+  // The estimate from the runs so far, however few; nothing before the first has ended. For
+  // tasks that wait for placement while their type is being explored.
+  std::optional<double> provisional_estimate(std::string_view type, DeviceKind kind,
+                                             std::size_t size);
   // Samples recorded plus explorations in flight for the combination's type and kind;
   // calibration_samples when it needs none (it is calibrated).
   int explorations(std::string_view type, DeviceKind kind);
   // Returns true (and counts an exploration in flight) when the combination still needs
   // samples and not enough runs to provide them are under way.
   bool claim_exploration(std::string_view type, DeviceKind kind);
+  // Calibrates (type, slow) on the samples it has, however few, when they are at least
+  // far_slower times those of (type, fast) in time per unit of size, and returns whether it is
+  // calibrated. On a GPU machine a core takes 300-5000 times as long as the GPU for a tile
+  // kernel of 2048 (0.3-1.5 s): every exploration beyond the first one that shows it is one
+  // more such kernel on the factorisation's path, for an estimate that no placement decision
+  // needs to be more precise.
+  static constexpr double far_slower = 100;
+  bool settle_if_far_slower(std::string_view type, DeviceKind slow, DeviceKind fast);
   // Gives back a claim whose run ended without a measurement (it failed, was cancelled or ran
   // elsewhere).
   void release_exploration(std::string_view type, DeviceKind kind);
@@ -72,10 +85,14 @@ class PerfModel {
   // proportion to the one size there is.
   struct Curve {
     std::map<std::size_t, Entry> sizes;
-    int samples = 0;    // recorded, over all sizes (each size counting at most `window`)
-    int exploring = 0;  // claimed explorations not yet recorded
-    bool calibrated() const { return samples >= calibration_samples; }
-    std::optional<Spread> at(std::size_t size) const;
+    int samples = 0;       // recorded, over all sizes (each size counting at most `window`)
+    int exploring = 0;     // claimed explorations not yet recorded
+    bool settled = false;  // calibrated early by settle_if_far_slower
+    bool calibrated() const { return samples >= calibration_samples || settled; }
+    // The lowest and highest median time per unit of size over the sizes with samples.
+    std::pair<double, double> rates() const;
+    // The estimate at `size`: once calibrated, or with `provisional`, once a run has ended.
+    std::optional<Spread> at(std::size_t size, bool provisional = false) const;
   };
   // (type name, kind): looked up with a view of the name, stored with its own copy.
   struct Key {

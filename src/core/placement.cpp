@@ -144,6 +144,35 @@ double PlacementPolicy::queued_tasks_per_lane(int node) const {
   return static_cast<double>(tasks) / lanes(node);
 }
 
+int PlacementPolicy::explore(Task& task, bool devices_only) {
+  task.explored = false;
+  if (task.placement != Placement::automatic && !devices_only) return -1;
+  // The least explored uncalibrated candidate (the CPU workers first of equals), so that every
+  // device kind gets its samples even when a type has few tasks.
+  int explore = -1;
+  int least_explored = PerfModel::calibration_samples;
+  for (int node = 0; node < static_cast<int>(nodes_.size()); ++node) {
+    if (!can_run(task, node) || (devices_only && node == 0)) continue;
+    const int n = model_.explorations(task.type_name, nodes_[node].kind);
+    if (n < least_explored && !(node == 0 && n > 0 && cpu_far_slower(task))) {
+      explore = node;
+      least_explored = n;
+    }
+  }
+  if (explore < 0 || !model_.claim_exploration(task.type_name, nodes_[explore].kind)) return -1;
+  task.explored = true;
+  task.expected_ns = 0;
+  return explore;
+}
+
+bool PlacementPolicy::cpu_far_slower(const Task& task) {
+  for (int node = 1; node < static_cast<int>(nodes_.size()); ++node)
+    if (can_run(task, node) &&
+        model_.settle_if_far_slower(task.type_name, DeviceKind::cpu, nodes_[node].kind))
+      return true;
+  return false;
+}
+
 int PlacementPolicy::choose(Task& task) {
   const int count = static_cast<int>(nodes_.size());
   bool device_possible = false;
@@ -152,7 +181,8 @@ int PlacementPolicy::choose(Task& task) {
                             (task.placement == Placement::prefer_gpu && device_possible);
   const std::size_t bytes = task.work_size;  // the model's size key
   std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
-  int choices = 0;
+  int candidates = 0;  // nodes it may run on
+  int choices = 0;     // of those, nodes with an estimate
   bool calibrated = true;
   int best = -1;
   double best_finish = std::numeric_limits<double>::infinity();
@@ -161,29 +191,12 @@ int PlacementPolicy::choose(Task& task) {
   // the model's runs.
   double cpu_high = std::numeric_limits<double>::infinity();
   double devices_low = std::numeric_limits<double>::infinity();
-  // While no candidate is calibrated (and the explorations are under way), tasks are dealt to
-  // the candidate with the fewest queued tasks per worker.
+  // A task not pooled while a candidate is uncalibrated (one held to the devices, or with one
+  // candidate) goes to the calibrated candidate where it finishes first, or else to the one
+  // with the fewest queued tasks per lane.
   int fallback = -1;
   double fallback_load = std::numeric_limits<double>::infinity();
-  task.explored = false;
-  // Uncalibrated candidates are explored first, the least explored one first, so that every
-  // device kind gets its samples even when a type has few tasks.
-  int explore = -1;
-  int least_explored = PerfModel::calibration_samples;
-  for (int node = 0; node < count; ++node) {
-    if (!can_run(task, node) || (devices_only && node == 0)) continue;
-    if (task.placement != Placement::automatic && !devices_only) break;
-    const int n = model_.explorations(task.type_name, nodes_[node].kind);
-    if (n < least_explored) {
-      explore = node;
-      least_explored = n;
-    }
-  }
-  if (explore >= 0 && model_.claim_exploration(task.type_name, nodes_[explore].kind)) {
-    task.explored = true;
-    task.expected_ns = 0;
-    return explore;
-  }
+  if (const int node = explore(task, devices_only); node >= 0) return node;
   for (int node = 0; node < count; ++node) {
     if (!can_run(task, node) || (devices_only && node == 0)) continue;
     const double backlog = backlog_seconds(node);
@@ -191,6 +204,7 @@ int PlacementPolicy::choose(Task& task) {
       best = node;  // cpu_only, or prefer_gpu without a device implementation
       break;
     }
+    ++candidates;
     if (const double load = queued_tasks_per_lane(node); load < fallback_load) {
       fallback = node;
       fallback_load = load;
@@ -216,7 +230,12 @@ int PlacementPolicy::choose(Task& task) {
     }
   }
   if (task.placement == Placement::automatic && calibrated && choices > 1) {
-    add_to_pool(task, std::move(seconds), cpu_high < devices_low, bytes);
+    add_to_pool(task, std::move(seconds), cpu_high < devices_low, bytes, false);
+    return pooled;
+  }
+  if (task.placement == Placement::automatic && !calibrated && candidates > 1) {
+    provisional_seconds(task, bytes, seconds);
+    add_to_pool(task, std::move(seconds), false, bytes, true);
     return pooled;
   }
   if (best < 0) best = fallback;
@@ -224,15 +243,37 @@ int PlacementPolicy::choose(Task& task) {
   return best;
 }
 
+// A task whose type is still being explored waits in the pool rather than being dealt at once
+// by queue length, as it was: a burst of ready tasks placed before any run of their type had
+// ended went mostly to the idle CPU workers, which on a GPU machine take up to thousands of
+// times as long as the GPU for a tile kernel (seconds each). Its group's times are the model's
+// runs so far, looked up again at each pull: a node that has run none is a device the group
+// goes to first, or the CPU workers, which take none until they have run one. So a device
+// starts on the burst at once, and the CPU workers join in where their first runs say they
+// help, as they do once calibrated.
+void PlacementPolicy::provisional_seconds(const Task& task, std::size_t bytes,
+                                          std::vector<double>& seconds) {
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    if (!can_run(task, static_cast<int>(node))) {
+      seconds[node] = never;
+      continue;
+    }
+    const std::optional<double> execution =
+        model_.provisional_estimate(task.type_name, nodes_[node].kind, bytes);
+    seconds[node] = execution ? *execution : node == 0 ? never : unmeasured_device_seconds;
+  }
+}
+
 void PlacementPolicy::add_to_pool(Task& task, std::vector<double> seconds, bool cpu_surely_faster,
-                                  std::size_t bytes) {
+                                  std::size_t bytes, bool provisional) {
   MutexLock guard(pool_mutex_);
   Group* group = nullptr;
   for (Group& g : pool_)
     if (g.type_name == task.type_name && g.bytes == bytes) group = &g;
-  if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, false, {}});
+  if (!group) group = &pool_.emplace_back(Group{task.type_name, bytes, {}, false, false, {}});
   group->seconds = std::move(seconds);  // the latest estimates
   group->cpu_surely_faster = cpu_surely_faster;
+  group->provisional = provisional;
   group->tasks.emplace_back(&task, pooled_total_++);
   std::push_heap(group->tasks.begin(), group->tasks.end(), runs_later);
   pooled_count_.fetch_add(1, std::memory_order_relaxed);
@@ -248,6 +289,9 @@ int PlacementPolicy::fastest(const Group& g) {
 int PlacementPolicy::urgency(const Group& g) { return g.tasks.front().first->priority; }
 
 void PlacementPolicy::project_loads() {
+  for (Group& g : pool_)
+    if (g.provisional && !g.tasks.empty())
+      provisional_seconds(*g.tasks.front().first, g.bytes, g.seconds);
   pooled_work_.clear();
   for (const Group& g : pool_) {
     if (g.tasks.empty()) continue;
@@ -295,7 +339,6 @@ double PlacementPolicy::load_ahead_of(int node, int priority) const {
 // link in 44 us, against milliseconds for the tile's kernel on a core). A device takes it: the
 // fastest node, or one that finishes it as early as the CPU workers would.
 PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only) {
-  constexpr double never = std::numeric_limits<double>::infinity();
   project_loads();
   // The groups `node` may take, most preferred first.
   candidates_.clear();
@@ -333,6 +376,21 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only)
   return {};
 }
 
+// Whether every input of `task` is valid on `node`. Not a modelled transfer of zero seconds: a
+// link may be modelled as free (the tests' emulated devices), and a device whose copy slots
+// were taken then took every pooled task as one on its data, copies and all, leaving none to
+// the CPU workers.
+bool PlacementPolicy::inputs_valid(const Task& task, int node) {
+  for (std::uint32_t i = 0; i < task.access_count; ++i) {
+    const AccessRecord& access = task.accesses[i];
+    ReplicaSet* replicas = access.handle->replicas();
+    if (!replicas || overwrites(access.mode)) continue;
+    MutexLock guard(replicas->mutex());
+    if (!is_valid(replicas->at(node).state)) return false;
+  }
+  return true;
+}
+
 // The most urgent of the group's tasks whose inputs are all valid on `node` (g.tasks.size() if
 // none), among the first entries of its heap: one pull looks over looked_over_at_most tasks in
 // all, `looked_over` counting them across groups.
@@ -342,7 +400,7 @@ std::size_t PlacementPolicy::resident_task(const Group& g, int node,
   for (std::size_t i = 0; i < g.tasks.size() && looked_over < looked_over_at_most; ++i) {
     ++looked_over;
     if (found < g.tasks.size() && !runs_later(g.tasks[found], g.tasks[i])) continue;
-    if (transfer_seconds(*g.tasks[i].first, node) == 0.0) found = i;
+    if (inputs_valid(*g.tasks[i].first, node)) found = i;
   }
   return found;
 }

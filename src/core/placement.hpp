@@ -2,7 +2,9 @@
 // narrows the candidates to the devices it has implementations for; `automatic` then sends it
 // where it is expected to finish first, counting the device's queued work, the time to copy the
 // bytes not yet valid there and the execution time from the performance model. Combinations the
-// model has not calibrated are explored first.
+// model has not calibrated are explored first: three runs each, or for the CPU workers one when
+// it shows them a hundred times slower than a device (PerfModel::settle_if_far_slower); the
+// type's other tasks wait in the pool meanwhile (provisional_seconds).
 //
 // Deciding every placement the moment a task is ready makes "wrong-way" choices when many tasks
 // are ready at once: a task 8x faster on the GPU goes to a CPU because the GPU's queue is long
@@ -91,6 +93,12 @@ class PlacementPolicy {
   // it): a CPU worker leaves such a task to the devices. One lock of each replica set.
   std::optional<double> transfer_seconds(const Task& task, int node,
                                          bool host_data_only = false) const;
+  // The node where `task` runs to calibrate the model of its type there (task.explored set), or
+  // -1 when it needs no exploration or none more can start now.
+  int explore(Task& task, bool devices_only);
+  // Whether the CPU workers' runs of `task`'s type so far are far slower than a device's: the
+  // model then needs no more of them (PerfModel::settle_if_far_slower).
+  bool cpu_far_slower(const Task& task);
   // CPU workers, or the kernels a device runs at once: queued work is shared among them.
   int lanes(int node) const;
   double backlog_seconds(int node) const;
@@ -105,11 +113,21 @@ class PlacementPolicy {
     // transfer plus the third quartile of their runs below each device's with the first): only
     // then are they the group's fastest node, and take tasks whose data only a device holds.
     bool cpu_surely_faster;
+    // Whether its type is still being explored: `seconds` are the runs so far, looked up again
+    // at each pull (provisional_seconds).
+    bool provisional;
     // A heap: highest priority first (the critical path), then submission order.
     std::vector<std::pair<Task*, std::uint64_t>> tasks;
   };
   void add_to_pool(Task& task, std::vector<double> seconds, bool cpu_surely_faster,
-                   std::size_t bytes);
+                   std::size_t bytes, bool provisional);
+  static constexpr double never = std::numeric_limits<double>::infinity();
+  // A device's time for a task type none of its runs has measured yet: next to nothing, so
+  // that the device takes the type's pooled tasks first.
+  static constexpr double unmeasured_device_seconds = 1e-9;
+  // Each node's time for `task`'s type and `bytes` from the model's runs so far (never where it
+  // cannot run, and for the CPU workers before their first run).
+  void provisional_seconds(const Task& task, std::size_t bytes, std::vector<double>& seconds);
   struct Choice {
     // Any of the group's tasks will do: pull() picks the nearest, would_pull() need not.
     static constexpr std::size_t any_task = std::numeric_limits<std::size_t>::max();
@@ -137,6 +155,7 @@ class PlacementPolicy {
   static constexpr std::size_t looked_over_at_most = 256;
   std::size_t resident_task(const Group& g, int node, std::size_t& looked_over) const
       VERSA_REQUIRES(pool_mutex_);
+  static bool inputs_valid(const Task& task, int node);
 
   std::vector<Node> nodes_;
   const PeerLinks links_;

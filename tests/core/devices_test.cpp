@@ -567,6 +567,84 @@ TEST(Devices, AutomaticPlacementLearnsWhichDeviceIsFaster) {
   EXPECT_GT(on_device, 180u) << "cpu ran " << on_cpu;
 }
 
+// A task type a CPU worker runs `cpu_takes` long and the device 0.1 ms long (about 1 ms on a
+// loaded machine), each adding one to its handle's first value.
+auto slow_on_the_cpu(const char* name, std::chrono::milliseconds cpu_takes) {
+  return versa::task_type(name)
+      .cpu([cpu_takes](Span<double> x) {
+        std::this_thread::sleep_for(cpu_takes);
+        x[0] += 1;
+      })
+      .emulated([](Span<double> x) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        x[0] += 1;
+      });
+}
+
+// A chain of tasks a core runs thousands of times slower than the device, as a factorisation's
+// panel at tiles of 2048 on a GPU machine: once one run on each says so, the CPU workers
+// explore the type no more. Each more exploration would be one more long task on the chain's
+// path; they ran three of the eight (every other one), at 300 ms each.
+TEST(Devices, CpuWorkersFarSlowerThanTheDeviceExploreATaskTypeOnce) {
+  versa::Runtime rt{one_device()};
+  auto step = slow_on_the_cpu("step", std::chrono::milliseconds(300));
+  std::vector<double> data = iota(0);
+  auto h = rt.data(data);
+  for (int i = 0; i < 8; ++i) rt.submit(step, versa::write(h));
+  rt.wait_all();
+  EXPECT_EQ(data[0], 8.0);
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[0].tasks, 1u) << "the CPU workers explored the type again";
+  EXPECT_EQ(stats[1].tasks, 7u);
+}
+
+// A burst of ready tasks of a type no run has measured yet waits in the placement's pool: beyond
+// their explorations, the CPU workers take none while their first runs say that each takes a
+// hundred times as long there. Dealt by queue length, as before, the two CPU workers took 16
+// of the 24.
+TEST(Devices, ABurstOfAnUnmeasuredTaskTypeGoesToTheDeviceBeyondTheExplorations) {
+  versa::Runtime rt{one_device()};
+  auto work = slow_on_the_cpu("work", std::chrono::milliseconds(100));
+  std::vector<std::vector<double>> data(24, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (auto& h : handles) rt.submit(work, versa::write(h));
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[0].tasks + stats[1].tasks, 24u);
+  EXPECT_LE(stats[0].tasks, 3u) << "CPU workers took tasks beyond their three explorations";
+}
+
+// The same burst of a type the CPU workers run faster than the device (2 ms against 6): once
+// their first runs say so, they take their share of it from the pool, most of it.
+TEST(Devices, ABurstOfAnUnmeasuredTaskTypeGoesToTheCpuWorkersWhenTheirFirstRunsSayTheyHelp) {
+  // A link that takes time, as every real one does: over a free one, the device, its copy slots
+  // taken, would take every task as one whose data costs nothing to bring.
+  versa::Config config = one_device();
+  config.emulated_devices[0].bandwidth_bytes_per_s = 12e9;
+  config.emulated_devices[0].latency_s = 10e-6;
+  versa::Runtime rt{config};
+  auto work = versa::task_type("work")
+                  .cpu([](Span<double> x) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                    x[0] += 1;
+                  })
+                  .emulated([](Span<double> x) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(6));
+                    x[0] += 1;
+                  });
+  std::vector<std::vector<double>> data(48, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (auto& h : handles) rt.submit(work, versa::write(h));
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[0].tasks + stats[1].tasks, 48u);
+  EXPECT_GT(stats[0].tasks, 24u) << "the device ran " << stats[1].tasks;
+}
+
 // A device with four streams whose kernels run side by side.
 versa::Config four_lane_device() {
   versa::Config config = one_device();

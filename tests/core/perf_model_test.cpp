@@ -48,6 +48,39 @@ void record_n(PerfModel& model, const char* type, DeviceKind kind, std::size_t b
   for (int i = 0; i < n; ++i) model.record(type, kind, bytes, seconds, false);
 }
 
+// One run of a kind two orders of magnitude slower than another kind's runs (in time per
+// unit of size, whatever the sizes) calibrates it: no more explorations, that run the estimate.
+// Closer, or with nothing to compare with, it needs its calibration_samples.
+TEST(PerfModelTest, OneRunFarSlowerThanAnotherKindsCalibratesIt) {
+  PerfModel model;
+  EXPECT_FALSE(model.settle_if_far_slower("potrf", DeviceKind::cpu, DeviceKind::emulated))
+      << "no runs of either kind";
+  model.record("potrf", DeviceKind::cpu, 1000, 0.5, false);
+  EXPECT_FALSE(model.settle_if_far_slower("potrf", DeviceKind::cpu, DeviceKind::emulated))
+      << "no run of the fast kind";
+  // 0.5 s for 1000 against 2 ms for 800: 200 times the time per unit.
+  model.record("potrf", DeviceKind::emulated, 800, 0.002, false);
+  EXPECT_FALSE(model.settle_if_far_slower("potrf", DeviceKind::emulated, DeviceKind::cpu))
+      << "the fast kind settled";
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::emulated), 1);
+  EXPECT_TRUE(model.settle_if_far_slower("potrf", DeviceKind::cpu, DeviceKind::emulated));
+  EXPECT_EQ(model.explorations("potrf", DeviceKind::cpu), calibration);
+  EXPECT_FALSE(model.claim_exploration("potrf", DeviceKind::cpu));
+  ASSERT_TRUE(model.estimate("potrf", DeviceKind::cpu, 1000).has_value());
+  EXPECT_DOUBLE_EQ(*model.estimate("potrf", DeviceKind::cpu, 1000), 0.5);
+
+  // 50 times: not far enough; and a slowest run of the fast kind is what counts.
+  model.record("trsm", DeviceKind::cpu, 1000, 0.1, false);
+  model.record("trsm", DeviceKind::emulated, 1000, 0.002, false);
+  EXPECT_FALSE(model.settle_if_far_slower("trsm", DeviceKind::cpu, DeviceKind::emulated));
+  EXPECT_EQ(model.explorations("trsm", DeviceKind::cpu), 1);
+  EXPECT_FALSE(model.estimate("trsm", DeviceKind::cpu, 1000).has_value());
+  model.record("gemm", DeviceKind::cpu, 1000, 0.5, false);
+  model.record("gemm", DeviceKind::emulated, 1000, 0.001, false);
+  model.record("gemm", DeviceKind::emulated, 10, 0.001, false);  // 0.1 ms per unit
+  EXPECT_FALSE(model.settle_if_far_slower("gemm", DeviceKind::cpu, DeviceKind::emulated));
+}
+
 TEST(PerfModelTest, AReleasedExplorationCanBeClaimedAgain) {
   PerfModel model;
   for (int i = 0; i < PerfModel::calibration_samples; ++i)
