@@ -533,20 +533,27 @@ TEST(Devices, PlacementRulesAreFollowed) {
   for (auto& d : data) EXPECT_EQ(d[0], 3.0);
 }
 
+// A task type that adds one to its handle's first value, taking `cpu_takes` on a CPU worker and
+// `device_takes` on the emulated device (sleeping: a short sleep takes up to 1 ms more on a
+// loaded machine).
+auto adds_one(const char* name, std::chrono::microseconds cpu_takes,
+              std::chrono::microseconds device_takes) {
+  return versa::task_type(name)
+      .cpu([cpu_takes](Span<double> x) {
+        std::this_thread::sleep_for(cpu_takes);
+        x[0] += 1;
+      })
+      .emulated([device_takes](Span<double> x) {
+        std::this_thread::sleep_for(device_takes);
+        x[0] += 1;
+      });
+}
+
 TEST(Devices, AutomaticPlacementLearnsWhichDeviceIsFaster) {
   versa::Runtime rt{one_device()};
-  // The CPU implementation takes 10 ms, the emulated one 0.1 ms (without spinning; about 1 ms
-  // on a loaded machine): once calibrated, most tasks belong on the device even though two CPU
-  // workers are idle.
-  auto work = versa::task_type("work")
-                  .cpu([](Span<double> x) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-                    x[0] += 1;
-                  })
-                  .emulated([](Span<double> x) {
-                    std::this_thread::sleep_for(std::chrono::microseconds(100));
-                    x[0] += 1;
-                  });
+  // The CPU implementation takes 10 ms, the emulated one 0.1 ms: once calibrated, most tasks
+  // belong on the device even though two CPU workers are idle.
+  auto work = adds_one("work", std::chrono::milliseconds(10), std::chrono::microseconds(100));
   std::vector<std::vector<double>> data(300, iota(0));
   std::vector<versa::Handle<double>> handles;
   for (auto& d : data) handles.push_back(rt.data(d));
@@ -567,27 +574,13 @@ TEST(Devices, AutomaticPlacementLearnsWhichDeviceIsFaster) {
   EXPECT_GT(on_device, 180u) << "cpu ran " << on_cpu;
 }
 
-// A task type a CPU worker runs `cpu_takes` long and the device 0.1 ms long (about 1 ms on a
-// loaded machine), each adding one to its handle's first value.
-auto slow_on_the_cpu(const char* name, std::chrono::milliseconds cpu_takes) {
-  return versa::task_type(name)
-      .cpu([cpu_takes](Span<double> x) {
-        std::this_thread::sleep_for(cpu_takes);
-        x[0] += 1;
-      })
-      .emulated([](Span<double> x) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        x[0] += 1;
-      });
-}
-
 // A chain of tasks a core runs thousands of times slower than the device, as a factorisation's
 // panel at tiles of 2048 on a GPU machine: once one run on each says so, the CPU workers
 // explore the type no more. Each more exploration would be one more long task on the chain's
 // path; they ran three of the eight (every other one), at 300 ms each.
 TEST(Devices, CpuWorkersFarSlowerThanTheDeviceExploreATaskTypeOnce) {
   versa::Runtime rt{one_device()};
-  auto step = slow_on_the_cpu("step", std::chrono::milliseconds(300));
+  auto step = adds_one("step", std::chrono::milliseconds(300), std::chrono::microseconds(100));
   std::vector<double> data = iota(0);
   auto h = rt.data(data);
   for (int i = 0; i < 8; ++i) rt.submit(step, versa::write(h));
@@ -598,21 +591,28 @@ TEST(Devices, CpuWorkersFarSlowerThanTheDeviceExploreATaskTypeOnce) {
   EXPECT_EQ(stats[1].tasks, 7u);
 }
 
+// Submits one task of `type` on each of `count` handles of their own at once, waits, and checks
+// that each ran once (every task ran, on the CPU workers or the device).
+template <class Type>
+void burst(versa::Runtime& rt, const Type& type, std::size_t count) {
+  std::vector<std::vector<double>> data(count, iota(0));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& d : data) handles.push_back(rt.data(d));
+  for (auto& h : handles) rt.submit(type, versa::write(h));
+  rt.wait_all();
+  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  const auto stats = rt.statistics();
+  EXPECT_EQ(stats[0].tasks + stats[1].tasks, count);
+}
+
 // A burst of ready tasks of a type no run has measured yet waits in the placement's pool: beyond
 // their explorations, the CPU workers take none while their first runs say that each takes a
 // hundred times as long there. Dealt by queue length, as before, the two CPU workers took 16
 // of the 24.
 TEST(Devices, ABurstOfAnUnmeasuredTaskTypeGoesToTheDeviceBeyondTheExplorations) {
   versa::Runtime rt{one_device()};
-  auto work = slow_on_the_cpu("work", std::chrono::milliseconds(100));
-  std::vector<std::vector<double>> data(24, iota(0));
-  std::vector<versa::Handle<double>> handles;
-  for (auto& d : data) handles.push_back(rt.data(d));
-  for (auto& h : handles) rt.submit(work, versa::write(h));
-  rt.wait_all();
-  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  burst(rt, adds_one("work", std::chrono::milliseconds(100), std::chrono::microseconds(100)), 24);
   const auto stats = rt.statistics();
-  EXPECT_EQ(stats[0].tasks + stats[1].tasks, 24u);
   EXPECT_LE(stats[0].tasks, 3u) << "CPU workers took tasks beyond their three explorations";
 }
 
@@ -625,23 +625,8 @@ TEST(Devices, ABurstOfAnUnmeasuredTaskTypeGoesToTheCpuWorkersWhenTheirFirstRunsS
   config.emulated_devices[0].bandwidth_bytes_per_s = 12e9;
   config.emulated_devices[0].latency_s = 10e-6;
   versa::Runtime rt{config};
-  auto work = versa::task_type("work")
-                  .cpu([](Span<double> x) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                    x[0] += 1;
-                  })
-                  .emulated([](Span<double> x) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(6));
-                    x[0] += 1;
-                  });
-  std::vector<std::vector<double>> data(48, iota(0));
-  std::vector<versa::Handle<double>> handles;
-  for (auto& d : data) handles.push_back(rt.data(d));
-  for (auto& h : handles) rt.submit(work, versa::write(h));
-  rt.wait_all();
-  for (const auto& d : data) EXPECT_EQ(d[0], 1.0);
+  burst(rt, adds_one("work", std::chrono::milliseconds(2), std::chrono::milliseconds(6)), 48);
   const auto stats = rt.statistics();
-  EXPECT_EQ(stats[0].tasks + stats[1].tasks, 48u);
   EXPECT_GT(stats[0].tasks, 24u) << "the device ran " << stats[1].tasks;
 }
 
