@@ -78,22 +78,12 @@ std::optional<double> PerfModel::estimate(std::string_view type, DeviceKind kind
 }
 
 std::optional<PerfModel::Spread> PerfModel::estimate_spread(std::string_view type, DeviceKind kind,
-                                                            std::size_t size) {
+                                                            std::size_t size, bool provisional) {
   const KeyView key{type, kind};
   Shard& shard = shard_of(key);
   MutexLock guard(shard.mutex);
   const Curve* curve = find(shard, key, false);
-  return curve ? curve->at(size) : std::nullopt;
-}
-
-std::optional<double> PerfModel::provisional_estimate(std::string_view type, DeviceKind kind,
-                                                      std::size_t size) {
-  const KeyView key{type, kind};
-  Shard& shard = shard_of(key);
-  MutexLock guard(shard.mutex);
-  const Curve* curve = find(shard, key, false);
-  const std::optional<Spread> spread = curve ? curve->at(size, true) : std::nullopt;
-  return spread ? std::optional<double>(spread->seconds) : std::nullopt;
+  return curve ? curve->at(size, provisional) : std::nullopt;
 }
 
 int PerfModel::explorations(std::string_view type, DeviceKind kind) {

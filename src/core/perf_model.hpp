@@ -40,11 +40,10 @@ class PerfModel {
     double low;
     double high;
   };
-  std::optional<Spread> estimate_spread(std::string_view type, DeviceKind kind, std::size_t size);
-  // The estimate from the runs so far, however few; nothing before the first has ended. For
-  // tasks that wait for placement while their type is being explored.
-  std::optional<double> provisional_estimate(std::string_view type, DeviceKind kind,
-                                             std::size_t size);
+  // With `provisional`, from the runs so far, however few (nothing before the first has ended):
+  // for tasks that wait for placement while their type is being explored.
+  std::optional<Spread> estimate_spread(std::string_view type, DeviceKind kind, std::size_t size,
+                                        bool provisional = false);
   // Samples recorded plus explorations in flight for the combination's type and kind;
   // calibration_samples when it needs none (it is calibrated).
   int explorations(std::string_view type, DeviceKind kind);

@@ -258,9 +258,9 @@ void PlacementPolicy::provisional_seconds(const Task& task, std::size_t bytes,
       seconds[node] = never;
       continue;
     }
-    const std::optional<double> execution =
-        model_.provisional_estimate(task.type_name, nodes_[node].kind, bytes);
-    seconds[node] = execution ? *execution : node == 0 ? never : unmeasured_device_seconds;
+    const std::optional<PerfModel::Spread> execution =
+        model_.estimate_spread(task.type_name, nodes_[node].kind, bytes, true);
+    seconds[node] = execution ? execution->seconds : node == 0 ? never : unmeasured_device_seconds;
   }
 }
 
