@@ -75,7 +75,7 @@ struct EmulatedDeviceConfig {
 //   VERSA_EMULATED=<n>        emulated_devices: n devices with default settings
 //   VERSA_DEVICE_MEMORY=<MiB> device_memory_limit
 //   VERSA_AUTO_PIN=<KiB>      auto_pin_bytes
-//   VERSA_PERF_MODEL=<file>   perf_model_file
+//   VERSA_PERF_MODEL=<file|none> perf_model_file
 //   VERSA_LINK_COSTS=<file|none> link_cost_file
 //   VERSA_REDUCTION_MEMORY=<MiB> reduction_memory_limit
 //   VERSA_RENAME_MEMORY=<MiB> rename_memory_limit
@@ -233,8 +233,14 @@ struct Config {
   // each, by kind name. A name no kind registered is refused.
   std::map<std::string, int> other_devices;
 
-  // When not empty, the performance model of automatic placement is loaded from this file at
-  // start-up (if it exists) and saved to it when the Runtime is destroyed.
+  // Where the performance model of automatic placement (each task type's times on each kind
+  // of device) is kept between runs: loaded from this file at start-up (if it exists) and
+  // saved to it when the Runtime is destroyed, so that only a program's first run explores.
+  // Empty: with a GPU, $XDG_CACHE_HOME/versa/perf-model/<host>/<program>, else
+  // ~/.cache/versa/perf-model/<host>/<program> (as StarPU keeps its models in ~/.starpu), and
+  // nowhere without a GPU; "none": kept nowhere. The start-up summary names the file. A
+  // malformed file named here makes the Runtime constructor throw; a malformed default one is
+  // measured again and replaced.
   std::string perf_model_file;
 
   // Where the measured costs of the GPUs' links (host to GPU, GPU to GPU) are kept: measured at

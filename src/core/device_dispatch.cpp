@@ -50,12 +50,27 @@ DeviceDispatch::DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int
   placement_ = std::make_unique<PlacementPolicy>(placement_nodes, cpu_workers, perf_model_);
   tasks_per_node_ = std::vector<std::atomic<std::uint64_t>>(devices_.size() + 1);
   kernel_seconds_ = std::vector<std::atomic<double>>(devices_.size());
-  if (!perf_model_file.empty()) perf_model_.load(perf_model_file);
+  keep_perf_model(perf_model_file);
+}
+
+void DeviceDispatch::keep_perf_model(const std::string& configured) {
+  const bool gpu = devices_of(DeviceKind::cuda) > 0;
+  perf_model_file_ = PerfModel::file_to_keep(configured, gpu);
+  if (perf_model_file_.empty()) return;
+  perf_model_note_ = "performance model " + perf_model_file_;
+  try {
+    const int read = perf_model_.load(perf_model_file_);
+    perf_model_note_ += read > 0 ? " (" + std::to_string(read) + " entries read)" : " (new)";
+  } catch (const std::runtime_error& malformed) {
+    // The machine's cache only saves time: what it held is measured again, and replaced.
+    if (!configured.empty()) throw;
+    perf_model_note_ += std::string(" not read: ") + malformed.what();
+  }
 }
 
 DeviceDispatch::~DeviceDispatch() = default;
 
-std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_file) {
+std::vector<std::string> DeviceDispatch::shutdown() {
   std::vector<std::string> errors;
   try {
     mover_->release_all();
@@ -66,13 +81,9 @@ std::vector<std::string> DeviceDispatch::shutdown(const std::string& perf_model_
   // looking for pooled work, until the runtime stops them too. ~DeviceDispatch destroys them.
   for (auto& worker : device_workers_) worker->stop();
   if (host_pins_) host_pins_->close();
-  if (!perf_model_file.empty()) {
-    try {
-      perf_model_.save(perf_model_file);
-    } catch (const std::exception& e) {
-      errors.push_back(e.what());
-    }
-  }
+  if (!perf_model_file_.empty())
+    if (std::string why = perf_model_.save(perf_model_file_); !why.empty())
+      errors.push_back("the performance model is not kept: " + why);
   return errors;
 }
 

@@ -30,6 +30,8 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   // Takes over `devices` (at least one); `cpu_workers` CPU workers share the host node. Each
   // device keeps up to `tasks_per_stream` tasks launched per kernel stream and runs the tasks of
   // `serial_types` one after another (Config::device_tasks_per_stream, device_serial_types).
+  // The performance model is read from and kept in `perf_model_file` (Config::perf_model_file,
+  // see PerfModel::file_to_keep); a malformed file named there throws std::runtime_error.
   DeviceDispatch(std::vector<std::unique_ptr<Device>> devices, int cpu_workers,
                  int tasks_per_stream, const std::vector<std::string>& serial_types,
                  const std::string& perf_model_file, Scheduler& scheduler,
@@ -92,7 +94,10 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   void drop_instance(HandleState* instance) { mover_->drop_instance(instance); }
   // At shutdown: writes everything home, frees device memory, stops the device workers, saves
   // the performance model. Returns what went wrong, one message each.
-  std::vector<std::string> shutdown(const std::string& perf_model_file);
+  std::vector<std::string> shutdown();
+  // Where the performance model is kept and what was read from it, for the start-up summary;
+  // "" when it is kept nowhere.
+  const std::string& perf_model_note() const { return perf_model_note_; }
   // Entries 1.. of Runtime::statistics(); entry 0 (the CPU) gets its task count.
   void add_statistics(std::vector<DeviceStatistics>& nodes) const;
 
@@ -144,7 +149,12 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   std::vector<std::unique_ptr<NodeMemory>> memories_;
   std::shared_ptr<HostPins> host_pins_;
   std::unique_ptr<DataMover> mover_;
+  // Reads the model from the file it is kept in, when there is one.
+  void keep_perf_model(const std::string& configured);
+
   PerfModel perf_model_;
+  std::string perf_model_file_;  // "" when kept nowhere
+  std::string perf_model_note_;
   std::unique_ptr<PlacementPolicy> placement_;
   std::vector<std::unique_ptr<DeviceWorker>> device_workers_;
   std::vector<std::atomic<std::uint64_t>> tasks_per_node_;

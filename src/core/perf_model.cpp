@@ -1,13 +1,18 @@
 #include "core/perf_model.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
+#include "base/cache_files.hpp"
 #include "device/device_registry.hpp"
 
 namespace versa::detail {
@@ -154,49 +159,85 @@ void PerfModel::record(std::string_view type, DeviceKind kind, std::size_t size,
   add_sample(curve, curve.sizes[size], seconds);
 }
 
-void PerfModel::load(const std::string& file) {
+int PerfModel::load(const std::string& file) {
   std::ifstream in(file);
-  if (!in) return;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string type, kind_name;
+  if (!in) return 0;
+  // Every line is read before any is applied: a malformed file changes nothing.
+  struct Line {
+    std::string type;
     DeviceKind kind;
-    std::size_t bytes = 0;
-    double seconds = 0;
-    int count = 0;
-    if (!std::getline(fields, type, '\t') || !std::getline(fields, kind_name, '\t') ||
-        !(fields >> bytes >> seconds >> count) || seconds < 0 || count < 1 ||
-        !find_device_kind(kind_name, kind))
+    std::size_t bytes;
+    double seconds;
+    int count;
+  };
+  std::vector<Line> lines;
+  std::string text;
+  for (int number = 1; std::getline(in, text); ++number) {
+    if (text.empty() || text[0] == '#') continue;
+    std::istringstream fields(text);
+    std::string kind_name;
+    Line line{};
+    if (!std::getline(fields, line.type, '\t') || !std::getline(fields, kind_name, '\t') ||
+        !(fields >> line.bytes >> line.seconds >> line.count) || line.seconds < 0 ||
+        line.count < 1 || !find_device_kind(kind_name, line.kind))
       throw std::runtime_error("performance model file '" + file + "', line " +
                                std::to_string(number) +
                                ": expected <type>\\t<device kind>\\t<size> <seconds> <samples>");
-    const KeyView key{type, kind};
+    lines.push_back(std::move(line));
+  }
+  for (const Line& line : lines) {
+    const KeyView key{line.type, line.kind};
     Shard& shard = shard_of(key);
     MutexLock guard(shard.mutex);
     Curve& curve = *find(shard, key, true);
-    Entry& entry = curve.sizes[bytes];
+    Entry& entry = curve.sizes[line.bytes];
     curve.samples -= std::min(entry.count, window);
-    entry.count = std::min(count, window);
+    entry.count = std::min(line.count, window);
     curve.samples += entry.count;
-    std::fill(entry.samples.begin(), entry.samples.begin() + entry.count, seconds);
-    entry.median = entry.low = entry.high = seconds;
+    std::fill(entry.samples.begin(), entry.samples.begin() + entry.count, line.seconds);
+    entry.median = entry.low = entry.high = line.seconds;
   }
+  return static_cast<int>(lines.size());
 }
 
-void PerfModel::save(const std::string& file) const {
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write the performance model to '" + file + "'");
-  out << "# versa performance model: type\tkind\tsize seconds samples\n";
-  for (const Shard& shard : shards_) {
-    MutexLock guard(shard.mutex);
-    for (const auto& [key, curve] : shard.curves)
-      for (const auto& [size, entry] : curve.sizes)
-        if (entry.count > 0)
+std::string PerfModel::save(const std::string& file) const {
+  return replace_file(file, [this](std::ostream& out) {
+    out.precision(9);
+    out << "# versa performance model: type\tkind\tsize seconds samples\n";
+    std::vector<std::pair<std::size_t, const Entry*>> measured;
+    for (const Shard& shard : shards_) {
+      MutexLock guard(shard.mutex);
+      for (const auto& [key, curve] : shard.curves) {
+        measured.clear();
+        for (const auto& [size, entry] : curve.sizes)
+          if (entry.count > 0) measured.emplace_back(size, &entry);
+        // Sizes spread evenly over the curve's range, its smallest and largest among them.
+        const std::size_t n = measured.size(), kept = std::min(n, saved_sizes);
+        for (std::size_t k = 0; k < kept; ++k) {
+          const auto& [size, entry] = measured[kept == 1 ? 0 : k * (n - 1) / (kept - 1)];
           out << key.type << '\t' << device_kind_name(key.kind) << '\t' << size << ' '
-              << entry.median << ' ' << entry.count << '\n';
-  }
+              << entry->median << ' ' << entry->count << '\n';
+        }
+      }
+    }
+  });
+}
+
+std::string PerfModel::file_to_keep(const std::string& configured, bool gpu) {
+  if (configured == "none") return {};
+  if (!configured.empty()) return configured;
+  return gpu ? default_file() : std::string();
+}
+
+std::string PerfModel::default_file() {
+  const std::string directory = cache_directory();
+  if (directory.empty()) return {};
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0 || host[0] == '\0') return {};
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error || program.filename().empty()) return {};
+  return directory + "/perf-model/" + host.data() + "/" + program.filename().string();
 }
 
 }  // namespace versa::detail

@@ -1,6 +1,7 @@
 // Execution times learned online per (task type, device kind, work size), as StarPU's history
 // models: the estimate is the median of the recent samples, so one preempted run or one cold
-// start does not move it. Optionally saved to a file and loaded at the next start.
+// start does not move it. Saved to a file and loaded at the next start when the runtime keeps
+// it (Config::perf_model_file).
 #pragma once
 
 #include <array>
@@ -65,10 +66,25 @@ class PerfModel {
   void record(std::string_view type, DeviceKind kind, std::size_t size, double seconds,
               bool explored);
 
-  // One line per entry: name, kind, bytes, estimate, sample count. Load ignores a missing file
-  // and throws std::runtime_error naming the file and line for a malformed one.
-  void load(const std::string& file);
-  void save(const std::string& file) const;
+  // One line per entry: name, kind, bytes, estimate, sample count. Load returns the entries
+  // read: none from a missing file; for a malformed one it throws std::runtime_error naming
+  // the file and line, and changes nothing. Save replaces the file whole (replace_file), with
+  // at most saved_sizes sizes per (type, kind), spread over their range, so that a program
+  // whose sizes differ from run to run (an FMM's interaction counts) does not grow it without
+  // end; it returns "" or why it could not.
+  static constexpr std::size_t saved_sizes = 256;
+  int load(const std::string& file);
+  [[nodiscard]] std::string save(const std::string& file) const;
+  // Where the model of this program on this machine is kept by default:
+  // cache_directory()/perf-model/<host name>/<program name>; "" when there is no cache
+  // directory. Per host, as a home directory may be shared by machines with other devices;
+  // per program, as two programs may give one name to different kernels.
+  static std::string default_file();
+  // The file the runtime keeps the model in, given Config::perf_model_file (`configured`):
+  // that file; none for "none"; for "" (the default) default_file() when a GPU is present
+  // (`gpu`), else none. Emulated devices are for tests, whose speeds a program sets itself: a
+  // model of them kept from one run to the next would mislead.
+  static std::string file_to_keep(const std::string& configured, bool gpu);
 
  private:
   static constexpr int window = 16;

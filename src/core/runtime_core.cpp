@@ -146,6 +146,7 @@ void RuntimeCore::open_devices() {
   dispatch_ = std::make_unique<DeviceDispatch>(
       std::move(devices), cpus, config_.device_tasks_per_stream, config_.device_serial_types,
       config_.perf_model_file, scheduler_, reductions_, trace_);
+  if (!dispatch_->perf_model_note().empty()) summary_ += "; " + dispatch_->perf_model_note();
   scheduler_.set_devices(dispatch_.get());
   reductions_.set_devices(dispatch_.get());
 }
@@ -163,8 +164,7 @@ RuntimeCore::~RuntimeCore() {
   if (watchdog_) watchdog_->stop();
   if (config_.print_statistics) print_statistics();
   if (dispatch_)
-    for (std::string& error : dispatch_->shutdown(config_.perf_model_file))
-      diagnostics_.report(std::move(error));
+    for (std::string& error : dispatch_->shutdown()) diagnostics_.report(std::move(error));
   scheduler_.stop();
   write_files();
 }

@@ -4,8 +4,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "device/device_registry.hpp"
+#include "support/scoped_environment.hpp"
 #include "versa/versa.hpp"
 
 namespace versa::detail {
@@ -22,6 +26,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int calibration = PerfModel::calibration_samples;
 
@@ -218,7 +223,7 @@ TEST(PerfModelTest, TasksOfAllDifferentSizesCalibrateTogether) {
   EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 32000), 32.0, 1e-12);
   // Saved and loaded, the samples of each size still count towards the curve's calibration.
   const TemporaryFile file("distinct_sizes.txt");
-  model.save(file.path());
+  ASSERT_EQ(model.save(file.path()), "");
   PerfModel loaded;
   loaded.load(file.path());
   EXPECT_NEAR(*loaded.estimate("p2p", DeviceKind::cuda, 8000), 8.0, 1e-12);
@@ -278,7 +283,7 @@ TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
   record_n(saved, "gemm", DeviceKind::cuda, 1 << 20, 2.5e-5, 5);
   record_n(saved, "potrf with spaces", DeviceKind::emulated, 4096, 0.25, 20);
   saved.record("trsm", DeviceKind::cuda, 64, 1.0, false);  // not yet calibrated
-  saved.save(file.path());
+  ASSERT_EQ(saved.save(file.path()), "");
 
   PerfModel loaded;
   loaded.load(file.path());
@@ -305,7 +310,7 @@ TEST(PerfModelTest, SaveThenLoadKeepsEstimatesToAFewSignificantDigits) {
   PerfModel saved;
   const double seconds = 1.0 / 3.0 * 1e-4;
   record_n(saved, "gemm", DeviceKind::cuda, 64, seconds, calibration);
-  saved.save(file.path());
+  ASSERT_EQ(saved.save(file.path()), "");
   PerfModel loaded;
   loaded.load(file.path());
   const std::optional<double> estimate = loaded.estimate("gemm", DeviceKind::cuda, 64);
@@ -353,6 +358,162 @@ INSTANTIATE_TEST_SUITE_P(PerfModel, PerfModelMalformedTest,
                          [](const ::testing::TestParamInfo<MalformedLine>& info) {
                            return info.param.name;
                          });
+
+TEST(PerfModelTest, AMalformedFileChangesNothing) {
+  const TemporaryFile file("malformed_changes_nothing.txt");
+  // A good entry first: it is not applied either.
+  file.write("trsm\tcpu\t64 0.5 3\ngemm\tcpu\t64 fast 3\n");
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cpu, 64, 1.0, calibration);
+  EXPECT_THROW(model.load(file.path()), std::runtime_error);
+  EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 64), std::optional<double>(1.0));
+  EXPECT_EQ(model.estimate("trsm", DeviceKind::cpu, 64), std::nullopt);
+}
+
+// A directory under the test temporary directory, removed before and after the test.
+class TemporaryDirectory {
+ public:
+  explicit TemporaryDirectory(const std::string& name)
+      : path_(std::filesystem::path(::testing::TempDir()) / ("versa_perf_model_test_" + name)) {
+    std::filesystem::remove_all(path_);
+  }
+  ~TemporaryDirectory() { std::filesystem::remove_all(path_); }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // The files under it, recursively.
+  std::vector<std::string> files() const {
+    std::vector<std::string> found;
+    if (!std::filesystem::exists(path_)) return found;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(path_))
+      if (entry.is_regular_file()) found.push_back(entry.path().string());
+    return found;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(PerfModelTest, SaveMakesTheDirectoryAndLeavesOnlyTheFile) {
+  const TemporaryDirectory directory("save_directory");
+  const std::string file = (directory.path() / "perf-model" / "host" / "program").string();
+  PerfModel saved;
+  record_n(saved, "gemm", DeviceKind::cuda, 64, 0.25, calibration);
+  ASSERT_EQ(saved.save(file), "");
+  EXPECT_EQ(directory.files(), std::vector<std::string>{file});
+  PerfModel loaded;
+  EXPECT_EQ(loaded.load(file), 1);
+  EXPECT_EQ(loaded.estimate("gemm", DeviceKind::cuda, 64), std::optional<double>(0.25));
+}
+
+TEST(PerfModelTest, AFileThatCannotBeWrittenIsReported) {
+  const TemporaryDirectory directory("unwritable");
+  std::filesystem::create_directories(directory.path() / "model");  // a directory in its place
+  PerfModel model;
+  record_n(model, "gemm", DeviceKind::cuda, 64, 0.25, calibration);
+  EXPECT_THAT(model.save((directory.path() / "model").string()), HasSubstr("model"));
+  EXPECT_TRUE(std::filesystem::is_directory(directory.path() / "model"));
+  EXPECT_EQ(directory.files(), std::vector<std::string>{}) << "nothing left aside";
+}
+
+// Sizes that differ from run to run would grow a kept file without end: a (type, kind) keeps
+// saved_sizes of them, the smallest and the largest among them, and still estimates between.
+TEST(PerfModelTest, ASavedCurveKeepsAtMostSavedSizesOverItsWholeRange) {
+  const TemporaryFile file("many_sizes.txt");
+  PerfModel saved;
+  const std::size_t sizes = 3 * PerfModel::saved_sizes;
+  for (std::size_t size = 1; size <= sizes; ++size)
+    saved.record("p2p", DeviceKind::cuda, 1000 * size, 1e-3 * static_cast<double>(size), false);
+  record_n(saved, "m2l", DeviceKind::cuda, 64, 0.5, calibration);
+  ASSERT_EQ(saved.save(file.path()), "");
+  PerfModel loaded;
+  EXPECT_EQ(loaded.load(file.path()), static_cast<int>(PerfModel::saved_sizes) + 1);
+  std::ifstream in(file.path());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("p2p\tcuda\t1000 "));
+  EXPECT_THAT(text, HasSubstr("p2p\tcuda\t" + std::to_string(1000 * sizes) + " "));
+  EXPECT_NEAR(*loaded.estimate("p2p", DeviceKind::cuda, 1000 * sizes / 2),
+              *saved.estimate("p2p", DeviceKind::cuda, 1000 * sizes / 2), 1e-9);
+  EXPECT_EQ(loaded.estimate("m2l", DeviceKind::cuda, 64), std::optional<double>(0.5));
+}
+
+// With a GPU the model is kept in the machine's cache unless told otherwise; without one,
+// only where the program says.
+TEST(PerfModelTest, TheFileKeptIsTheConfiguredOneElseTheCacheWithAGpu) {
+  const testing_support::ScopedEnvironment cache("XDG_CACHE_HOME", "/cache");
+  EXPECT_EQ(PerfModel::file_to_keep("model.txt", false), "model.txt");
+  EXPECT_EQ(PerfModel::file_to_keep("model.txt", true), "model.txt");
+  EXPECT_EQ(PerfModel::file_to_keep("none", true), "");
+  EXPECT_EQ(PerfModel::file_to_keep("", false), "");
+  EXPECT_EQ(PerfModel::file_to_keep("", true), PerfModel::default_file());
+}
+
+// Per user (the cache directory), per machine (the host name) and per program.
+TEST(PerfModelTest, TheDefaultFileIsPerMachineAndPerProgramInTheUsersCache) {
+  std::array<char, 256> host{};
+  ASSERT_EQ(::gethostname(host.data(), host.size() - 1), 0);
+  const std::string where = std::string("/perf-model/") + host.data() + "/versa_tests";
+  {
+    const testing_support::ScopedEnvironment cache("XDG_CACHE_HOME", "/cache");
+    EXPECT_EQ(PerfModel::default_file(), "/cache/versa" + where);
+  }
+  {
+    const testing_support::ScopedEnvironment cache("XDG_CACHE_HOME", "");
+    const testing_support::ScopedEnvironment home("HOME", "/home/user");
+    EXPECT_EQ(PerfModel::default_file(), "/home/user/.cache/versa" + where);
+  }
+  const testing_support::ScopedEnvironment cache("XDG_CACHE_HOME", nullptr);
+  const testing_support::ScopedEnvironment home("HOME", nullptr);
+  EXPECT_EQ(PerfModel::default_file(), "");
+}
+
+// What a run keeps, the next one reads, and the start-up summary says so; without a GPU and
+// without a file named, nothing is kept anywhere.
+TEST(PerfModelTest, ARuntimeReadsTheModelItKeptAndNamesItsFile) {
+  const TemporaryDirectory cache("runtime_cache");
+  const testing_support::ScopedEnvironment xdg("XDG_CACHE_HOME", cache.path().c_str());
+  const testing_support::ScopedEnvironment variable("VERSA_PERF_MODEL", nullptr);
+  const TemporaryFile file("kept_by_a_runtime.txt");
+  const auto run = [](const std::string& model_file) {
+    Config config;
+    config.cpu_workers = 1;
+    config.pin_workers = false;
+    config.quiet = true;
+    config.emulated_devices.resize(1);
+    config.perf_model_file = model_file;
+    Runtime rt{config};
+    std::vector<double> x(64);
+    auto h = rt.data(x);
+    auto add = task_type("add_one").cpu([](Span<double> v) { v[0] += 1; });
+    for (int i = 0; i < 8; ++i) rt.submit(add, write(h));
+    rt.wait_all();
+    return rt.topology_summary();
+  };
+  EXPECT_THAT(run(file.path()), HasSubstr("performance model " + file.path() + " (new)"));
+  EXPECT_THAT(run(file.path()), ContainsRegex("performance model " + file.path() +
+                                              " \\([1-9][0-9]* entries read\\)"));
+  EXPECT_THAT(run(""), Not(HasSubstr("performance model")));
+  EXPECT_THAT(run("none"), Not(HasSubstr("performance model")));
+  EXPECT_EQ(cache.files(), std::vector<std::string>{});
+}
+
+TEST(PerfModelTest, AMalformedFileNamedByTheProgramStopsTheRuntime) {
+  const TemporaryFile file("malformed_for_a_runtime.txt");
+  file.write("gemm\tcpu\t64 fast 3\n");
+  Config config;
+  config.cpu_workers = 1;
+  config.quiet = true;
+  config.emulated_devices.resize(1);
+  config.perf_model_file = file.path();
+  try {
+    Runtime rt{config};
+    FAIL() << "the runtime started";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(file.path()));
+    EXPECT_THAT(e.what(), HasSubstr("line 1:"));
+  }
+}
 
 // The runtime keys the model on a task's work hint: the type's (TaskType::work), or the one
 // given at submit (versa::work), else the bytes of its data. Seen in the saved model.
