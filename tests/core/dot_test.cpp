@@ -24,6 +24,7 @@
 #include "support/config.hpp"
 #include "support/eventually.hpp"
 #include "support/scoped_environment.hpp"
+#include "support/temporary_path.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -34,30 +35,7 @@ using versa::Span;
 using versa::testing::eventually;
 using versa::testing::workers;
 using versa::testing_support::ScopedEnvironment;
-
-// A file in the temporary directory unique to this process and test; removed on destruction.
-class TemporaryFile {
- public:
-  TemporaryFile() {
-    const auto* test = testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("versa_") + test->test_suite_name() + "_" + test->name() + "_" +
-                       std::to_string(getpid()) + ".dot";
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.') c = '_';
-    path_ = (fs::temp_directory_path() / name).string();
-    fs::remove(path_);
-  }
-  ~TemporaryFile() {
-    std::error_code ignored;
-    fs::remove(path_, ignored);
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using versa::testing_support::TemporaryPath;
 
 struct Node {
   std::map<std::string, std::string> attributes;
@@ -115,14 +93,14 @@ Graph parse(const std::string& path) {
 
 using Edges = std::multiset<std::tuple<std::string, std::string, std::string>>;
 
-versa::Config dot_config(const TemporaryFile& file, int n = 2) {
+versa::Config dot_config(const TemporaryPath& file, int n = 2) {
   versa::Config config = workers(n);
   config.dot_file = file.path();
   return config;
 }
 
 TEST(Dot, AChainGivesOneEdgePerStep) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     int x = 0;
@@ -149,7 +127,7 @@ TEST(Dot, AChainGivesOneEdgePerStep) {
 }
 
 TEST(Dot, ReadsForkAfterAWriteAndJoinBeforeTheNext) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     int x = 0;
@@ -173,7 +151,7 @@ TEST(Dot, ReadsForkAfterAWriteAndJoinBeforeTheNext) {
 }
 
 TEST(Dot, ACommuteRunHasNoEdgesInsideIt) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     int x = 0, y = 0;
@@ -198,7 +176,7 @@ TEST(Dot, ACommuteRunHasNoEdgesInsideIt) {
 }
 
 TEST(Dot, AddsThenAReadGoThroughTheirFlush) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     long x = 0;
@@ -228,7 +206,7 @@ TEST(Dot, AddsThenAReadGoThroughTheirFlush) {
 }
 
 TEST(Dot, AHostAccessIsANodeOfItsOwnKind) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     int x = 0;
@@ -255,7 +233,7 @@ TEST(Dot, AHostAccessIsANodeOfItsOwnKind) {
 // handle), with no edge from the reader it did not wait for; bringing the data home (here at
 // wait_all) joins the two lines.
 TEST(Dot, ARenamedWriteOnlyWaitsForNobodyAndComesHomeAtTheEnd) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{dot_config(file)};
     int x = 0;
@@ -287,7 +265,7 @@ TEST(Dot, ARenamedWriteOnlyWaitsForNobodyAndComesHomeAtTheEnd) {
 }
 
 TEST(Dot, TimesAreWrittenWhenAskedFor) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Config config = dot_config(file);
     config.dot_times = true;
@@ -313,7 +291,7 @@ TEST(Dot, TimesAreWrittenWhenAskedFor) {
 }
 
 TEST(Dot, ADeviceTaskNamesItsDevice) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     versa::Runtime rt{versa::testing::with_emulated(dot_config(file), 1)};
     std::vector<double> data(16, 1.0);
@@ -335,7 +313,7 @@ TEST(Dot, ADeviceTaskNamesItsDevice) {
 }
 
 TEST(Dot, TheEnvironmentAsksForTheFileAndItsTimes) {
-  TemporaryFile file;
+  const TemporaryPath file("graph.dot");
   {
     ScopedEnvironment dot("VERSA_DOT", file.path().c_str());
     ScopedEnvironment times("VERSA_DOT_TIMES", "1");

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,6 +18,7 @@
 
 #include "device/device_registry.hpp"
 #include "support/scoped_environment.hpp"
+#include "support/temporary_path.hpp"
 #include "versa/versa.hpp"
 
 namespace versa::detail {
@@ -27,26 +27,23 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing_support::TemporaryPath;
 
 constexpr int calibration = PerfModel::calibration_samples;
 
-// A file under the test temporary directory, removed when the test ends.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::string& name)
-      : path_(::testing::TempDir() + "versa_perf_model_test_" + name) {
-    std::remove(path_.c_str());
-  }
-  ~TemporaryFile() { std::remove(path_.c_str()); }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
+// Writes `text` to the file at `path`.
+void write_file(const TemporaryPath& path, const std::string& text) {
+  std::ofstream(path.path()) << text;
+}
 
-  const std::string& path() const { return path_; }
-  void write(const std::string& text) const { std::ofstream(path_) << text; }
-
- private:
-  std::string path_;
-};
+// The files under `directory`, recursively.
+std::vector<std::string> files_under(const std::filesystem::path& directory) {
+  std::vector<std::string> found;
+  if (!std::filesystem::exists(directory)) return found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory))
+    if (entry.is_regular_file()) found.push_back(entry.path().string());
+  return found;
+}
 
 void record_n(PerfModel& model, const char* type, DeviceKind kind, std::size_t bytes,
               double seconds, int n) {
@@ -222,10 +219,10 @@ TEST(PerfModelTest, TasksOfAllDifferentSizesCalibrateTogether) {
   EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 8000), 8.0, 1e-12);
   EXPECT_NEAR(*model.estimate("p2p", DeviceKind::cuda, 32000), 32.0, 1e-12);
   // Saved and loaded, the samples of each size still count towards the curve's calibration.
-  const TemporaryFile file("distinct_sizes.txt");
-  ASSERT_EQ(model.save(file.path()), "");
+  const TemporaryPath file("distinct_sizes.txt");
+  ASSERT_EQ(model.save(file.string()), "");
   PerfModel loaded;
-  loaded.load(file.path());
+  loaded.load(file.string());
   EXPECT_NEAR(*loaded.estimate("p2p", DeviceKind::cuda, 8000), 8.0, 1e-12);
   EXPECT_FALSE(loaded.claim_exploration("p2p", DeviceKind::cuda));
 }
@@ -276,17 +273,17 @@ TEST(PerfModelTest, RecordingAnUnclaimedRunKeepsTheClaims) {
 }
 
 TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
-  const TemporaryFile file("roundtrip.txt");
+  const TemporaryPath file("roundtrip.txt");
   PerfModel saved;
   // Medians with few significant digits, so the comparison can be exact.
   record_n(saved, "gemm", DeviceKind::cpu, 1 << 20, 0.0015, calibration);
   record_n(saved, "gemm", DeviceKind::cuda, 1 << 20, 2.5e-5, 5);
   record_n(saved, "potrf with spaces", DeviceKind::emulated, 4096, 0.25, 20);
   saved.record("trsm", DeviceKind::cuda, 64, 1.0, false);  // not yet calibrated
-  ASSERT_EQ(saved.save(file.path()), "");
+  ASSERT_EQ(saved.save(file.string()), "");
 
   PerfModel loaded;
-  loaded.load(file.path());
+  loaded.load(file.string());
   for (const auto& [type, kind, bytes] :
        {std::tuple{"gemm", DeviceKind::cpu, std::size_t{1} << 20},
         std::tuple{"gemm", DeviceKind::cuda, std::size_t{1} << 20},
@@ -306,23 +303,23 @@ TEST(PerfModelTest, SaveThenLoadGivesTheSameEstimates) {
 }
 
 TEST(PerfModelTest, SaveThenLoadKeepsEstimatesToAFewSignificantDigits) {
-  const TemporaryFile file("precision.txt");
+  const TemporaryPath file("precision.txt");
   PerfModel saved;
   const double seconds = 1.0 / 3.0 * 1e-4;
   record_n(saved, "gemm", DeviceKind::cuda, 64, seconds, calibration);
-  ASSERT_EQ(saved.save(file.path()), "");
+  ASSERT_EQ(saved.save(file.string()), "");
   PerfModel loaded;
-  loaded.load(file.path());
+  loaded.load(file.string());
   const std::optional<double> estimate = loaded.estimate("gemm", DeviceKind::cuda, 64);
   ASSERT_TRUE(estimate.has_value());
   EXPECT_NEAR(*estimate, seconds, seconds * 1e-5);
 }
 
 TEST(PerfModelTest, LoadingAMissingFileDoesNothing) {
-  const TemporaryFile file("missing.txt");
+  const TemporaryPath file("missing.txt");
   PerfModel model;
   record_n(model, "gemm", DeviceKind::cpu, 64, 1.0, calibration);
-  EXPECT_NO_THROW(model.load(file.path()));
+  EXPECT_NO_THROW(model.load(file.string()));
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 64), std::optional<double>(1.0));
 }
 
@@ -334,16 +331,16 @@ struct MalformedLine {
 class PerfModelMalformedTest : public ::testing::TestWithParam<MalformedLine> {};
 
 TEST_P(PerfModelMalformedTest, ThrowsNamingTheFileAndLine) {
-  const TemporaryFile file(std::string("malformed_") + GetParam().name + ".txt");
+  const TemporaryPath file(std::string("malformed_") + GetParam().name + ".txt");
   // A comment and a good entry come first, so the bad line is line 3.
-  file.write(std::string("# versa performance model\n") + "gemm\tcpu\t64 0.5 3\n" +
-             GetParam().line + "\n");
+  write_file(file, std::string("# versa performance model\n") + "gemm\tcpu\t64 0.5 3\n" +
+                       GetParam().line + "\n");
   PerfModel model;
   try {
-    model.load(file.path());
+    model.load(file.string());
     FAIL() << "no exception for '" << GetParam().line << "'";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr(file.path()));
+    EXPECT_THAT(e.what(), HasSubstr(file.string()));
     EXPECT_THAT(e.what(), HasSubstr("line 3:"));
   }
 }
@@ -360,76 +357,51 @@ INSTANTIATE_TEST_SUITE_P(PerfModel, PerfModelMalformedTest,
                          });
 
 TEST(PerfModelTest, AMalformedFileChangesNothing) {
-  const TemporaryFile file("malformed_changes_nothing.txt");
+  const TemporaryPath file("malformed_changes_nothing.txt");
   // A good entry first: it is not applied either.
-  file.write("trsm\tcpu\t64 0.5 3\ngemm\tcpu\t64 fast 3\n");
+  write_file(file, "trsm\tcpu\t64 0.5 3\ngemm\tcpu\t64 fast 3\n");
   PerfModel model;
   record_n(model, "gemm", DeviceKind::cpu, 64, 1.0, calibration);
-  EXPECT_THROW(model.load(file.path()), std::runtime_error);
+  EXPECT_THROW(model.load(file.string()), std::runtime_error);
   EXPECT_EQ(model.estimate("gemm", DeviceKind::cpu, 64), std::optional<double>(1.0));
   EXPECT_EQ(model.estimate("trsm", DeviceKind::cpu, 64), std::nullopt);
 }
 
-// A directory under the test temporary directory, removed before and after the test.
-class TemporaryDirectory {
- public:
-  explicit TemporaryDirectory(const std::string& name)
-      : path_(std::filesystem::path(::testing::TempDir()) / ("versa_perf_model_test_" + name)) {
-    std::filesystem::remove_all(path_);
-  }
-  ~TemporaryDirectory() { std::filesystem::remove_all(path_); }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  // The files under it, recursively.
-  std::vector<std::string> files() const {
-    std::vector<std::string> found;
-    if (!std::filesystem::exists(path_)) return found;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(path_))
-      if (entry.is_regular_file()) found.push_back(entry.path().string());
-    return found;
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
 TEST(PerfModelTest, SaveMakesTheDirectoryAndLeavesOnlyTheFile) {
-  const TemporaryDirectory directory("save_directory");
+  const TemporaryPath directory("save_directory");
   const std::string file = (directory.path() / "perf-model" / "host" / "program").string();
   PerfModel saved;
   record_n(saved, "gemm", DeviceKind::cuda, 64, 0.25, calibration);
   ASSERT_EQ(saved.save(file), "");
-  EXPECT_EQ(directory.files(), std::vector<std::string>{file});
+  EXPECT_EQ(files_under(directory.path()), std::vector<std::string>{file});
   PerfModel loaded;
   EXPECT_EQ(loaded.load(file), 1);
   EXPECT_EQ(loaded.estimate("gemm", DeviceKind::cuda, 64), std::optional<double>(0.25));
 }
 
 TEST(PerfModelTest, AFileThatCannotBeWrittenIsReported) {
-  const TemporaryDirectory directory("unwritable");
+  const TemporaryPath directory("unwritable");
   std::filesystem::create_directories(directory.path() / "model");  // a directory in its place
   PerfModel model;
   record_n(model, "gemm", DeviceKind::cuda, 64, 0.25, calibration);
   EXPECT_THAT(model.save((directory.path() / "model").string()), HasSubstr("model"));
   EXPECT_TRUE(std::filesystem::is_directory(directory.path() / "model"));
-  EXPECT_EQ(directory.files(), std::vector<std::string>{}) << "nothing left aside";
+  EXPECT_EQ(files_under(directory.path()), std::vector<std::string>{}) << "nothing left aside";
 }
 
 // Sizes that differ from run to run would grow a kept file without end: a (type, kind) keeps
 // saved_sizes of them, the smallest and the largest among them, and still estimates between.
 TEST(PerfModelTest, ASavedCurveKeepsAtMostSavedSizesOverItsWholeRange) {
-  const TemporaryFile file("many_sizes.txt");
+  const TemporaryPath file("many_sizes.txt");
   PerfModel saved;
   const std::size_t sizes = 3 * PerfModel::saved_sizes;
   for (std::size_t size = 1; size <= sizes; ++size)
     saved.record("p2p", DeviceKind::cuda, 1000 * size, 1e-3 * static_cast<double>(size), false);
   record_n(saved, "m2l", DeviceKind::cuda, 64, 0.5, calibration);
-  ASSERT_EQ(saved.save(file.path()), "");
+  ASSERT_EQ(saved.save(file.string()), "");
   PerfModel loaded;
-  EXPECT_EQ(loaded.load(file.path()), static_cast<int>(PerfModel::saved_sizes) + 1);
-  std::ifstream in(file.path());
+  EXPECT_EQ(loaded.load(file.string()), static_cast<int>(PerfModel::saved_sizes) + 1);
+  std::ifstream in(file.string());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("p2p\tcuda\t1000 "));
   EXPECT_THAT(text, HasSubstr("p2p\tcuda\t" + std::to_string(1000 * sizes) + " "));
@@ -471,10 +443,10 @@ TEST(PerfModelTest, TheDefaultFileIsPerMachineAndPerProgramInTheUsersCache) {
 // What a run keeps, the next one reads, and the start-up summary says so; without a GPU and
 // without a file named, nothing is kept anywhere.
 TEST(PerfModelTest, ARuntimeReadsTheModelItKeptAndNamesItsFile) {
-  const TemporaryDirectory cache("runtime_cache");
+  const TemporaryPath cache("runtime_cache");
   const testing_support::ScopedEnvironment xdg("XDG_CACHE_HOME", cache.path().c_str());
   const testing_support::ScopedEnvironment variable("VERSA_PERF_MODEL", nullptr);
-  const TemporaryFile file("kept_by_a_runtime.txt");
+  const TemporaryPath file("kept_by_a_runtime.txt");
   const auto run = [](const std::string& model_file) {
     Config config;
     config.cpu_workers = 1;
@@ -490,27 +462,27 @@ TEST(PerfModelTest, ARuntimeReadsTheModelItKeptAndNamesItsFile) {
     rt.wait_all();
     return rt.topology_summary();
   };
-  EXPECT_THAT(run(file.path()), HasSubstr("performance model " + file.path() + " (new)"));
-  EXPECT_THAT(run(file.path()), ContainsRegex("performance model " + file.path() +
-                                              " \\([1-9][0-9]* entries read\\)"));
+  EXPECT_THAT(run(file.string()), HasSubstr("performance model " + file.string() + " (new)"));
+  EXPECT_THAT(run(file.string()), ContainsRegex("performance model " + file.string() +
+                                                " \\([1-9][0-9]* entries read\\)"));
   EXPECT_THAT(run(""), Not(HasSubstr("performance model")));
   EXPECT_THAT(run("none"), Not(HasSubstr("performance model")));
-  EXPECT_EQ(cache.files(), std::vector<std::string>{});
+  EXPECT_EQ(files_under(cache.path()), std::vector<std::string>{});
 }
 
 TEST(PerfModelTest, AMalformedFileNamedByTheProgramStopsTheRuntime) {
-  const TemporaryFile file("malformed_for_a_runtime.txt");
-  file.write("gemm\tcpu\t64 fast 3\n");
+  const TemporaryPath file("malformed_for_a_runtime.txt");
+  write_file(file, "gemm\tcpu\t64 fast 3\n");
   Config config;
   config.cpu_workers = 1;
   config.quiet = true;
   config.emulated_devices.resize(1);
-  config.perf_model_file = file.path();
+  config.perf_model_file = file.string();
   try {
     Runtime rt{config};
     FAIL() << "the runtime started";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr(file.path()));
+    EXPECT_THAT(e.what(), HasSubstr(file.string()));
     EXPECT_THAT(e.what(), HasSubstr("line 1:"));
   }
 }
@@ -518,14 +490,14 @@ TEST(PerfModelTest, AMalformedFileNamedByTheProgramStopsTheRuntime) {
 // The runtime keys the model on a task's work hint: the type's (TaskType::work), or the one
 // given at submit (versa::work), else the bytes of its data. Seen in the saved model.
 TEST(WorkHintTest, ThePerformanceModelKeysOnTheWorkHint) {
-  TemporaryFile file("work_hints");
+  const TemporaryPath file("work_hints");
   {
     Config config;
     config.cpu_workers = 1;
     config.pin_workers = false;
     config.quiet = true;
     config.emulated_devices.resize(1);
-    config.perf_model_file = file.path();
+    config.perf_model_file = file.string();
     Runtime rt{config};
     std::vector<double> x(16), y(48);
     auto hx = rt.data(x), hy = rt.data(y);
@@ -542,7 +514,7 @@ TEST(WorkHintTest, ThePerformanceModelKeysOnTheWorkHint) {
         "untyped", [](Span<double> v) { v[0] += 1; }, write(hx));  // 128 bytes
     rt.wait_all();
   }
-  std::ifstream in(file.path());
+  std::ifstream in(file.string());
   const std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Each size under whichever kind ran it (once a kind is calibrated, placement chooses).
   EXPECT_THAT(saved, ContainsRegex("scale\t(cpu|emulated)\t16000 "));

@@ -21,6 +21,7 @@
 
 #include "support/config.hpp"
 #include "support/scoped_environment.hpp"
+#include "support/temporary_path.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -28,34 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 using versa::testing_support::ScopedEnvironment;
+using versa::testing_support::TemporaryPath;
 
 using versa::testing::workers;
-
-// A path in the temporary directory unique to this process, test and tag; removed on
-// destruction.
-class TemporaryPath {
- public:
-  explicit TemporaryPath(const std::string& tag) {
-    const auto* test = testing::UnitTest::GetInstance()->current_test_info();
-    std::string name =
-        std::string("versa_") + test->name() + "_" + tag + "_" + std::to_string(getpid());
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    path_ = fs::temp_directory_path() / name;
-    fs::remove_all(path_);
-  }
-  ~TemporaryPath() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryPath(const TemporaryPath&) = delete;
-  TemporaryPath& operator=(const TemporaryPath&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Makes `directory` the working directory for the lifetime of the object.
 class ScopedWorkingDirectory {

@@ -8,24 +8,18 @@
 #include <fstream>
 #include <string>
 
+#include "support/temporary_path.hpp"
+
 namespace versa::detail {
 namespace {
 
 class LinkCostsTest : public ::testing::Test {
  protected:
-  LinkCostsTest()
-      : directory_(std::filesystem::path(::testing::TempDir()) /
-                   ("versa_link_costs_" +
-                    std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()))) {
-    std::filesystem::remove_all(directory_);
-  }
-  ~LinkCostsTest() override { std::filesystem::remove_all(directory_); }
-
   // In a directory that does not exist yet: save() makes it.
-  std::string path() const { return (directory_ / "cache" / "link-costs").string(); }
+  std::string path() const { return (directory_.path() / "cache" / "link-costs").string(); }
 
  private:
-  std::filesystem::path directory_;
+  const testing_support::TemporaryPath directory_{"link_costs"};
 };
 
 TEST_F(LinkCostsTest, WhatIsSavedIsFoundByTheNextStart) {
