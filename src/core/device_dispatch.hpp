@@ -138,6 +138,9 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   void stage_and_dispatch(Task* task, int worker);
   void staging_failed(Task* task);
   void dispatch(Task* task, int worker);
+  // Reads the model from the file it is kept in (see PerfModel::file_to_keep), when there is
+  // one, and says so in perf_model_note_.
+  void keep_perf_model(const std::string& configured);
 
   Scheduler& scheduler_;
   ReductionEngine& reductions_;
@@ -149,9 +152,6 @@ class DeviceDispatch final : public DeviceTaskHost, public FillListener, public 
   std::vector<std::unique_ptr<NodeMemory>> memories_;
   std::shared_ptr<HostPins> host_pins_;
   std::unique_ptr<DataMover> mover_;
-  // Reads the model from the file it is kept in, when there is one.
-  void keep_perf_model(const std::string& configured);
-
   PerfModel perf_model_;
   std::string perf_model_file_;  // "" when kept nowhere
   std::string perf_model_note_;
