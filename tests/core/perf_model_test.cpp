@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "device/device_registry.hpp"
+#include "support/config.hpp"
 #include "support/scoped_environment.hpp"
 #include "support/temporary_path.hpp"
 #include "versa/versa.hpp"
@@ -448,10 +449,7 @@ TEST(PerfModelTest, ARuntimeReadsTheModelItKeptAndNamesItsFile) {
   const testing_support::ScopedEnvironment variable("VERSA_PERF_MODEL", nullptr);
   const TemporaryPath file("kept_by_a_runtime.txt");
   const auto run = [](const std::string& model_file) {
-    Config config;
-    config.cpu_workers = 1;
-    config.pin_workers = false;
-    config.quiet = true;
+    Config config = versa::testing::workers(1);  // no GPU, even where one is present
     config.emulated_devices.resize(1);
     config.perf_model_file = model_file;
     Runtime rt{config};
@@ -473,9 +471,7 @@ TEST(PerfModelTest, ARuntimeReadsTheModelItKeptAndNamesItsFile) {
 TEST(PerfModelTest, AMalformedFileNamedByTheProgramStopsTheRuntime) {
   const TemporaryPath file("malformed_for_a_runtime.txt");
   write_file(file, "gemm\tcpu\t64 fast 3\n");
-  Config config;
-  config.cpu_workers = 1;
-  config.quiet = true;
+  Config config = versa::testing::workers(1);
   config.emulated_devices.resize(1);
   config.perf_model_file = file.string();
   try {
