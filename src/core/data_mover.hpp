@@ -99,7 +99,7 @@ class DataMover {
   // Whether `task` would find the data of every access on `node` without a copy to make or wait
   // for: a hint for ordering (the answer may change before the task is staged). Takes each
   // replica lock once; any thread that holds none.
-  bool resident(const Task& task, int node);
+  static bool resident(const Task& task, int node);
 
   // Copies every device-owned replica home, but those of handles that do not write back, and
   // waits for those copies and for write-backs of evictions still landing (wait_all: results

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/task.hpp"
+#include "core/data_mover.hpp"
 #include "core/device_worker.hpp"
 #include "data/handle_state.hpp"
 
@@ -376,31 +377,19 @@ PlacementPolicy::Choice PlacementPolicy::group_for(int node, bool resident_only)
   return {};
 }
 
-// Whether every input of `task` is valid on `node`. Not a modelled transfer of zero seconds: a
-// link may be modelled as free (the tests' emulated devices), and a device whose copy slots
-// were taken then took every pooled task as one on its data, copies and all, leaving none to
-// the CPU workers.
-bool PlacementPolicy::inputs_valid(const Task& task, int node) {
-  for (std::uint32_t i = 0; i < task.access_count; ++i) {
-    const AccessRecord& access = task.accesses[i];
-    ReplicaSet* replicas = access.handle->replicas();
-    if (!replicas || overwrites(access.mode)) continue;
-    MutexLock guard(replicas->mutex());
-    if (!is_valid(replicas->at(node).state)) return false;
-  }
-  return true;
-}
-
-// The most urgent of the group's tasks whose inputs are all valid on `node` (g.tasks.size() if
-// none), among the first entries of its heap: one pull looks over looked_over_at_most tasks in
-// all, `looked_over` counting them across groups.
+// The most urgent of the group's tasks whose data is all on `node` (g.tasks.size() if none),
+// among the first entries of its heap: one pull looks over looked_over_at_most tasks in all,
+// `looked_over` counting them across groups. On its data means no copy to make or wait for
+// (DataMover::resident), not a modelled transfer of zero seconds: a link may be modelled as free
+// (the tests' emulated devices), and a device whose copy slots were taken then took every pooled
+// task as one on its data, copies and all, leaving none to the CPU workers.
 std::size_t PlacementPolicy::resident_task(const Group& g, int node,
                                            std::size_t& looked_over) const {
   std::size_t found = g.tasks.size();
   for (std::size_t i = 0; i < g.tasks.size() && looked_over < looked_over_at_most; ++i) {
     ++looked_over;
     if (found < g.tasks.size() && !runs_later(g.tasks[found], g.tasks[i])) continue;
-    if (inputs_valid(*g.tasks[i].first, node)) found = i;
+    if (DataMover::resident(*g.tasks[i].first, node)) found = i;
   }
   return found;
 }
@@ -440,8 +429,8 @@ bool PlacementPolicy::would_pull(int node) {
 Task* PlacementPolicy::pull(int node, bool resident_only) {
   if (!has_pooled()) return nullptr;
   MutexLock guard(pool_mutex_);
-  // A pooled task's inputs become valid on a device only by copies, which leave the device room
-  // to pull any task; so a look that found none on its data holds until a task is pooled.
+  // A pooled task's data comes to a device by its copies, whose landing leaves the device room to
+  // pull any task; so a look that found none on its data holds until a task is pooled.
   if (resident_only && resident_miss_[node] == pooled_total_) return nullptr;
   const Choice choice = group_for(node, resident_only);
   Group* chosen = choice.group;

@@ -63,8 +63,8 @@ class PlacementPolicy {
   int choose(Task& task);
 
   // A pooled task for `node` (its expected_ns set), or null when none suits it now. With
-  // `resident_only`, only a task whose inputs are all valid there: a device whose copies are
-  // all taken still computes.
+  // `resident_only`, only a task whose data is all there (DataMover::resident): a device whose
+  // copy slots are all taken still computes.
   Task* pull(int node, bool resident_only = false);
   // Whether pull(node) would return a task now. A CPU worker asks before it sleeps: a task
   // pooled after its last pull, by a thread that saw no sleeper yet, would otherwise wait in
@@ -143,7 +143,7 @@ class PlacementPolicy {
   // has): its backlog and the pooled work of that priority or higher it is fastest at.
   double load_ahead_of(int node, int priority) const VERSA_REQUIRES(pool_mutex_);
   // The group whose task `node` should take now, and which of its tasks; or no group. With
-  // `resident_only`, only a task whose inputs are all valid on `node`.
+  // `resident_only`, only a task whose data is all on `node`.
   Choice group_for(int node, bool resident_only = false) VERSA_REQUIRES(pool_mutex_);
   // Where in `g.tasks` the task that `node` would take is (g.tasks.size() if none): among the
   // most urgent, and where `host_data_only`, among those that change no data only a device
@@ -155,7 +155,6 @@ class PlacementPolicy {
   static constexpr std::size_t looked_over_at_most = 256;
   std::size_t resident_task(const Group& g, int node, std::size_t& looked_over) const
       VERSA_REQUIRES(pool_mutex_);
-  static bool inputs_valid(const Task& task, int node);
 
   std::vector<Node> nodes_;
   const PeerLinks links_;
