@@ -429,8 +429,10 @@ bool PlacementPolicy::would_pull(int node) {
 Task* PlacementPolicy::pull(int node, bool resident_only) {
   if (!has_pooled()) return nullptr;
   MutexLock guard(pool_mutex_);
-  // A pooled task's data comes to a device by its copies, whose landing leaves the device room to
-  // pull any task; so a look that found none on its data holds until a task is pooled.
+  // A look that found none on the device's data holds until a task is pooled: their data comes
+  // there by the device's own copies, whose landing leaves it room to pull any task. (A task
+  // that writes data being copied to another node counts once that copy lands, which may come
+  // first: it then waits for the device's copies, never longer.)
   if (resident_only && resident_miss_[node] == pooled_total_) return nullptr;
   const Choice choice = group_for(node, resident_only);
   Group* chosen = choice.group;
