@@ -8,8 +8,14 @@
 // sanitizer's runtime is set up and crashes there.
 #pragma once
 
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)  // GCC
+#define FMM_VECTOR_CLONES_SANITIZED 1
+#elif defined(__has_feature)  // Clang
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define FMM_VECTOR_CLONES_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(FMM_VECTOR_CLONES_SANITIZED)
 #if __has_attribute(target_clones)
 #define FMM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/config.hpp"
@@ -183,7 +184,8 @@ TEST_P(ExclusiveRun, AccessesOfARunWaitForReadsAndWrites) {
 }
 
 TEST_P(ExclusiveRun, TasksWithSeveralExclusiveHandlesDoNotDeadlock) {
-  const auto [n, mode] = GetParam();
+  const int n = std::get<0>(GetParam());
+  const versa::AccessMode mode = std::get<1>(GetParam());  // captured below
   versa::Runtime rt{workers(n)};
   std::vector<long> counters(4, 0);
   std::vector<versa::Handle<long>> handles;

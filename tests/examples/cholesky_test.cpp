@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/thread_annotations.hpp"  // VERSA_TSAN
 #include "support/config.hpp"
 
 namespace {
@@ -91,7 +92,7 @@ INSTANTIATE_TEST_SUITE_P(
 // The factor checks: LAPACK's factor passes both; one wrong entry fails both; the estimate never
 // exceeds the exact residual.
 TEST(CholeskyChecks, ResidualsSeparateRightFactorsFromWrongOnes) {
-#if defined(__SANITIZE_THREAD__)
+#if VERSA_TSAN
   // The residuals use every BLAS thread, and OpenBLAS's thread pool is not built with
   // ThreadSanitizer, which reports the pool's hand-offs as races (seen with its Cooper Lake
   // kernels). Nothing of Versa runs here; the Release run checks the residuals.

@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "base/thread_annotations.hpp"  // VERSA_TSAN
 #include "sample_trees.hpp"
 #include "sequential_search.hpp"
 #include "sha1_rng.hpp"
@@ -22,17 +23,7 @@ using versa::testing::workers;
 // Under ThreadSanitizer the small binomial tree (112,169 nodes) takes 0.15-0.26 s with a task per
 // chunk and 0.7-1 s with a task per node; the 4-million-node trees would take 6-10 s a search, 8
 // searches, so only the small trees run there (all of this file: about 4 s).
-#if defined(__SANITIZE_THREAD__)
-constexpr bool thread_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool thread_sanitizer = true;
-#else
-constexpr bool thread_sanitizer = false;
-#endif
-#else
-constexpr bool thread_sanitizer = false;
-#endif
+constexpr bool thread_sanitizer = VERSA_TSAN;
 
 std::string hex(const uts::RngState& state) {
   std::string text;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_annotations.hpp"  // VERSA_TSAN
 #include "mpi/rank_config.hpp"
 #include "result_line.hpp"
 #include "support/scoped_environment.hpp"
@@ -461,7 +462,7 @@ TEST(Distributed, PrunedSubmissionIsCheap) {
     EXPECT_EQ(rt.statistics().tasks_pruned, static_cast<std::uint64_t>(tasks));
     example::print_result("mpi-submit", "versa", "ranks=" + std::to_string(rt.size()),
                           "ns_per_pruned_task", ns, "ns");
-#if defined(__SANITIZE_THREAD__)
+#if VERSA_TSAN
     constexpr double bound = 100000.0;  // ThreadSanitizer slows every access down
 #else
     constexpr double bound = 5000.0;
