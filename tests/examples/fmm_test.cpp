@@ -1293,8 +1293,8 @@ TEST(FmmDeviceKernels, P2PGivesTheCpuSumsWithEveryBlockSize) {
     for (const fmm::GroupTask& task : plan.groups.tasks()) {
       const bool inner = task.kernel == fmm::Kernel::p2p_inner;
       if (!inner && task.kernel != fmm::Kernel::p2p_pair) continue;
-      // Under ThreadSanitizer, whose fiber switches made this serial test take 86 s, each way
-      // is taken twice in each case.
+      // Under ThreadSanitizer, where the kernel runs many times slower, each way is taken twice
+      // in each case.
       if (VERSA_TSAN && tasks == 16) break;
       ++tasks;
       const std::span<const double> a = data.points(task.source), b = data.points(task.target);
