@@ -210,9 +210,9 @@ struct BlockRunner {
 
 thread_local BlockRunner runner;
 
-// Says which thread of the block runs next: the one that the scheduler resumes reads it, and the
-// others read it when they run. Hidden from ThreadSanitizer, which would see the threads read what
-// the scheduler wrote between their phases, unordered; the scheduler alone writes it.
+// Sets which thread of the block runs next (threadIdx for its kernel, runner.running for its
+// barrier). Hidden from ThreadSanitizer: the scheduler alone writes them, each time before the
+// thread that reads them runs, but no barrier orders that, so it would report every read.
 void set_running(unsigned t) {
 #if defined(CUDA_ON_CPU_TSAN)
   AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
