@@ -8,13 +8,17 @@ namespace versa::testing {
 // `n` CPU workers, unpinned: tests run beside each other and beside other jobs. No GPU: the
 // tests that want one ask for it, and the others count on their devices being what they set up.
 // Tasks are tracked and a stall is reported after a minute (on stderr, or to the test's
-// diagnostics hook), so a test that hangs says what waits for what before its time limit.
+// diagnostics hook), so a test that hangs says what waits for what before its time limit. The
+// performance model is kept nowhere: with a GPU the runtime would keep it in the machine's cache,
+// one file for every test of versa_tests, so that what one test (or an earlier run, or a suite
+// running beside it) measured would decide what another explores and where its tasks run.
 inline Config workers(int n) {
   Config config;
   config.cpu_workers = n;
   config.gpus = 0;
   config.pin_workers = false;
   config.quiet = true;
+  config.perf_model_file = "none";
   config.track_tasks = true;
   config.stall_report_seconds = 60;
   return config;
