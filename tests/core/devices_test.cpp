@@ -429,17 +429,26 @@ TEST(Devices, WorkingSetLargerThanDeviceMemoryCompletesThroughEviction) {
 
 // A device with room for two handles holds "a", which a later task will modify again, and "b",
 // which no task waits for and which the host holds too. Making room for "c" drops "b", though
-// "a" is older, rather than writing "a" home only to change it again on the device.
+// "a" is older, rather than writing "a" home only to change it again on the device. The first
+// task waits until all four are submitted: a device that made room before the last one was
+// would know of no task waiting for "a" (under ThreadSanitizer, on two busy cores, it did).
 TEST(Devices, EvictionDropsWhatNoTaskWaitsForFirst) {
   versa::Runtime rt{one_device(2 * bytes)};
   std::vector<double> a = iota(0), b = iota(100), c = iota(200);
   double seen = 0;
+  std::atomic<bool> submitted{false};
   auto ha = rt.data(a, "a"), hb = rt.data(b, "b"), hc = rt.data(c, "c");
   versa::Token order = rt.token("order");  // the four tasks run one after the other
   auto bump = [](Span<double> x) {
     for (double& e : x) e += 1;
   };
-  rt.submit("bump a", bump, on(true), versa::write(ha), versa::write(order));
+  rt.submit(
+      "bump a",
+      [&submitted, bump](Span<double> x) {
+        EXPECT_TRUE(versa::testing::eventually(submitted));
+        bump(x);
+      },
+      on(true), versa::write(ha), versa::write(order));
   rt.submit(
       "read b", [&seen](Span<const double> x) { seen = x[1]; }, on(true), versa::read(hb),
       versa::write(order));
@@ -450,6 +459,7 @@ TEST(Devices, EvictionDropsWhatNoTaskWaitsForFirst) {
         for (double& e : x) e += y[0];
       },
       on(true), versa::write(ha), versa::read(hc), versa::write(order));
+  submitted = true;
   rt.wait_all();
   EXPECT_EQ(seen, 101.0);
   EXPECT_EQ(a, iota(202));
