@@ -3,7 +3,7 @@
 program checked against its sequential run. Run through `bench/run soak [--minutes M]`, which
 builds the programs.
 
-    run.py --build DIR --tests-build DIR [--minutes M] [--big-tasks N]
+    run.py --build DIR --tests-build DIR [--minutes M] [--big-tasks N] [--sanitize]
 
 The M minutes are shared out: 30 % to the distributed fuzzer on 2 ranks, first (the tests'
 versa_mpi_tests, as `bench/run mpi` runs it, with 2000-task programs, again and again: its
