@@ -940,8 +940,10 @@ TEST(Devices, CpuWorkersLeaveTasksThatChangeDataOnlyADeviceHoldsUnlessSurelyFast
   for (const bool cpu_faster : {false, true}) {
     SCOPED_TRACE(cpu_faster ? "the CPU is three times faster" : "the device is faster");
     versa::Runtime rt{one_device()};
-    const auto cpu_takes = std::chrono::milliseconds(cpu_faster ? 1 : 3);
-    const auto device_takes = std::chrono::milliseconds(cpu_faster ? 3 : 2);
+    // Sleeps of several milliseconds: on a loaded machine a sleep overruns by a millisecond or
+    // more, which blurred 1 ms against 3 ms enough that the CPU was not surely faster.
+    const auto cpu_takes = std::chrono::milliseconds(cpu_faster ? 4 : 12);
+    const auto device_takes = std::chrono::milliseconds(cpu_faster ? 12 : 8);
     // x[0] counts the updates; x[1] says where the last one ran (1: CPU, 2: device).
     auto update = versa::task_type("update")
                       .cpu([cpu_takes](Span<double> x) {
