@@ -7,7 +7,10 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "${TEST_EXECUTABLE} --gtest_list_tests failed (${status}):\n${listing}")
 endif()
 # A suite's line starts in the first column and ends its name with '.' (the tests below it are
-# indented); a typed or parameterised suite's may go on with a comment after the dot.
+# indented); a typed or parameterised suite's may go on with a comment after the dot. A single
+# test that runs for half the suite's limit aborts with its threads' stacks
+# (support/hang_watchdog.hpp) rather than leave ctest only a timeout to report.
+math(EXPR hang_seconds "${TIMEOUT} / 2")
 string(REGEX MATCHALL "(^|\n)[^ \n#][^ \n]*\\." suites "${listing}")
 set(content "")
 foreach(suite IN LISTS suites)
@@ -16,6 +19,7 @@ foreach(suite IN LISTS suites)
   string(APPEND content
          "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==])\n"
          "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${TIMEOUT}\n"
+         "  ENVIRONMENT VERSA_TEST_HANG_SECONDS=${hang_seconds}\n"
          "  SKIP_REGULAR_EXPRESSION [==[versa_tests: every test skipped]==])\n")
 endforeach()
 file(WRITE "${CTEST_FILE}" "${content}")
