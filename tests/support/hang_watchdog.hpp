@@ -1,8 +1,8 @@
 // Turns a test that hangs into a diagnosis: when one test has run for longer than
-// VERSA_TEST_HANG_SECONDS (ctest sets it below the suite's timeout, tests/CMakeLists.txt), the
-// watchdog prints the test's name and the stacks of every thread of the process (through gdb,
-// when it is installed), then aborts. Without it, ctest would kill the process at its timeout and
-// show only that the test had started.
+// VERSA_TEST_HANG_SECONDS (ctest sets it to half the suite's timeout: support/add_suites.cmake),
+// the watchdog prints the test's name and the stacks of every thread of the process (through
+// gdb, when it is installed), then aborts. Without it, ctest would kill the process at its
+// timeout and show only that the test had started.
 #pragma once
 
 #include <gtest/gtest.h>
