@@ -122,8 +122,10 @@ std::vector<KernelEntry> all_kernels() {
 
 std::string kernel_names() {
   std::string names;
-  for (const KernelEntry& kernel : all_kernels())
-    names += (names.empty() ? "" : ",") + std::string(kernel.name);
+  for (const KernelEntry& kernel : all_kernels()) {
+    if (!names.empty()) names += ',';
+    names += kernel.name;
+  }
   return names;
 }
 
@@ -135,27 +137,27 @@ struct Options {
   int reps = 5;
 };
 
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  app.add_option("--kernels", o.kernels, "kernels (default: all): " + kernel_names())
-      ->delimiter(',')
-      ->type_name("LIST")
-      ->check([](const std::string& name) -> std::string {
+void add_options(example::OptionParser& parser, Options& o) {
+  parser.option("--kernels", o.kernels, "kernels (default: all): " + kernel_names())
+      .comma_separated()
+      .type_name("LIST")
+      .check([](const std::string& name) -> std::string {
         for (const KernelEntry& kernel : all_kernels())
           if (name == kernel.name) return {};
         return "unknown kernel '" + name + "' (expected one of " + kernel_names() + ")";
       });
-  example::add_positive_list_option(app, "--workers", o.workers, "2", "worker counts");
-  app.add_option("--systems", o.systems,
-                 "systems: sequential, versa, openmp, openmp-depend (where a kernel has it), tbb")
-      ->delimiter(',')
-      ->type_name("LIST");
-  example::add_parsed_option(app, "--scale", o.scale, bots::parse_scale,
+  example::add_positive_list_option(parser, "--workers", o.workers, "2", "worker counts");
+  parser
+      .option("--systems", o.systems,
+              "systems: sequential, versa, openmp, openmp-depend (where a kernel has it), tbb")
+      .comma_separated()
+      .type_name("LIST");
+  example::add_parsed_option(parser, "--scale", o.scale, bots::parse_scale,
                              "the benchmark's inputs (default) or small ones")
-      ->type_name("bench|small");
-  example::add_positive_option(app, "--reps", o.reps, "N",
+      .type_name("bench|small");
+  example::add_positive_option(parser, "--reps", o.reps, "N",
                                "repetitions per measurement (the median is reported)");
-  app.add_flag_callback(
+  parser.flag(
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 

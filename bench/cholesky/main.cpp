@@ -225,50 +225,50 @@ int main(int argc, char** argv) {
   int reps = 3;
   bool gpu = false, gpu_only = false;
   std::vector<int> sizes{2048, 4096, 8192}, tiles{256, 512};
-  CLI::App app{
+  example::OptionParser parser{
+      "versa-bench-cholesky",
       "The tiled Cholesky (GFLOP/s) of Versa against StarPU and OpenBLAS's dpotrf, and with\n"
-      "--gpu against cuSOLVER's dpotrf.",
-      "versa-bench-cholesky"};
-  example::use_tool_rules(app);
-  example::add_positive_option(app, "--reps", reps, "N",
+      "--gpu against cuSOLVER's dpotrf."};
+  example::add_positive_option(parser, "--reps", reps, "N",
                                "measured runs per figure (their median), after a warm-up");
   // One value per --sizes or --tiles, split at commas: a later word is not taken for a size.
-  example::add_positive_list_option(app, "--sizes", sizes, "LIST", "matrix sizes, comma-separated")
-      ->allow_extra_args(false)
-      ->default_str("2048,4096,8192");
-  example::add_positive_list_option(app, "--tiles", tiles, "LIST", "tile sizes, comma-separated")
-      ->allow_extra_args(false)
-      ->default_str("256,512");
-  app.add_flag("--gpu", gpu, "also compare Versa on CPU + GPU with cuSOLVER (needs a GPU)");
-  app.add_flag("--gpu-only", gpu_only, "only the CPU + GPU comparison");
+  example::add_positive_list_option(parser, "--sizes", sizes, "LIST",
+                                    "matrix sizes, comma-separated")
+      .one_item_per_use()
+      .default_text("2048,4096,8192");
+  example::add_positive_list_option(parser, "--tiles", tiles, "LIST", "tile sizes, comma-separated")
+      .one_item_per_use()
+      .default_text("256,512");
+  parser.flag("--gpu", gpu, "also compare Versa on CPU + GPU with cuSOLVER (needs a GPU)");
+  parser.flag("--gpu-only", gpu_only, "only the CPU + GPU comparison");
   int starpu_streams = 1;
-  example::add_positive_option(app, "--starpu-streams", starpu_streams, "N",
+  example::add_positive_option(parser, "--starpu-streams", starpu_streams, "N",
                                "StarPU's CUDA workers per GPU, each with its stream "
                                "(STARPU_NWORKER_PER_CUDA)");
   std::string trace_prefix;
-  app.add_option(
+  parser.option(
       "--trace-prefix", trace_prefix,
       "after the measured runs, trace one more run of each tiled system to "
       "PREFIX-<cpu|cpu+gpu>-<system>-<n>-<tile>.json (Versa's trace; StarPU's tasks from its "
       "profiling)");
   cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
-  example::add_parsed_option(app, "--solve", solve, cholesky::parse_panel_solve,
+  example::add_parsed_option(parser, "--solve", solve, cholesky::parse_panel_solve,
                              "how the tiled systems solve each panel against its diagonal tile:\n"
                              "trsm (default), inverse (the tile inverted once by trtri, then\n"
                              "one trmm per tile)")
-      ->type_name("HOW");
+      .type_name("HOW");
   cholesky::Priorities priorities = cholesky::Priorities::critical_path;
-  example::add_parsed_option(app, "--priorities", priorities, cholesky::parse_priorities,
+  example::add_parsed_option(parser, "--priorities", priorities, cholesky::parse_priorities,
                              "Versa's priorities, as the cholesky tool's (critical_path,\n"
                              "wavefront, panel); the StarPU peer keeps its own")
-      ->type_name("SCHEME");
+      .type_name("SCHEME");
   std::vector<std::string> only;
-  app.add_option("--systems", only,
-                 "only these systems, comma-separated (versa, starpu-dmda, cusolver, ...)")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  parser
+      .option("--systems", only,
+              "only these systems, comma-separated (versa, starpu-dmda, cusolver, ...)")
+      .comma_separated()
+      .one_item_per_use();
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   // Read by StarPU at each starpu_init.
   if (starpu_streams > 1)
     ::setenv("STARPU_NWORKER_PER_CUDA", std::to_string(starpu_streams).c_str(), 1);
@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
   const std::string solve_setting = inverse ? ",solve=inverse" : "";
   const std::string priorities_setting = cholesky::priorities_parameter(priorities);
   if (gpu && !bench::cusolver_available())
-    return example::wrong_call(app.get_name(), "--gpu: no GPU can be used here");
+    return example::wrong_call(parser.name(), "--gpu: no GPU can be used here");
   // CPU only: Versa, StarPU (lws, dmda, dmdas: the last sorts each worker's queue by priority)
   // and multithreaded OpenBLAS.
   auto cpu_candidates = [&](int n) {

@@ -181,39 +181,35 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
 
 int main(int argc, char** argv) {
   ModelOptions o;
-  CLI::App app{
+  example::OptionParser parser{
+      "versa-bench-cholesky-model",
       "The tiled Cholesky's schedule on a modelled GPU (an emulated device whose "
-      "kernels and link take an H200's times).",
-      "versa-bench-cholesky-model"};
-  example::use_tool_rules(app);
-  example::add_positive_option(app, "--reps", o.reps, "N", "repetitions per schedule (median)");
-  example::add_positive_option(app, "--tiles", o.tiles, "T", "tiles per side (15: n = 30720)");
-  const auto add_time = [&app](const char* name, double& target, const char* type_name,
-                               const char* description) {
-    app.add_option(name, target, description)
-        ->type_name(type_name)
-        ->check(CLI::Validator(
-            [](std::string& text) -> std::string {
-              char* end = nullptr;
-              const double value = std::strtod(text.c_str(), &end);
-              if (end == text.c_str() || *end != '\0' || !(value > 0) || !std::isfinite(value))
-                return "expects a positive number, not '" + text + "'";
-              return {};
-            },
-            ""))
-        ->capture_default_str();
+      "kernels and link take an H200's times)."};
+  example::add_positive_option(parser, "--reps", o.reps, "N", "repetitions per schedule (median)");
+  example::add_positive_option(parser, "--tiles", o.tiles, "T", "tiles per side (15: n = 30720)");
+  const auto add_time = [&parser](const char* name, double& target, const char* type_name,
+                                  const char* description) {
+    parser.option(name, target, description)
+        .type_name(type_name)
+        .check([](const std::string& text) -> std::string {
+          char* end = nullptr;
+          const double value = std::strtod(text.c_str(), &end);
+          if (end == text.c_str() || *end != '\0' || !(value > 0) || !std::isfinite(value))
+            return "expects a positive number, not '" + text + "'";
+          return {};
+        })
+        .show_default();
   };
-  example::add_positive_option(app, "--cpu-workers", o.cpu_workers, "N", "CPU workers");
-  app.add_option("--only", o.only, "run only the schedules whose names contain TEXT")
-      ->type_name("TEXT");
+  example::add_positive_option(parser, "--cpu-workers", o.cpu_workers, "N", "CPU workers");
+  parser.option("--only", o.only, "run only the schedules whose names contain TEXT")
+      .type_name("TEXT");
   add_time("--scale", o.scale, "S", "modelled times stretched S times in the run");
   add_time("--gemm-ms", o.gemm_ms, "G", "a 2048-tile gemm's time");
   add_time("--syrk-ms", o.syrk_ms, "S", "a 2048-tile syrk's time");
   add_time("--trsm-ms", o.trsm_ms, "T", "a 2048-tile trsm's time");
   add_time("--potrf-ms", o.potrf_ms, "P", "a 2048-tile potrf's time");
   add_time("--link-gbs", o.link_gbs, "L", "the host link's GB/s (each way)");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
 
   const long n = real_tile * o.tiles;
   const std::vector<double> original = cholesky::spd_matrix<double>(n);

@@ -31,17 +31,18 @@ int main(int argc, char** argv) {
       {"task-rate", bench::suite_task_rate},
       {"pinning", bench::suite_pinning},
       {"concurrency", bench::suite_concurrency}};
-  CLI::App app{"Heterogeneous execution on CPU + emulated accelerator (and a GPU when present).",
-               "versa-bench-devices"};
-  example::use_tool_rules(app);
-  app.add_option("suites", suites, "the suites to run (default: all)")
-      ->type_name("SUITE")
-      ->check(CLI::IsMember(known));
-  example::add_positive_option(app, "--reps", options.reps, "N",
+  std::vector<std::string> names;
+  for (const auto& [name, suite] : known) names.push_back(name);
+  example::OptionParser parser{
+      "versa-bench-devices",
+      "Heterogeneous execution on CPU + emulated accelerator (and a GPU when present)."};
+  parser.option("suites", suites, "the suites to run (default: all)")
+      .type_name("SUITE")
+      .one_of(names);
+  example::add_positive_option(parser, "--reps", options.reps, "N",
                                "repetitions per figure (their median)");
-  app.add_flag("--quick", options.quick, "smaller workloads");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  parser.flag("--quick", options.quick, "smaller workloads");
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   if (suites.empty()) suites = {"overlap", "placement", "task-rate", "pinning"};
   for (const std::string& suite : suites) known.at(suite)(options);
   return 0;

@@ -78,14 +78,14 @@ int main(int argc, char** argv) {
   int reps = 5;
   int n = 4096;
   int tile = 256;
-  CLI::App app{"The tiled Cholesky on CPU + 2 emulated devices, with and without peer links.",
-               "versa-bench-devices-peer"};
-  example::use_tool_rules(app);
-  example::add_positive_option(app, "--reps", reps, "N", "repetitions per setting (their median)");
-  example::add_positive_option(app, "--n", n, "N", "matrix order");
-  example::add_positive_option(app, "--tile", tile, "B", "tile order");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  example::OptionParser parser{
+      "versa-bench-devices-peer",
+      "The tiled Cholesky on CPU + 2 emulated devices, with and without peer links."};
+  example::add_positive_option(parser, "--reps", reps, "N",
+                               "repetitions per setting (their median)");
+  example::add_positive_option(parser, "--n", n, "N", "matrix order");
+  example::add_positive_option(parser, "--tile", tile, "B", "tile order");
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   cholesky::use_one_blas_thread();
   const std::vector<double> original = cholesky::spd_matrix<double>(n);
   std::printf(

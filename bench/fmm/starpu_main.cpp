@@ -58,50 +58,48 @@ bench::ModelKind parse_model(const std::string& text) {
   throw std::invalid_argument("expects history or regression, not '" + text + "'");
 }
 
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
-  fmm::add_tree_options(app, o.leaf, o.group);
-  app.add_option("--workers", o.starpu.workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(example::positive<int>());
-  app.add_option("--scheduler", o.starpu.scheduler,
-                 "StarPU scheduling policy: lws, dmda, dmdas, heteroprio, eager, prio, ...")
-      ->type_name("S")
-      ->capture_default_str();
-  example::add_parsed_option(app, "--results", o.starpu.results, parse_results,
+void add_options(example::OptionParser& parser, Options& o) {
+  fmm::add_point_set_options(parser, o.n, o.distribution, o.eps);
+  fmm::add_tree_options(parser, o.leaf, o.group);
+  parser.option("--workers", o.starpu.workers, "CPU workers (default: one per core)")
+      .type_name("W")
+      .positive();
+  parser
+      .option("--scheduler", o.starpu.scheduler,
+              "StarPU scheduling policy: lws, dmda, dmdas, heteroprio, eager, prio, ...")
+      .type_name("S")
+      .show_default();
+  example::add_parsed_option(parser, "--results", o.starpu.results, parse_results,
                              "how results accumulate: commute (default; STARPU_RW|COMMUTE) or\n"
                              "redux (STARPU_REDUX)")
-      ->type_name("R");
-  example::add_parsed_option(app, "--model", o.starpu.model, parse_model,
+      .type_name("R");
+  example::add_parsed_option(parser, "--model", o.starpu.model, parse_model,
                              "performance model of the dm* policies: history (default) or\n"
                              "regression")
-      ->type_name("M");
-  app.add_option("--warmup", o.warmup, "evaluations before the timed ones (models calibrate)")
-      ->type_name("K")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  example::add_repeat_option(app, o.repeat, "evaluate R times after the warm-up");
-  app.add_flag("--gpu", o.starpu.gpu,
-               "also one CUDA worker per GPU, with the example's CUDA kernels for every pass\n"
-               "(a StarPU built with CUDA; the scheduler is then dmda unless given)");
-  app.add_flag("--m2l-products", o.starpu.m2l_products,
-               "with --gpu: M2L on the GPU as batched products (cuBLAS grouped batched\n"
-               "GEMMs), as the fmm tool's --m2l-products");
-  app.add_flag("--check", o.check,
-               "compare the last evaluation with the direct sum (all points up to\n"
-               "N = 20000, else 1000 sampled targets), as the fmm tool does");
-  app.add_flag("--verify", o.verify,
-               "compare the last evaluation with the sequential run of the same group tree\n"
-               "(fmm::Solver::evaluate): relative L2 differences at most 1e-12");
-  app.add_option("--seed", o.seed, "seed of the point generator")
-      ->type_name("S")
-      ->capture_default_str();
+      .type_name("M");
+  parser.option("--warmup", o.warmup, "evaluations before the timed ones (models calibrate)")
+      .type_name("K")
+      .non_negative()
+      .show_default();
+  example::add_repeat_option(parser, o.repeat, "evaluate R times after the warm-up");
+  parser.flag("--gpu", o.starpu.gpu,
+              "also one CUDA worker per GPU, with the example's CUDA kernels for every pass\n"
+              "(a StarPU built with CUDA; the scheduler is then dmda unless given)");
+  parser.flag("--m2l-products", o.starpu.m2l_products,
+              "with --gpu: M2L on the GPU as batched products (cuBLAS grouped batched\n"
+              "GEMMs), as the fmm tool's --m2l-products");
+  parser.flag("--check", o.check,
+              "compare the last evaluation with the direct sum (all points up to\n"
+              "N = 20000, else 1000 sampled targets), as the fmm tool does");
+  parser.flag("--verify", o.verify,
+              "compare the last evaluation with the sequential run of the same group tree\n"
+              "(fmm::Solver::evaluate): relative L2 differences at most 1e-12");
+  parser.option("--seed", o.seed, "seed of the point generator").type_name("S").show_default();
   // heteroprio's buckets are set for CPUs only: on GPUs the default is a model-driven policy.
-  app.callback([&app, &o] {
-    if (o.starpu.gpu && app.count("--scheduler") == 0) o.starpu.scheduler = "dmda";
+  parser.validate([&parser, &o] {
+    if (o.starpu.gpu && !parser.given("--scheduler")) o.starpu.scheduler = "dmda";
     if (o.starpu.m2l_products && !o.starpu.gpu)
-      throw CLI::ValidationError("--m2l-products", "needs --gpu");
+      throw example::OptionError("--m2l-products", "needs --gpu");
   });
 }
 
@@ -216,11 +214,11 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  example::OptionParser parser{
+      "versa-bench-fmm-starpu",
       "Computes the Laplace potential and field at N charged points with the fast multipole\n"
-      "method of examples/fmm, as tasks on StarPU, and reports the time per evaluation.",
-      "versa-bench-fmm-starpu"};
+      "method of examples/fmm, as tasks on StarPU, and reports the time per evaluation."};
   Options options;
-  add_options(app, options);
-  return example::run_tool(app, argc, argv, [&] { return run(options); });
+  add_options(parser, options);
+  return example::run_tool(parser, argc, argv, [&] { return run(options); });
 }

@@ -329,26 +329,24 @@ int main(int argc, char** argv) {
   suite_names.insert(suite_names.end(), std::begin(suite_order), std::end(suite_order));
   std::vector<std::string> only_systems;
 
-  CLI::App app{"Micro-benchmark suites on every system built in, in one process.",
-               "versa-bench-micro"};
-  example::use_tool_rules(app);
-  app.add_option("suites", options.suites, "the suites to run (default: all)")
-      ->type_name("SUITE")
-      ->check(CLI::IsMember(suite_names));
-  example::add_positive_option(app, "--reps", options.reps, "N",
+  example::OptionParser parser{"versa-bench-micro",
+                               "Micro-benchmark suites on every system built in, in one process."};
+  parser.option("suites", options.suites, "the suites to run (default: all)")
+      .type_name("SUITE")
+      .one_of(suite_names);
+  example::add_positive_option(parser, "--reps", options.reps, "N",
                                "measured runs per figure (their median), after a warm-up");
-  app.add_flag("--quick", options.quick, "smaller workloads");
+  parser.flag("--quick", options.quick, "smaller workloads");
   example::add_positive_option(
-      app, "--generations-tasks", options.generations_tasks, "N",
+      parser, "--generations-tasks", options.generations_tasks, "N",
       "generations: tasks per sample, at least (the pattern repeated; 1: one round)");
   // One value per --systems, split at commas: the suites that follow are not taken for systems.
-  app.add_option("--systems", only_systems, "the systems to run, comma-separated (default: all)")
-      ->type_name("LIST")
-      ->delimiter(',')
-      ->allow_extra_args(false)
-      ->check(CLI::IsMember(system_names));
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  parser.option("--systems", only_systems, "the systems to run, comma-separated (default: all)")
+      .type_name("LIST")
+      .comma_separated()
+      .one_item_per_use()
+      .one_of(system_names);
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   if (options.suites.empty() ||
       std::find(options.suites.begin(), options.suites.end(), "all") != options.suites.end())
     options.suites.assign(std::begin(suite_order), std::end(suite_order));

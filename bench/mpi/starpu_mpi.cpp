@@ -216,13 +216,13 @@ int run(const Options& o, int* argc, char*** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Factors a random SPD matrix with the tiled Cholesky on StarPU-MPI.",
-               "versa-bench-mpi-starpu"};
+  example::OptionParser parser{
+      "versa-bench-mpi-starpu",
+      "Factors a random SPD matrix with the tiled Cholesky on StarPU-MPI."};
   Options o;
-  example::use_tool_rules(app);
-  cholesky::add_matrix_options(app, o.n, o.tile);
-  app.add_option("--sched", o.sched, "StarPU scheduling policy (one CPU worker per rank)")
-      ->capture_default_str();
-  cholesky::add_gathered_check_option(app, o.check);
-  return example::run_tool(app, argc, argv, [&] { return run(o, &argc, &argv); });
+  cholesky::add_matrix_options(parser, o.n, o.tile);
+  parser.option("--sched", o.sched, "StarPU scheduling policy (one CPU worker per rank)")
+      .show_default();
+  cholesky::add_gathered_check_option(parser, o.check);
+  return example::run_tool(parser, argc, argv, [&] { return run(o, &argc, &argv); });
 }

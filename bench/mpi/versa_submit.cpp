@@ -96,11 +96,11 @@ int run(const Options& o, int* argc, char*** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Measures the submission cost of a task that a rank prunes (versa::mpi).",
-               "versa-bench-mpi-submit"};
+  example::OptionParser parser{
+      "versa-bench-mpi-submit",
+      "Measures the submission cost of a task that a rank prunes (versa::mpi)."};
   Options o;
-  example::use_tool_rules(app);
-  example::add_positive_option(app, "--tasks", o.tasks, "N", "tasks per run");
-  example::add_positive_option(app, "--reps", o.reps, "R", "runs; the median is reported");
-  return example::run_tool(app, argc, argv, [&] { return run(o, &argc, &argv); });
+  example::add_positive_option(parser, "--tasks", o.tasks, "N", "tasks per run");
+  example::add_positive_option(parser, "--reps", o.reps, "R", "runs; the median is reported");
+  return example::run_tool(parser, argc, argv, [&] { return run(o, &argc, &argv); });
 }

@@ -100,15 +100,14 @@ bool measure(std::size_t blocks, int emulated, int reps, int steps, Measurement&
 int main(int argc, char** argv) {
   int reps = 5;
   bool quick = false;
-  CLI::App app{
+  example::OptionParser parser{
+      "versa-bench-nbody",
       "The n-body simulation with its force accesses as reductions (add) against writes, on\n"
-      "the CPU alone and beside an emulated accelerator.",
-      "versa-bench-nbody"};
-  example::use_tool_rules(app);
-  example::add_positive_option(app, "--reps", reps, "N", "repetitions per figure (their median)");
-  app.add_flag("--quick", quick, "one step per repetition and at most 2 repetitions");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+      "the CPU alone and beside an emulated accelerator."};
+  example::add_positive_option(parser, "--reps", reps, "N",
+                               "repetitions per figure (their median)");
+  parser.flag("--quick", quick, "one step per repetition and at most 2 repetitions");
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   if (quick) reps = std::min(reps, 2);
   const int steps = quick ? 1 : 3;
   std::printf(

@@ -190,17 +190,16 @@ int main(int argc, char** argv) {
   int seconds = 60;
   int tasks = 1000000;
   int handles = 10000;
-  CLI::App app{"The soak test's in-process part: fuzz programs in a loop, or one big program.",
-               "versa-bench-soak"};
-  example::use_tool_rules(app);
-  app.add_option("--kind", kind, "cpu, devices or big")
-      ->check(CLI::IsMember({"cpu", "devices", "big"}))
-      ->capture_default_str();
-  example::add_positive_option(app, "--seconds", seconds, "S",
+  example::OptionParser parser{
+      "versa-bench-soak",
+      "The soak test's in-process part: fuzz programs in a loop, or one big program."};
+  parser.option("--kind", kind, "cpu, devices or big")
+      .one_of({"cpu", "devices", "big"})
+      .show_default();
+  example::add_positive_option(parser, "--seconds", seconds, "S",
                                "how long to run fuzz programs (cpu, devices)");
-  example::add_positive_option(app, "--tasks", tasks, "N", "tasks of the big program");
-  example::add_positive_option(app, "--handles", handles, "H", "handles of the big program");
-  if (const std::optional<int> status = example::parse_command_line(app, argc, argv))
-    return *status;
+  example::add_positive_option(parser, "--tasks", tasks, "N", "tasks of the big program");
+  example::add_positive_option(parser, "--handles", handles, "H", "handles of the big program");
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   return kind == "big" ? big(tasks, handles) : soak(kind, seconds);
 }

@@ -26,12 +26,11 @@ struct Options {
   int reps = 21;
 };
 
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  app.add_option("--trees", o.trees, "sample trees: " + uts::sample_tree_names())
-      ->delimiter(',')
-      ->type_name("T1,T3")
-      ->check([](const std::string& name) -> std::string {
+void add_options(example::OptionParser& parser, Options& o) {
+  parser.option("--trees", o.trees, "sample trees: " + uts::sample_tree_names())
+      .comma_separated()
+      .type_name("T1,T3")
+      .check([](const std::string& name) -> std::string {
         try {
           uts::sample_tree(name);
         } catch (const std::invalid_argument& e) {
@@ -39,20 +38,21 @@ void add_options(CLI::App& app, Options& o) {
         }
         return {};
       });
-  example::add_positive_list_option(app, "--workers", o.workers, "1,2", "worker counts");
-  app.add_option("--systems", o.systems,
-                 "systems: sequential, versa, versa-steady (a release at every chunk), openmp, tbb")
-      ->delimiter(',')
-      ->type_name("LIST");
-  example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
+  example::add_positive_list_option(parser, "--workers", o.workers, "1,2", "worker counts");
+  parser
+      .option("--systems", o.systems,
+              "systems: sequential, versa, versa-steady (a release at every chunk), openmp, tbb")
+      .comma_separated()
+      .type_name("LIST");
+  example::add_parsed_option(parser, "--tasks", o.search.granularity, uts::parse_granularity,
                              "a task per node, or per chunk of nodes (default)")
-      ->type_name("node|chunk");
+      .type_name("node|chunk");
   example::add_positive_option(
-      app, "--chunk", o.search.chunk_nodes, "N",
+      parser, "--chunk", o.search.chunk_nodes, "N",
       "with --tasks chunk: nodes a task visits between two releases of half its stack");
-  example::add_positive_option(app, "--reps", o.reps, "N",
+  example::add_positive_option(parser, "--reps", o.reps, "N",
                                "repetitions per measurement (the median is reported)");
-  app.add_flag_callback(
+  parser.flag(
       "--quick", [&o] { o.reps = 3; }, "3 repetitions");
 }
 

@@ -35,47 +35,47 @@ struct Options {
 };
 
 // Binds the options to `o`; the checks that relate two options run once all are read.
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  cholesky::add_matrix_options(app, o.n, o.tile);
-  example::add_devices_option(app, o.devices);
-  app.add_option("--device-memory", o.device_memory_mib,
-                 "cap each device's memory at M MiB (to factor out of core)")
-      ->type_name("M")
-      ->transform(example::positive<long>());
-  example::add_workers_option(app, o.workers);
+void add_options(example::OptionParser& parser, Options& o) {
+  cholesky::add_matrix_options(parser, o.n, o.tile);
+  example::add_devices_option(parser, o.devices);
+  parser
+      .option("--device-memory", o.device_memory_mib,
+              "cap each device's memory at M MiB (to factor out of core)")
+      .type_name("M")
+      .positive();
+  example::add_workers_option(parser, o.workers);
   example::add_parsed_option(
-      app, "--place", o.place, cholesky::parse_placements,
+      parser, "--place", o.place, cholesky::parse_placements,
       "placement per kernel, e.g. potrf=cpu,gemm=auto\n(cpu, gpu, prefer_gpu, auto)")
-      ->type_name("SPEC");
-  example::add_repeat_option(app, o.repeat, "factor R times");
-  app.add_flag("--check", o.check,
-               "compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes");
-  app.add_flag("--float", o.single, "single precision instead of double");
-  app.add_flag("--home-at-end", o.home_at_end,
-               "with devices, copy the tiles home all at the end (wait_all) instead of\n"
-               "each as soon as it is final");
-  example::add_parsed_option(app, "--priorities", o.priorities, cholesky::parse_priorities,
+      .type_name("SPEC");
+  example::add_repeat_option(parser, o.repeat, "factor R times");
+  parser.flag("--check", o.check,
+              "compute ||A - L L^T||_F / (||A||_F n eps) and say whether it passes");
+  parser.flag("--float", o.single, "single precision instead of double");
+  parser.flag("--home-at-end", o.home_at_end,
+              "with devices, copy the tiles home all at the end (wait_all) instead of\n"
+              "each as soon as it is final");
+  example::add_parsed_option(parser, "--priorities", o.priorities, cholesky::parse_priorities,
                              "which ready tasks go first: critical_path (default: the next\n"
                              "panel's), wavefront (the tiles nearest the top left, across steps),\n"
                              "panel (the whole panel's)")
-      ->type_name("SCHEME");
-  example::add_parsed_option(app, "--solve", o.solve, cholesky::parse_panel_solve,
+      .type_name("SCHEME");
+  example::add_parsed_option(parser, "--solve", o.solve, cholesky::parse_panel_solve,
                              "how each panel is solved against its diagonal tile: trsm\n"
                              "(default), inverse (the tile inverted once by trtri, then one\n"
                              "trmm per tile)")
-      ->type_name("HOW");
-  example::add_trace_option(app, o.trace, "all repetitions");
-  app.callback([&o] {
+      .type_name("HOW");
+  example::add_trace_option(parser, o.trace, "all repetitions");
+  parser.validate([&o] {
     if (o.tile > o.n)
-      throw CLI::ValidationError(
+      throw example::OptionError(
           "--tile", std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
     if (o.device_memory_mib > 0 && !o.devices.accelerators())
-      throw CLI::ValidationError(
+      throw example::OptionError(
           "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
     for (const auto& [kernel, rule] : o.place)
       if (rule == versa::Placement::gpu_only && !o.devices.accelerators())
-        throw CLI::ValidationError("--place", kernel + "=gpu, but --devices " + o.devices.list +
+        throw example::OptionError("--place", kernel + "=gpu, but --devices " + o.devices.list +
                                                   " has no GPU or emulated device");
   });
 }

@@ -54,11 +54,10 @@ class DistributedTiles {
 };
 
 // Binds the options to `o`.
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  cholesky::add_matrix_options(app, o.n, o.tile);
-  example::add_rank_workers_option(app, o.workers);
-  cholesky::add_gathered_check_option(app, o.check);
+void add_options(example::OptionParser& parser, Options& o) {
+  cholesky::add_matrix_options(parser, o.n, o.tile);
+  example::add_rank_workers_option(parser, o.workers);
+  cholesky::add_gathered_check_option(parser, o.check);
 }
 
 int run(const Options& o) {

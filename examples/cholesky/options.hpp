@@ -7,15 +7,15 @@
 namespace cholesky {
 
 // Declares -n/--n and --tile, bound to the arguments (their values are the defaults).
-inline void add_matrix_options(CLI::App& app, long& n, long& tile) {
-  example::add_positive_option(app, "-n,--n", n, "N", "matrix size");
-  example::add_positive_option(app, "--tile", tile, "B",
+inline void add_matrix_options(example::OptionParser& parser, long& n, long& tile) {
+  example::add_positive_option(parser, "-n,--n", n, "N", "matrix size");
+  example::add_positive_option(parser, "--tile", tile, "B",
                                "tile size (edge tiles are smaller when B does not divide N)");
 }
 
 // Declares --check for a tool on the ranks of an MPI job, whose factor is spread over them.
-inline void add_gathered_check_option(CLI::App& app, bool& check) {
-  app.add_flag("--check", check, "gather the factor on rank 0 and check its residual");
+inline void add_gathered_check_option(example::OptionParser& parser, bool& check) {
+  parser.flag("--check", check, "gather the factor on rank 0 and check its residual");
 }
 
 }  // namespace cholesky

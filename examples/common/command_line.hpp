@@ -1,14 +1,10 @@
 // What the command-line tools share: the example tools (cholesky, nbody, fmm, uts, and their MPI
-// versions) and the benchmarks. The options are CLI11's; here are the rules every tool follows
-// with them (a repeated option takes its last value, a wrong call exits with status 2 and a
-// message naming the option), the checks CLI11 lacks, the options every tool words alike, the
-// body of main(), and, for the examples, the --devices list, the runtime built from it and the
-// per-device and per-kernel figures they print. One copy, so that the tools cannot drift apart in
-// what they accept or say. Header-only: each tool is one source file, and a library for this would
-// serve no one else.
+// versions) and the benchmarks. The options every tool words alike (on option_parser.hpp, which
+// holds the rules every tool follows), the body of main(), and, for the examples, the --devices
+// list, the runtime built from it and the per-device and per-kernel figures they print. One copy,
+// so that the tools cannot drift apart in what they accept or say.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
@@ -23,126 +19,54 @@
 #include <string>
 #include <vector>
 
+#include "option_parser.hpp"
 #include "versa/versa.hpp"
 
 namespace example {
 
-// Makes `app` follow the tools' rules; call it before adding options. A repeated option takes its
-// last value, so that a script's defaults can be overridden by appending
-// ("scripts/demo --n 8192").
-inline void use_tool_rules(CLI::App& app) {
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-}
-
-// Reports a wrong call on `err`, naming the tool, and returns its exit status: 2, apart from
-// run-time failures (status 1), so that scripts can tell a wrong call from a failed run.
-inline int wrong_call(const std::string& program, const std::string& message,
-                      std::ostream& err = std::cerr) {
-  err << program << ": " << message << "\n(see --help)\n";
-  return 2;
-}
-
-// Parses `args` (the program name left out) into the options bound to `app`. Returns the exit
-// status when the tool is to stop there: 0 after printing the help (-h, --help) on `out`, 2 after
-// a wrong call, reported on `err` with the option's name; nothing when the tool is to run.
-inline std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args,
-                                             std::ostream& out, std::ostream& err) {
-  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
-  try {
-    app.parse(args);
-  } catch (const CLI::ExtrasError& e) {
-    // CLI11's message lists what it could not place last first; the first is the one to fix.
-    const std::vector<std::string> extras = app.remaining();
-    if (extras.empty()) return wrong_call(app.get_name(), e.what(), err);
-    const bool option = extras.front().rfind('-', 0) == 0;
-    return wrong_call(
-        app.get_name(),
-        (option ? "unknown option '" : "unexpected argument '") + extras.front() + "'", err);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e, out);
-    return wrong_call(app.get_name(), e.what(), err);
-  }
-  return std::nullopt;
-}
-
-inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
-  return parse_command_line(app, std::vector<std::string>(argv + 1, argv + argc), std::cout,
-                            std::cerr);
-}
-
-// The body of a tool's main(): parses the command line into the options bound to `app`, then
+// The body of a tool's main(): parses the command line into the options bound to `parser`, then
 // returns run()'s exit status. Bad input found while running (std::invalid_argument) is a wrong
 // call (status 2); any other error is reported as "<tool>: <what>" with status 1.
 template <class Run>
-int run_tool(CLI::App& app, int argc, char** argv, Run&& run) {
-  if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
+int run_tool(OptionParser& parser, int argc, char** argv, Run&& run) {
+  if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   try {
     return run();
   } catch (const std::invalid_argument& e) {
-    return wrong_call(app.get_name(), e.what());
+    return wrong_call(parser.name(), e.what());
   } catch (const std::exception& e) {
-    std::cerr << app.get_name() << ": " << e.what() << "\n";
+    std::cerr << parser.name() << ": " << e.what() << "\n";
     return 1;
   }
 }
 
-// The whole main() of a tool whose options are one struct: makes the tool's CLI::App (named
+// The whole main() of a tool whose options are one struct: makes the tool's OptionParser (named
 // `name` in its messages, described by `description` in its help), binds the options with
-// add_options(app, options) and returns run(options)'s exit status by run_tool's rules.
+// add_options(parser, options) and returns run(options)'s exit status by run_tool's rules.
 template <class Options, class AddOptions, class Run>
 int tool_main(int argc, char** argv, const std::string& name, const std::string& description,
               AddOptions&& add_options, Run&& run) {
-  CLI::App app{description, name};
+  OptionParser parser{name, description};
   Options options;
-  add_options(app, options);
-  return run_tool(app, argc, argv, [&] { return run(options); });
+  add_options(parser, options);
+  return run_tool(parser, argc, argv, [&] { return run(options); });
 }
 
-// A check for integer options: a whole decimal number from 1 to the largest T. CLI11's own
-// conversion reads "010" as octal and "0x10" as hex and saturates past the largest long, and the
-// message of CLI::PositiveNumber spells out the largest double; this one quotes the value. Add it
-// with ->transform rather than ->check: it rewrites the value in canonical decimal, so that
-// CLI11's conversion reads the number that was checked.
+// Adds an integer option `name` bound to `target`, which takes a positive value and shows
+// `target`'s value as its default; `type_name` stands for the value in the help.
 template <class T>
-CLI::Validator positive() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const long long value = std::strtoll(text.c_str(), &end, 10);
-        if (end == text.c_str() || *end != '\0')
-          return "expects a positive integer, not '" + text + "'";
-        if (value < 1) return "must be at least 1, not " + text;
-        if (errno == ERANGE || value > static_cast<long long>(std::numeric_limits<T>::max()))
-          return "must be at most " + std::to_string(std::numeric_limits<T>::max()) + ", not " +
-                 text;
-        text = std::to_string(value);
-        return {};
-      },
-      "");
+Option& add_positive_option(OptionParser& parser, const std::string& name, T& target,
+                            const std::string& type_name, const std::string& description) {
+  return parser.option(name, target, description).type_name(type_name).positive().show_default();
 }
 
-// Adds an integer option `name` bound to `target`, which takes a positive value (positive<T>)
-// and shows `target`'s value as its default; `type_name` stands for the value in the help.
+// Adds a list option `name` bound to `target`: items separated by commas, each a positive
+// integer; `type_name` stands for the list in the help.
 template <class T>
-CLI::Option* add_positive_option(CLI::App& app, const std::string& name, T& target,
-                                 const std::string& type_name, const std::string& description) {
-  return app.add_option(name, target, description)
-      ->type_name(type_name)
-      ->transform(positive<T>())
-      ->capture_default_str();
-}
-
-// Adds a list option `name` bound to `target`: items separated by commas, each a positive integer
-// (positive<T>); `type_name` stands for the list in the help.
-template <class T>
-CLI::Option* add_positive_list_option(CLI::App& app, const std::string& name,
-                                      std::vector<T>& target, const std::string& type_name,
-                                      const std::string& description) {
-  return app.add_option(name, target, description)
-      ->type_name(type_name)
-      ->delimiter(',')
-      ->transform(positive<T>());
+Option& add_positive_list_option(OptionParser& parser, const std::string& name,
+                                 std::vector<T>& target, const std::string& type_name,
+                                 const std::string& description) {
+  return parser.option(name, target, description).type_name(type_name).comma_separated().positive();
 }
 
 // Adds an option whose text `parse` reads into `target` (parse: std::string -> T, throwing
@@ -150,45 +74,35 @@ CLI::Option* add_positive_list_option(CLI::App& app, const std::string& name,
 // refuses fails the call, with the option's name and the thrown message; `target` keeps its value
 // when the option is not given.
 template <class T, class Parse>
-CLI::Option* add_parsed_option(CLI::App& app, const std::string& name, T& target, Parse parse,
-                               const std::string& description) {
-  auto refusal = [parse](std::string& text) -> std::string {
-    try {
-      parse(text);
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return {};
-  };
-  return app
-      .add_option_function<std::string>(
-          name, [&target, parse](const std::string& text) { target = parse(text); }, description)
-      ->check(CLI::Validator(refusal, ""));
+Option& add_parsed_option(OptionParser& parser, const std::string& name, T& target, Parse parse,
+                          const std::string& description) {
+  return parser.option(
+      name, [&target, parse](const std::string& text) { target = parse(text); }, description);
 }
 
 // Adds --workers W: the CPU workers of a tool's runtime, by default one per core (0).
-inline CLI::Option* add_workers_option(CLI::App& app, int& workers) {
-  return app.add_option("--workers", workers, "CPU workers (default: one per core)")
-      ->type_name("W")
-      ->transform(positive<int>());
+inline Option& add_workers_option(OptionParser& parser, int& workers) {
+  return parser.option("--workers", workers, "CPU workers (default: one per core)")
+      .type_name("W")
+      .positive();
 }
 
 // Adds --workers W for a tool that runs on the ranks of an MPI job: the CPU workers of each
 // rank's runtime. Ranks share the machine, so the default (`workers`' value) is small and shown.
-inline CLI::Option* add_rank_workers_option(CLI::App& app, int& workers) {
-  return add_positive_option(app, "--workers", workers, "W", "CPU workers per rank");
+inline Option& add_rank_workers_option(OptionParser& parser, int& workers) {
+  return add_positive_option(parser, "--workers", workers, "W", "CPU workers per rank");
 }
 
 // Adds --repeat R: `what` is done R times and the median time reported ("factor R times").
-inline CLI::Option* add_repeat_option(CLI::App& app, int& repeat, const std::string& what) {
-  return add_positive_option(app, "--repeat", repeat, "R", what + " and report the median time");
+inline Option& add_repeat_option(OptionParser& parser, int& repeat, const std::string& what) {
+  return add_positive_option(parser, "--repeat", repeat, "R", what + " and report the median time");
 }
 
 // Adds --trace FILE: a Chrome trace of the runtime's life, which spans `runs` ("all
 // repetitions").
-inline CLI::Option* add_trace_option(CLI::App& app, std::string& trace, const std::string& runs) {
-  return app.add_option("--trace", trace, "write a Chrome trace of the run (" + runs + ") to FILE")
-      ->type_name("FILE");
+inline Option& add_trace_option(OptionParser& parser, std::string& trace, const std::string& runs) {
+  return parser.option("--trace", trace, "write a Chrome trace of the run (" + runs + ") to FILE")
+      .type_name("FILE");
 }
 
 // The --devices list as given and what it asks for; by default "auto". The list is kept as text
@@ -262,16 +176,16 @@ inline Devices parse_devices(const std::string& list) {
   return devices;
 }
 
-// Adds --devices LIST to `app`, read into `devices`.
-inline CLI::Option* add_devices_option(CLI::App& app, Devices& devices) {
-  return add_parsed_option(app, "--devices", devices, parse_devices,
+// Adds --devices LIST to `parser`, read into `devices`.
+inline Option& add_devices_option(OptionParser& parser, Devices& devices) {
+  return add_parsed_option(parser, "--devices", devices, parse_devices,
                            "devices to use: auto (default: the CPU and every GPU found), cpu,\n"
                            "cpu,gpu (all GPUs, which must exist), cpu,gpu:I,gpu:J (those GPUs,\n"
                            "one device per item: cpu,gpu:0,gpu:0 makes two devices of GPU 0),\n"
                            "cpu,emulated:K (K emulated accelerators with peer links between\n"
                            "them), or a mix, e.g.\n"
                            "cpu,gpu,emulated:1")
-      ->type_name("LIST");
+      .type_name("LIST");
 }
 
 // The runtime only knows which devices exist once it has started, so a required GPU can be

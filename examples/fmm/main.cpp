@@ -61,34 +61,36 @@ constexpr std::size_t check_samples = 1000;
 
 // The files a peer FMM reads to evaluate the same points against the same reference
 // (point_files.hpp; bench/fmm uses them).
-void add_file_options(CLI::App& app, Options& o) {
-  app.add_option("--save-points", o.save_points,
-                 "write the points of the last step to FILE (point_files.hpp), once the\n"
-                 "run and its check, if any, have passed")
-      ->type_name("FILE");
-  app.add_option("--save-reference", o.save_reference,
-                 "write the check's targets and its direct sum there to FILE, once the\n"
-                 "check has passed")
-      ->type_name("FILE")
-      ->needs("--check");
+void add_file_options(example::OptionParser& parser, Options& o) {
+  parser
+      .option("--save-points", o.save_points,
+              "write the points of the last step to FILE (point_files.hpp), once the\n"
+              "run and its check, if any, have passed")
+      .type_name("FILE");
+  parser
+      .option("--save-reference", o.save_reference,
+              "write the check's targets and its direct sum there to FILE, once the\n"
+              "check has passed")
+      .type_name("FILE")
+      .needs("--check");
 }
 
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
-  app.add_option("--targets", o.targets,
-                 "evaluate at M separate targets of the same distribution (another seed)\n"
-                 "instead of at the sources")
-      ->type_name("M")
-      ->transform(example::positive<long>());
-  fmm::add_tree_options(app, o.leaf, o.group);
-  example::add_devices_option(app, o.devices);
-  app.add_option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
-      ->type_name("M")
-      ->transform(example::positive<long>());
-  example::add_workers_option(app, o.workers);
+void add_options(example::OptionParser& parser, Options& o) {
+  fmm::add_point_set_options(parser, o.n, o.distribution, o.eps);
+  parser
+      .option("--targets", o.targets,
+              "evaluate at M separate targets of the same distribution (another seed)\n"
+              "instead of at the sources")
+      .type_name("M")
+      .positive();
+  fmm::add_tree_options(parser, o.leaf, o.group);
+  example::add_devices_option(parser, o.devices);
+  parser.option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
+      .type_name("M")
+      .positive();
+  example::add_workers_option(parser, o.workers);
   example::add_parsed_option(
-      app, "--place", o.place,
+      parser, "--place", o.place,
       [&o](const std::string& text) {
         o.place_text = text;
         return fmm::parse_placements(text);
@@ -96,53 +98,51 @@ void add_options(CLI::App& app, Options& o) {
       "where each kernel's tasks run, e.g. p2p=gpu,m2l=auto (rules: auto,\n"
       "cpu, gpu, prefer-gpu; kernels: p2m m2m compress m2l p2l m2p p2p expand\n"
       "l2l l2p, or all; default auto)")
-      ->type_name("K=R,...");
-  app.add_flag("--sequential", o.sequential,
-               "run the tasks in order in one thread instead of on the runtime");
-  app.add_flag("--tune-leaf", o.tune_leaf,
-               "tune the leaf size over the steps towards the fastest (fmm::LeafTuner),\n"
-               "starting from --leaf");
-  app.add_flag("--overlap-tree", o.overlap_tree,
-               "build each evaluation's tree while the previous evaluation's tasks run\n"
-               "(with --steps or --repeat; the time per evaluation is then the time\n"
-               "between two evaluations' ends)");
-  app.add_flag("--m2l-products", o.m2l_products,
-               "run M2L tasks on devices as batched matrix products (cuBLAS grouped\n"
-               "batched GEMMs) instead of the block kernel");
-  example::add_trace_option(app, o.trace, "all evaluations");
+      .type_name("K=R,...");
+  parser.flag("--sequential", o.sequential,
+              "run the tasks in order in one thread instead of on the runtime");
+  parser.flag("--tune-leaf", o.tune_leaf,
+              "tune the leaf size over the steps towards the fastest (fmm::LeafTuner),\n"
+              "starting from --leaf");
+  parser.flag("--overlap-tree", o.overlap_tree,
+              "build each evaluation's tree while the previous evaluation's tasks run\n"
+              "(with --steps or --repeat; the time per evaluation is then the time\n"
+              "between two evaluations' ends)");
+  parser.flag("--m2l-products", o.m2l_products,
+              "run M2L tasks on devices as batched matrix products (cuBLAS grouped\n"
+              "batched GEMMs) instead of the block kernel");
+  example::add_trace_option(parser, o.trace, "all evaluations");
   example::add_positive_option(
-      app, "--steps", o.steps, "K",
+      parser, "--steps", o.steps, "K",
       "evaluate K times with one solver, moving the points a little in between");
-  example::add_repeat_option(app, o.repeat, "evaluate R times per step");
-  app.add_flag("--check", o.check,
-               "compare the last evaluation with the direct sum (all points up to\n"
-               "N = 20000, else 1000 sampled targets) and say whether the potential's\n"
-               "error is at most eps and the field's at most 10 eps");
-  app.add_option("--seed", o.seed, "seed of the point generator")
-      ->type_name("S")
-      ->capture_default_str();
-  add_file_options(app, o);
-  app.callback([&o] {
+  example::add_repeat_option(parser, o.repeat, "evaluate R times per step");
+  parser.flag("--check", o.check,
+              "compare the last evaluation with the direct sum (all points up to\n"
+              "N = 20000, else 1000 sampled targets) and say whether the potential's\n"
+              "error is at most eps and the field's at most 10 eps");
+  parser.option("--seed", o.seed, "seed of the point generator").type_name("S").show_default();
+  add_file_options(parser, o);
+  parser.validate([&o] {
     if (o.device_memory_mib > 0 && !o.devices.accelerators())
-      throw CLI::ValidationError(
+      throw example::OptionError(
           "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
     for (int k = 0; k < fmm::kernel_count; ++k)
       if (o.place[static_cast<std::size_t>(k)] == versa::Placement::gpu_only &&
           !o.devices.accelerators())
-        throw CLI::ValidationError("--place", std::string(fmm::to_string(fmm::Kernel(k))) +
+        throw example::OptionError("--place", std::string(fmm::to_string(fmm::Kernel(k))) +
                                                   "=gpu, but --devices " + o.devices.list +
                                                   " has no GPU or emulated device");
     if (o.targets > 0 && (!o.save_points.empty() || !o.save_reference.empty()))
-      throw CLI::ValidationError("--targets", "the point files hold sources only: no --save-*");
+      throw example::OptionError("--targets", "the point files hold sources only: no --save-*");
     if (o.sequential &&
         (o.devices.list != "auto" || o.workers > 0 || !o.trace.empty() || o.overlap_tree))
-      throw CLI::ValidationError(
+      throw example::OptionError(
           "--sequential", "runs in one thread: no --devices, --workers, --trace or --overlap-tree");
     if (o.m2l_products && !o.devices.accelerators())
-      throw CLI::ValidationError(
+      throw example::OptionError(
           "--m2l-products", "needs a gpu or emulated device among --devices " + o.devices.list);
     if (o.overlap_tree && o.tune_leaf)
-      throw CLI::ValidationError("--overlap-tree",
+      throw example::OptionError("--overlap-tree",
                                  "the next tree is built before --tune-leaf chooses its leaf size");
   });
 }

@@ -58,13 +58,12 @@ fmm::flow::Owners group_owners(const fmm::GroupTree& groups, std::size_t points,
 }
 
 // Binds the options to `o`.
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  fmm::add_point_set_options(app, o.n, o.distribution, o.eps);
-  example::add_rank_workers_option(app, o.workers);
-  app.add_flag("--check", o.check,
-               "compare the results gathered on rank 0 with the sequential evaluation (relative "
-               "difference at most 1e-12)");
+void add_options(example::OptionParser& parser, Options& o) {
+  fmm::add_point_set_options(parser, o.n, o.distribution, o.eps);
+  example::add_rank_workers_option(parser, o.workers);
+  parser.flag("--check", o.check,
+              "compare the results gathered on rank 0 with the sequential evaluation (relative "
+              "difference at most 1e-12)");
 }
 
 int run(const Options& o) {

@@ -29,17 +29,16 @@ struct Options {
 };
 
 // Binds the options to `o`.
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
-  nbody::add_mode_option(app, o.mode);
-  example::add_devices_option(app, o.devices);
-  example::add_workers_option(app, o.workers);
-  example::add_repeat_option(app, o.repeat, "run the simulation R times");
-  app.add_flag("--check", o.check,
-               "compare the final positions, velocities and forces with a sequential run\n"
-               "and say whether the relative error is at most 1e-12");
-  example::add_trace_option(app, o.trace, "all repetitions");
+void add_options(example::OptionParser& parser, Options& o) {
+  nbody::add_system_options(parser, o.particles, o.blocks, o.steps);
+  nbody::add_mode_option(parser, o.mode);
+  example::add_devices_option(parser, o.devices);
+  example::add_workers_option(parser, o.workers);
+  example::add_repeat_option(parser, o.repeat, "run the simulation R times");
+  parser.flag("--check", o.check,
+              "compare the final positions, velocities and forces with a sequential run\n"
+              "and say whether the relative error is at most 1e-12");
+  example::add_trace_option(parser, o.trace, "all repetitions");
 }
 
 int run(const Options& o) {

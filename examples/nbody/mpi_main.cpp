@@ -190,18 +190,17 @@ bool check_against_reference(const nbody::System& system, const Options& o,
 }
 
 // Binds the options to `o`.
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
-  nbody::add_system_options(app, o.particles, o.blocks, o.steps);
-  example::add_rank_workers_option(app, o.workers);
-  example::add_parsed_option(app, "--distribution", o.distribution, parse_distribution,
+void add_options(example::OptionParser& parser, Options& o) {
+  nbody::add_system_options(parser, o.particles, o.blocks, o.steps);
+  example::add_rank_workers_option(parser, o.workers);
+  example::add_parsed_option(parser, "--distribution", o.distribution, parse_distribution,
                              "blocks to ranks: cyclic (block b on rank b mod P, default) or "
                              "contiguous (equal ranges)")
-      ->type_name("D");
-  nbody::add_mode_option(app, o.mode);
-  app.add_flag("--check", o.check,
-               "gather every block on rank 0 and compare with the sequential run (bitwise with "
-               "--mode write, relative error at most 1e-12 with add)");
+      .type_name("D");
+  nbody::add_mode_option(parser, o.mode);
+  parser.flag("--check", o.check,
+              "gather every block on rank 0 and compare with the sequential run (bitwise with "
+              "--mode write, relative error at most 1e-12 with add)");
 }
 
 int run(const Options& o) {

@@ -24,26 +24,25 @@ struct Options {
   bool check = false;
 };
 
-void add_options(CLI::App& app, Options& o) {
-  example::use_tool_rules(app);
+void add_options(example::OptionParser& parser, Options& o) {
   example::add_parsed_option(
-      app, "--tree", o.tree,
+      parser, "--tree", o.tree,
       [](const std::string& name) { return std::string(uts::sample_tree(name).name); },
       "sample tree: " + uts::sample_tree_names() + " (default T1)")
-      ->type_name("NAME");
-  example::add_parsed_option(app, "--tasks", o.search.granularity, uts::parse_granularity,
+      .type_name("NAME");
+  example::add_parsed_option(parser, "--tasks", o.search.granularity, uts::parse_granularity,
                              "a task per node, or per chunk of nodes (default)")
-      ->type_name("node|chunk");
+      .type_name("node|chunk");
   example::add_positive_option(
-      app, "--chunk", o.search.chunk_nodes, "N",
+      parser, "--chunk", o.search.chunk_nodes, "N",
       "with --tasks chunk: nodes a task visits between two releases of half its stack");
-  app.add_flag_callback(
+  parser.flag(
       "--steady", [&o] { o.search.on_demand = false; },
       "with --tasks chunk: release at every chunk, not only when the worker has none queued");
-  example::add_workers_option(app, o.workers);
-  example::add_repeat_option(app, o.repeat, "search R times");
-  app.add_flag("--check", o.check,
-               "compare the figures with the sequential search and the published ones");
+  example::add_workers_option(parser, o.workers);
+  example::add_repeat_option(parser, o.repeat, "search R times");
+  parser.flag("--check", o.check,
+              "compare the figures with the sequential search and the published ones");
 }
 
 void print_stats(const char* label, const uts::TreeStats& stats) {

@@ -1,6 +1,5 @@
-// What the command-line tools share (examples/common/command_line.hpp): the --devices list, the
-// integer check, what a wrong call or --help returns, without ending the process, and one run's
-// task statistics.
+// What the command-line tools share (examples/common/command_line.hpp): the --devices list and
+// one run's task statistics. The parser's own rules: command_line/option_parser_test.cpp.
 #include "command_line.hpp"
 
 #include <gtest/gtest.h>
@@ -14,21 +13,16 @@
 
 namespace {
 
-// A tool with the shared --devices option and an integer option, as the tools add them.
+// A tool with the shared --devices option, as the tools add it.
 struct Tool {
-  CLI::App app{"test tool", "tool"};
+  example::OptionParser parser{"tool", "test tool"};
   example::Devices devices;
-  long n = 4096;
   std::ostringstream out, err;
 
-  Tool() {
-    example::use_tool_rules(app);
-    example::add_devices_option(app, devices);
-    app.add_option("-n,--n", n, "size")->transform(example::positive<long>());
-  }
+  Tool() { example::add_devices_option(parser, devices); }
 
   std::optional<int> parse(const std::vector<std::string>& args) {
-    return example::parse_command_line(app, args, out, err);
+    return parser.parse(args, out, err);
   }
 };
 
@@ -76,56 +70,6 @@ TEST(CommandLine, BadDevicesAreRefusedNamingTheOptionAndItem) {
   Tool tool;
   tool.parse({"--devices", "cpu,fpga"});
   EXPECT_NE(tool.err.str().find("'fpga'"), std::string::npos) << tool.err.str();
-}
-
-TEST(CommandLine, BadIntegersAreRefusedNamingTheOptionAndValue) {
-  for (const std::string value : {"12x", "", "-3", "0", "1.5", "0x10", "99999999999999999999"}) {
-    Tool tool;
-    EXPECT_EQ(tool.parse({"--n", value}), 2) << value;
-    const std::string message = tool.err.str();
-    EXPECT_NE(message.find("--n: "), std::string::npos) << message;
-    EXPECT_NE(message.find(value), std::string::npos) << message;
-    EXPECT_EQ(tool.n, 4096) << value;
-  }
-}
-
-TEST(CommandLine, IntegersAreDecimalAndTheLastValueWins) {
-  Tool tool;
-  EXPECT_EQ(tool.parse({"--n", "010"}), std::nullopt) << tool.err.str();
-  EXPECT_EQ(tool.n, 10);
-  EXPECT_EQ(tool.parse({"-n", "5", "--n", "7"}), std::nullopt) << tool.err.str();
-  EXPECT_EQ(tool.n, 7);
-}
-
-TEST(CommandLine, ListItemsAreEachCheckedAsIntegers) {
-  CLI::App app{"test tool", "tool"};
-  example::use_tool_rules(app);
-  std::vector<int> counts{2};
-  example::add_positive_list_option(app, "--workers", counts, "1,2", "worker counts");
-  std::ostringstream out, err;
-  EXPECT_EQ(example::parse_command_line(app, {"--workers", "1,04,8"}, out, err), std::nullopt)
-      << err.str();
-  EXPECT_EQ(counts, (std::vector<int>{1, 4, 8}));
-  for (const std::string list : {"1,0", "1,x", "0"}) {
-    counts = {2};
-    std::ostringstream wrong_out, wrong_err;
-    EXPECT_EQ(example::parse_command_line(app, {"--workers", list}, wrong_out, wrong_err), 2)
-        << list;
-    EXPECT_NE(wrong_err.str().find("--workers: "), std::string::npos) << wrong_err.str();
-  }
-}
-
-TEST(CommandLine, UnknownOptionIsAWrongCall) {
-  Tool tool;
-  EXPECT_EQ(tool.parse({"--bogus", "2"}), 2);
-  EXPECT_NE(tool.err.str().find("unknown option '--bogus'"), std::string::npos) << tool.err.str();
-}
-
-TEST(CommandLine, HelpPrintsTheOptionsAndSucceeds) {
-  Tool tool;
-  EXPECT_EQ(tool.parse({"--n", "5", "--help"}), 0);
-  EXPECT_NE(tool.out.str().find("--devices"), std::string::npos) << tool.out.str();
-  EXPECT_TRUE(tool.err.str().empty()) << tool.err.str();
 }
 
 // A tool reports one run of several on the same runtime: the task statistics since a snapshot.
