@@ -44,6 +44,7 @@
 #include "cholesky/peers.hpp"
 #include "command_line.hpp"
 #include "common/harness.hpp"
+#include "run_report.hpp"
 
 namespace {
 

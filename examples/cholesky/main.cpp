@@ -15,6 +15,7 @@
 #include "command_line.hpp"
 #include "options.hpp"
 #include "result_line.hpp"
+#include "run_report.hpp"
 
 namespace {
 

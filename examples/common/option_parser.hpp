@@ -1,9 +1,9 @@
 // The command-line tools' option parser: CLI11 behind a small interface of our own. CLI11 is
 // header-only, and a source file that declares options with it spends 10-20 s compiling CLI11's
 // inline functions (the Cholesky tool's took 35 s with them, 15 s without); here they are
-// compiled once, in option_parser.cpp. The rules every tool follows are built in: a repeated option takes its last
-// value, so that a script's defaults can be overridden by appending ("scripts/demo --n 8192"); a
-// wrong call exits with status 2 and a message naming the tool and the option.
+// compiled once, in option_parser.cpp. The rules every tool follows are built in: a repeated option
+// takes its last value, so that a script's defaults can be overridden by appending ("scripts/demo
+// --n 8192"); a wrong call exits with status 2 and a message naming the tool and the option.
 //
 //   example::OptionParser parser{"cholesky", "Factors a random SPD matrix."};
 //   long n = 4096;

@@ -26,6 +26,7 @@
 #include "p2p.hpp"
 #include "point_files.hpp"
 #include "result_line.hpp"
+#include "run_report.hpp"
 #include "task_program.hpp"
 
 namespace {

@@ -13,6 +13,7 @@
 #include "nbody.hpp"
 #include "options.hpp"
 #include "result_line.hpp"
+#include "run_report.hpp"
 
 namespace {
 
