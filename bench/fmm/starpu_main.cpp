@@ -61,9 +61,7 @@ bench::ModelKind parse_model(const std::string& text) {
 void add_options(example::OptionParser& parser, Options& o) {
   fmm::add_point_set_options(parser, o.n, o.distribution, o.eps);
   fmm::add_tree_options(parser, o.leaf, o.group);
-  parser.option("--workers", o.starpu.workers, "CPU workers (default: one per core)")
-      .type_name("W")
-      .positive();
+  example::add_workers_option(parser, o.starpu.workers);
   parser
       .option("--scheduler", o.starpu.scheduler,
               "StarPU scheduling policy: lws, dmda, dmdas, heteroprio, eager, prio, ...")
