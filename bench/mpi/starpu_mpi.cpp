@@ -1,7 +1,8 @@
 // The tiled Cholesky on StarPU-MPI, the peer of cholesky_mpi (examples/cholesky/mpi_main.cpp),
 // written as StarPU-MPI's own examples do (mpi/examples/matrix_decomposition): every rank
-// registers every tile of the lower triangle, in place on its owner (STARPU_MAIN_RAM) and without
-// memory elsewhere (home node -1), gives it its MPI tag and owner with starpu_mpi_data_register,
+// registers every tile of the lower triangle, in place on its owner (STARPU_MAIN_RAM; a rank
+// makes only the tiles it owns, as cholesky_mpi does: cholesky::OwnedTiles) and without memory
+// elsewhere (home node -1), gives it its MPI tag and owner with starpu_mpi_data_register,
 // and inserts every task with starpu_mpi_task_insert; each task runs on the owner of the tile it
 // writes and StarPU-MPI sends what it reads. A panel's tiles leave the communication cache once
 // their last reader is submitted (starpu_mpi_cache_flush), as in StarPU's example. The owners are
@@ -28,6 +29,7 @@
 #include "common/starpu_support.hpp"
 #include "distributed_report.hpp"
 #include "options.hpp"
+#include "owned_tiles.hpp"
 #include "versa/mpi.hpp"
 
 namespace {
@@ -77,26 +79,28 @@ class Session {
   int size_ = 1;
 };
 
-// The lower triangle's tiles, registered on every rank: in place on the owner, without memory
-// elsewhere (StarPU-MPI allocates a rank's copy when a task there reads the tile).
+// The lower triangle's tiles, registered on every rank: on the owner in its OwnedTiles
+// (STARPU_MAIN_RAM), elsewhere without memory (StarPU-MPI allocates a rank's copy when a task
+// there reads the tile).
 class DistributedTiles {
  public:
-  DistributedTiles(double* a, int n, int tile, const Session& s) : tiles_((n + tile - 1) / tile) {
+  DistributedTiles(cholesky::OwnedTiles& owned, const Session& s)
+      : tiles_(static_cast<int>(owned.tile_rows())) {
     const versa::mpi::BlockCyclic grid = versa::mpi::BlockCyclic::for_ranks(s.size());
     handles_.resize(static_cast<std::size_t>(tiles_) * tiles_);
     owners_.resize(handles_.size(), -1);
     for (int j = 0; j < tiles_; ++j)
       for (int i = j; i < tiles_; ++i) {
-        const auto rows = static_cast<uint32_t>(std::min(tile, n - i * tile));
-        const auto cols = static_cast<uint32_t>(std::min(tile, n - j * tile));
+        const auto rows = static_cast<uint32_t>(owned.rows(static_cast<std::size_t>(i)));
+        const auto cols = static_cast<uint32_t>(owned.rows(static_cast<std::size_t>(j)));
         const int owner = grid.owner(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
         starpu_data_handle_t& h = handles_[index(i, j)];
         if (owner == s.rank())
           starpu_matrix_data_register(
               &h, STARPU_MAIN_RAM,
-              reinterpret_cast<uintptr_t>(a + static_cast<std::size_t>(i) * tile +
-                                          static_cast<std::size_t>(j) * tile * n),
-              static_cast<uint32_t>(n), rows, cols, sizeof(double));
+              reinterpret_cast<uintptr_t>(
+                  owned.data(static_cast<std::size_t>(i), static_cast<std::size_t>(j))),
+              rows, rows, cols, sizeof(double));
         else
           starpu_matrix_data_register(&h, -1, 0, rows, rows, cols, sizeof(double));
         starpu_mpi_data_register(h, static_cast<starpu_mpi_tag_t>(index(i, j)), owner);
@@ -158,22 +162,24 @@ void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
   }
 }
 
-// Brings every tile to rank 0 (every rank calls it) and copies it into `a` there.
-void gather_on_rank_0(const DistributedTiles& tiles, double* a, int n, int tile, int rank) {
+// The factor gathered on rank 0 (every rank calls it): the n x n matrix there, with L in its
+// lower triangle; empty elsewhere.
+std::vector<double> gather_on_rank_0(const DistributedTiles& tiles, long n, long tile, int rank) {
+  std::vector<double> factor;
+  if (rank == 0) factor.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   for (int j = 0; j < tiles.tiles(); ++j)
     for (int i = j; i < tiles.tiles(); ++i) {
       const starpu_data_handle_t h = tiles(i, j);
       starpu_mpi_get_data_on_node(MPI_COMM_WORLD, h, 0);
       if (rank != 0) continue;
       check(starpu_data_acquire(h, STARPU_R), "starpu_data_acquire");
-      const auto* from = reinterpret_cast<const double*>(starpu_matrix_get_local_ptr(h));
-      const std::size_t ld = starpu_matrix_get_local_ld(h);
-      double* to = a + static_cast<std::size_t>(i) * tile + static_cast<std::size_t>(j) * tile * n;
-      if (from != to)
-        for (std::size_t c = 0; c < starpu_matrix_get_ny(h); ++c)
-          std::copy_n(from + c * ld, starpu_matrix_get_nx(h), to + c * static_cast<std::size_t>(n));
+      cholesky::place_tile(
+          factor.data(), n, tile, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
+          reinterpret_cast<const double*>(starpu_matrix_get_local_ptr(h)),
+          starpu_matrix_get_local_ld(h), starpu_matrix_get_nx(h), starpu_matrix_get_ny(h));
       starpu_data_release(h);
     }
+  return factor;
 }
 
 int run(const Options& o, int* argc, char*** argv) {
@@ -182,8 +188,9 @@ int run(const Options& o, int* argc, char*** argv) {
   openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
   Session s(argc, argv, o.sched.c_str());
   Codelets cl(o.sched.c_str(), models());
-  const std::vector<double> original = cholesky::spd_matrix<double>(n);
-  std::vector<double> a = original;
+  cholesky::OwnedTiles owned(o.n, o.tile, s.rank(), [&](std::size_t i, std::size_t j) {
+    return versa::mpi::BlockCyclic::for_ranks(s.size()).owner(i, j);
+  });
   // Outlive every task: declared before the tiles, whose destructor waits for them.
   Failure failure;
   KernelClock clock;
@@ -192,22 +199,29 @@ int run(const Options& o, int* argc, char*** argv) {
   for (int k = 0; k < nt; ++k) potrf_args[k] = {k, &failure, &clock};
   int status = 0;
   {
-    DistributedTiles tiles(a.data(), n, tile, s);
+    DistributedTiles tiles(owned, s);
     starpu_mpi_barrier(MPI_COMM_WORLD);  // every rank has registered before the clock starts
     const auto start = bench::Clock::now();
     insert_factorisation(tiles, s.rank(), cl, potrf_args, clock);
     check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
     const double seconds = bench::seconds_since(start);
     failure.throw_if_failed("StarPU-MPI cholesky", tile);
-    std::printf("rank %d: %.3f s in tile kernels\n", s.rank(), clock.nanoseconds.load() * 1e-9);
+    std::printf(
+        "rank %d: %.3f s in tile kernels; %.1f MiB of tiles owned, %.1f MiB resident at most\n",
+        s.rank(), clock.nanoseconds.load() * 1e-9, static_cast<double>(owned.bytes()) / (1 << 20),
+        cholesky::peak_resident_mib());
+    std::vector<double> factor;
     if (o.check) {
-      gather_on_rank_0(tiles, a.data(), n, tile, s.rank());
+      factor = gather_on_rank_0(tiles, o.n, o.tile, s.rank());
       check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
     }
-    if (s.rank() == 0)
+    if (s.rank() == 0) {
+      const std::vector<double> original =
+          o.check ? cholesky::spd_matrix<double>(o.n) : std::vector<double>{};
       status = cholesky::report_distributed("starpu-mpi", o.n, o.tile, s.size(), 1,
                                             "1 worker, " + o.sched, seconds, o.check,
-                                            original.data(), a.data());
+                                            original.data(), factor.data());
+    }
     std::fflush(stdout);
   }
   return status;

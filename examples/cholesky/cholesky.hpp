@@ -6,10 +6,12 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -204,6 +206,11 @@ struct Schedule {
   // keeps its copy for the later tasks that read the tile. Worth it where devices hold the
   // tiles; it adds a task per tile.
   bool home_when_final = false;
+  // Called with k once step k's tasks are submitted, when its column (A(k,k) to A(nt-1,k)) has
+  // no reader left to submit: a distributed run drops the other ranks' copies of it there
+  // (versa::mpi::Runtime::flush), so that a rank holds its own tiles and the panels in use,
+  // not every tile it ever received.
+  std::function<void(int)> after_step = nullptr;
 };
 
 namespace detail {
@@ -227,6 +234,7 @@ void submit_steps(Runtime& rt, const Matrix& a, const Potrf& potrf, const SolveP
         rt.submit(gemm, versa::read(a(m, k)), versa::read(a(j, k)), versa::write(a(m, j)),
                   versa::priority(priority.gemm(k, m, j)));
     }
+    if (schedule.after_step) schedule.after_step(k);
   }
 }
 
@@ -436,21 +444,39 @@ void submit_factorisation(versa::Runtime& rt, const Matrix& a, const PanelScratc
 // inside tasks would oversubscribe the cores).
 void use_one_blas_thread();
 
-// The test matrix of the examples and benchmarks: n x n, column-major, random symmetric and made
-// diagonally dominant, hence positive definite; the same on every call (and every rank).
+// The test matrix of the examples and benchmarks, of order n: random symmetric and made
+// diagonally dominant, hence positive definite. Entry (i, j) is drawn from the pair {i, j} alone
+// (a counter-based hash, splitmix64's finaliser), uniform in [-1, 1), plus n on the diagonal: the
+// same on every call and every rank, and any tile of it can be made where it is needed (a rank
+// of a distributed run makes only the tiles it owns).
+template <class T>
+T spd_entry(long n, long i, long j) {
+  const auto [low, high] = std::minmax(i, j);
+  std::uint64_t z = (static_cast<std::uint64_t>(high) * static_cast<std::uint64_t>(n) +
+                     static_cast<std::uint64_t>(low) + 1) *
+                    0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const double uniform = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+  return static_cast<T>(2.0 * uniform - 1.0 + (i == j ? static_cast<double>(n) : 0.0));
+}
+
+// Writes the rows x cols block of the test matrix of order n whose top left entry is (row, col)
+// to `out`, column-major with leading dimension ld.
+template <class T>
+void spd_block(long n, long row, long col, long rows, long cols, T* out, std::size_t ld) {
+  for (long c = 0; c < cols; ++c)
+    for (long r = 0; r < rows; ++r)
+      out[static_cast<std::size_t>(r) + static_cast<std::size_t>(c) * ld] =
+          spd_entry<T>(n, row + r, col + c);
+}
+
+// The whole test matrix, column-major (leading dimension n).
 template <class T>
 std::vector<T> spd_matrix(long n) {
   std::vector<T> a(static_cast<std::size_t>(n) * n);
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (long j = 0; j < n; ++j) {
-    for (long i = j; i < n; ++i) {
-      const T v = static_cast<T>(uniform(rng));
-      a[i + j * n] = v;
-      a[j + i * n] = v;
-    }
-    a[j + j * n] += static_cast<T>(n);
-  }
+  spd_block(n, 0, 0, n, n, a.data(), static_cast<std::size_t>(n));
   return a;
 }
 

@@ -79,8 +79,12 @@ struct DiscardClosure {
   const detail::CopyBuffer* buffer;
 };
 
-void invoke_discard(void* closure, const AccessRecord*) {
-  static_cast<const DiscardClosure*>(closure)->buffer->release();
+// Only when the copy is in the buffer: where a receive was renamed (it found readers of the
+// version before pending), the data is in a buffer of the local runtime's renaming, and the
+// buffer may still be read by those readers; it is given back at a later flush.
+void invoke_discard(void* closure, const AccessRecord* accesses) {
+  const detail::CopyBuffer& buffer = *static_cast<const DiscardClosure*>(closure)->buffer;
+  if (accesses[0].data == buffer.data()) buffer.release();
 }
 
 // A task of the layer's own on the local runtime (a transfer, or one that prepares or discards
@@ -293,11 +297,13 @@ void Runtime::flush(const HandleBase& handle) {
   detail::HandleRecord& record = start_procedure(handle, "flush");
   record.valid.reset_to(record.holder);
   ++record.flushes;
-  // After this rank's earlier tasks on the copy (a write_only waits for them); its content is
-  // stale from now on, whatever it held.
+  // After this rank's earlier tasks on the copy; its content is stale from now on, whatever it
+  // held. A write, not a write_only: the local runtime may rename a write_only that finds
+  // readers pending (run it at once on a buffer of its own), and this one gives back the pages
+  // those readers read.
   if (rank_ != record.holder && record.buffer)
     submit_local(*local_, impl_->flush_name, invoke_discard, DiscardClosure{record.buffer},
-                 record.state, AccessMode::write_only);
+                 record.state, AccessMode::write);
 }
 
 void Runtime::copy_home(const HandleBase& handle) {

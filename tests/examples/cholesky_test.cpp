@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/thread_annotations.hpp"  // VERSA_TSAN
+#include "owned_tiles.hpp"
 #include "support/config.hpp"
 
 namespace {
@@ -496,6 +497,96 @@ TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
   EXPECT_EQ(cholesky::parse_panel_solve("inverse"), cholesky::PanelSolve::inverse);
   EXPECT_EQ(cholesky::parse_panel_solve("trsm"), cholesky::PanelSolve::trsm);
   EXPECT_THROW(cholesky::parse_panel_solve("lu"), std::invalid_argument);
+}
+
+// The test matrix: any block made alone is the whole matrix's block, and the matrix is
+// symmetric and strictly diagonally dominant (hence positive definite).
+TEST(CholeskyTestMatrix, AnyBlockIsTheWholeMatrixsAndItIsPositiveDefinite) {
+  constexpr long n = 37;
+  const std::vector<double> a = cholesky::spd_matrix<double>(n);
+  for (long j = 0; j < n; ++j) {
+    double off_diagonal = 0;
+    for (long i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i + j * n], a[j + i * n]);
+      if (i != j) off_diagonal += std::abs(a[i + j * n]);
+    }
+    EXPECT_GT(a[j + j * n], off_diagonal);
+  }
+  std::vector<double> block(11 * 7);
+  cholesky::spd_block(n, 5, 30, 11, 7, block.data(), 11);
+  for (long c = 0; c < 7; ++c)
+    for (long r = 0; r < 11; ++r) ASSERT_EQ(block[r + c * 11], a[(5 + r) + (30 + c) * n]);
+  // Not a constant: the entries spread over [-1, 1).
+  const auto [low, high] = std::minmax_element(a.begin() + 1, a.begin() + n);
+  EXPECT_LT(*low, -0.5);
+  EXPECT_GT(*high, 0.5);
+}
+
+// A rank's tiles are its owner's tiles of the test matrix, each of leading dimension its rows;
+// the others are null; placed back, they make the lower triangle of the matrix.
+TEST(OwnedTiles, HoldTheTilesOfOneOwnerAndPlaceBackIntoTheMatrix) {
+  constexpr long n = 10, tile = 4;  // tile rows of 4, 4 and 2
+  const std::vector<double> a = cholesky::spd_matrix<double>(n);
+  std::vector<double> placed(n * n, 0.0);
+  std::size_t bytes = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    cholesky::OwnedTiles owned(n, tile, rank,
+                               [](std::size_t i, std::size_t j) { return int((i + j) % 2); });
+    ASSERT_EQ(owned.tile_rows(), 3u);
+    EXPECT_EQ(owned.rows(2), 2);
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = j; i < 3; ++i) {
+        const double* t = owned.data(i, j);
+        ASSERT_EQ(t != nullptr, int((i + j) % 2) == rank) << i << "," << j;
+        if (t == nullptr) continue;
+        const auto rows = static_cast<std::size_t>(owned.rows(i));
+        const auto cols = static_cast<std::size_t>(owned.rows(j));
+        for (std::size_t c = 0; c < cols; ++c)
+          for (std::size_t r = 0; r < rows; ++r)
+            ASSERT_EQ(t[r + c * rows], a[(i * tile + r) + (j * tile + c) * n]);
+        cholesky::place_tile(placed.data(), n, tile, i, j, t, rows, rows, cols);
+      }
+    bytes += owned.bytes();
+  }
+  EXPECT_EQ(bytes, (4 * 4 * 3 + 2 * 4 * 2 + 2 * 2) * sizeof(double));  // the lower triangle's tiles
+  for (long j = 0; j < n; ++j)
+    for (long i = 0; i < n; ++i)
+      ASSERT_EQ(placed[i + j * n], j / tile <= i / tile ? a[i + j * n] : 0.0) << i << "," << j;
+}
+
+// What submit_factorisation calls on a runtime, counted; nothing runs.
+struct CountingRuntime {
+  std::size_t submitted = 0;
+  template <class... Args>
+  void submit(const Args&...) {
+    ++submitted;
+  }
+  void copy_home(const versa::HandleBase&) {}
+};
+
+// Schedule::after_step(k) comes once step k's tasks are all submitted and before step k + 1's.
+TEST(TiledCholeskySchedule, AfterStepComesOnceTheStepIsSubmitted) {
+  constexpr int nt = 5;
+  versa::Runtime rt{workers(1)};
+  std::vector<double> a(nt * nt, 1.0);
+  versa::TiledMatrix<double> tiles(rt, a.data(), nt, nt, nt, 1);
+  CountingRuntime counting;
+  std::vector<std::size_t> seen;
+  cholesky::Schedule schedule;
+  schedule.after_step = [&](int k) {
+    EXPECT_EQ(k, static_cast<int>(seen.size()));
+    seen.push_back(counting.submitted);
+  };
+  cholesky::submit_factorisation(counting, tiles, {}, schedule);
+  std::vector<std::size_t> expected;
+  std::size_t total = 0;
+  for (int k = 0; k < nt; ++k) {
+    const std::size_t below = nt - k - 1;  // potrf, then trsm and syrk per row, gemm per pair
+    total += 1 + 2 * below + below * (below - 1) / 2;
+    expected.push_back(total);
+  }
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(total, cholesky::task_counts(nt).total());
 }
 
 }  // namespace

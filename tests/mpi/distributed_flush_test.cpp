@@ -6,8 +6,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "mpi/rank_config.hpp"
@@ -68,6 +71,96 @@ TEST(DistributedFlush, DropsCachedCopiesAndGivesTheirMemoryBack) {
   const versa::mpi::Statistics s = rt.statistics();
   EXPECT_EQ(s.messages_sent, rt.rank() == 0 ? 2u * static_cast<std::uint64_t>(ranks - 1) : 0u);
   EXPECT_EQ(s.messages_received, rt.rank() == 0 ? 0u : 2u);
+  sums.clear();
+}
+
+// A flush while a task still reads the copy: the copy is dropped after it, never under it (the
+// runtime may not run the drop at once on a buffer of its own, as it may a write_only task that
+// finds readers pending), and the memory still goes back to the system. The reader holds its
+// copy until this rank's flush is submitted, so that it reads after the drop would have run.
+TEST(DistributedFlush, WaitsForTheReadersOfTheCopy) {
+  versa::Config config = rank_config();
+  config.cpu_workers = 2;  // one for the reader, one free for the drop
+  versa::mpi::Runtime rt(config);
+  constexpr std::size_t n = 1 << 14;  // 128 KiB
+  std::vector<double> owned(rt.rank() == 0 ? n : 0, 1.0);
+  auto v = rt.data(rt.rank() == 0 ? owned.data() : static_cast<double*>(nullptr), n, 0, "v");
+  std::vector<double> result(1, 0.0);
+  std::vector<versa::Handle<double>> sums;
+  for (int r = 0; r < rt.size(); ++r)
+    sums.push_back(
+        rt.data(r == rt.rank() ? result.data() : static_cast<double*>(nullptr), 1, r, "sum"));
+  std::atomic<const void*> reading{nullptr};
+  std::atomic<bool> flushed{false};
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "slow sum",
+        [&](versa::Span<const double> x, versa::Span<double> s) {
+          reading = x.data();
+          while (!flushed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the drop's chance
+          for (double e : x) s[0] += e;
+        },
+        versa::read(v), versa::write(sums[r]));
+  while (reading == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  rt.flush(v);
+  flushed = true;
+  rt.wait_all();
+  EXPECT_EQ(result[0], static_cast<double>(n));
+  if (rt.rank() != 0) {
+    EXPECT_EQ(resident_pages(reading, n * sizeof(double)), 0u);
+  }
+  sums.clear();
+}
+
+// A flush after a receive that the local runtime renamed (it found the version before still
+// read): the readers of both versions read their own values, the drop waiting for them all.
+TEST(DistributedFlush, KeepsACopyReadUnderARenamedReceive) {
+  versa::Config config = rank_config();
+  config.cpu_workers = 2;
+  versa::mpi::Runtime rt(config);
+  constexpr std::size_t n = 1 << 14;
+  std::vector<double> owned(rt.rank() == 0 ? n : 0, 1.0);
+  auto v = rt.data(rt.rank() == 0 ? owned.data() : static_cast<double*>(nullptr), n, 0, "v");
+  std::vector<double> results(2, 0.0);
+  std::vector<versa::Handle<double>> sums;  // two per rank: the first version's, the second's
+  for (int r = 0; r < rt.size(); ++r)
+    for (int version = 0; version < 2; ++version)
+      sums.push_back(
+          rt.data(r == rt.rank() ? &results[version] : static_cast<double*>(nullptr), 1, r, "sum"));
+  std::atomic<bool> reading{false}, flushed{false};
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "slow sum",
+        [&](versa::Span<const double> x, versa::Span<double> s) {
+          reading = true;
+          while (!flushed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          for (double e : x) s[0] += e;
+        },
+        versa::read(v), versa::write(sums[2 * r]));
+  rt.submit(
+      "double",
+      [](versa::Span<double> x) {
+        for (double& e : x) e *= 2.0;
+      },
+      versa::write(v));
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "sum",
+        [](versa::Span<const double> x, versa::Span<double> s) {
+          for (double e : x) s[0] += e;
+        },
+        versa::read(v), versa::write(sums[2 * r + 1]));
+  while (!reading) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  rt.flush(v);
+  flushed = true;
+  rt.wait_all();
+  EXPECT_EQ(results[0], static_cast<double>(n));
+  EXPECT_EQ(results[1], 2.0 * n);
+  if (rt.rank() != 0) {
+    EXPECT_EQ(rt.local().renamed_accesses(), 1u);  // the second version's receive
+  }
   sums.clear();
 }
 
