@@ -13,10 +13,12 @@ namespace cholesky {
 // Prints the "matrix" and "time" lines of a factorisation of order `n` in tiles of `tile` on
 // `ranks` ranks ("<ranks> ranks x <per_rank>", e.g. "4 workers"), with `check` the residual of
 // `factor` against `original` (gathered on this rank), and the RESULT line of `system` with
-// `workers` per rank. Returns the exit status: 1 when the check fails.
+// `workers` per rank and `parameters` after them (",devices=..." where ranks have accelerators).
+// Returns the exit status: 1 when the check fails.
 inline int report_distributed(const std::string& system, long n, long tile, int ranks, int workers,
                               const std::string& per_rank, double seconds, bool check,
-                              const double* original, const double* factor) {
+                              const double* original, const double* factor,
+                              const std::string& parameters = "") {
   const double gflops = static_cast<double>(n) * n * n / 3.0 / seconds * 1e-9;
   std::printf("matrix      %ld x %ld double, tiles of %ld, %d ranks x %s\n", n, n, tile, ranks,
               per_rank.c_str());
@@ -30,8 +32,9 @@ inline int report_distributed(const std::string& system, long n, long tile, int 
     status = pass ? 0 : 1;
   }
   example::print_result("mpi-cholesky", system,
-                        "n=" + std::to_string(n) + ",tile=" + std::to_string(tile) + ",ranks=" +
-                            std::to_string(ranks) + ",workers=" + std::to_string(workers),
+                        "n=" + std::to_string(n) + ",tile=" + std::to_string(tile) +
+                            ",ranks=" + std::to_string(ranks) +
+                            ",workers=" + std::to_string(workers) + parameters,
                         "gflops", gflops, "GFLOP/s");
   return status;
 }

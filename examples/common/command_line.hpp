@@ -188,9 +188,7 @@ inline Option& add_devices_option(OptionParser& parser, Devices& devices) {
 
 // The runtime only knows which devices exist once it has started, so a required GPU can be
 // checked no earlier: throws std::invalid_argument when --devices names gpu and there is none.
-// The topology goes to stderr to keep stdout for the figures.
-inline void announce(const versa::Runtime& rt, const Devices& devices) {
-  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
+inline void check_devices(const versa::Runtime& rt, const Devices& devices) {
   const std::size_t gpus = rt.statistics().size() - 1 - static_cast<std::size_t>(devices.emulated);
   if (devices.gpu_required && gpus == 0)
     throw std::invalid_argument("--devices lists gpu, but no GPU can be used here");
@@ -198,6 +196,12 @@ inline void announce(const versa::Runtime& rt, const Devices& devices) {
     throw std::invalid_argument("--devices lists " + std::to_string(devices.gpu_entries.size()) +
                                 " GPU devices, but " + std::to_string(gpus) +
                                 " can be used here: " + rt.topology_summary());
+}
+
+// Prints the topology to stderr (to keep stdout for the figures), then check_devices.
+inline void announce(const versa::Runtime& rt, const Devices& devices) {
+  std::fprintf(stderr, "%s\n", rt.topology_summary().c_str());
+  check_devices(rt, devices);
 }
 
 // The tools' own runtime settings; the rest stays at the library's defaults. Quiet because
