@@ -39,11 +39,8 @@ struct Options {
 void add_options(example::OptionParser& parser, Options& o) {
   cholesky::add_matrix_options(parser, o.n, o.tile);
   example::add_devices_option(parser, o.devices);
-  parser
-      .option("--device-memory", o.device_memory_mib,
-              "cap each device's memory at M MiB (to factor out of core)")
-      .type_name("M")
-      .positive();
+  example::add_device_memory_option(parser, o.device_memory_mib, o.devices,
+                                    "cap each device's memory at M MiB (to factor out of core)");
   example::add_workers_option(parser, o.workers);
   example::add_parsed_option(
       parser, "--place", o.place, cholesky::parse_placements,
@@ -71,9 +68,6 @@ void add_options(example::OptionParser& parser, Options& o) {
     if (o.tile > o.n)
       throw example::OptionError(
           "--tile", std::to_string(o.tile) + " is larger than --n " + std::to_string(o.n));
-    if (o.device_memory_mib > 0 && !o.devices.accelerators())
-      throw example::OptionError(
-          "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
     for (const auto& [kernel, rule] : o.place)
       if (rule == versa::Placement::gpu_only && !o.devices.accelerators())
         throw example::OptionError("--place", kernel + "=gpu, but --devices " + o.devices.list +

@@ -27,6 +27,7 @@ struct Options {
   long tile = 256;
   int workers = 1;
   example::Devices devices;
+  long device_memory_mib = 0;
   bool check = false;
 };
 
@@ -35,6 +36,8 @@ void add_options(example::OptionParser& parser, Options& o) {
   cholesky::add_matrix_options(parser, o.n, o.tile);
   example::add_rank_workers_option(parser, o.workers);
   example::add_devices_option(parser, o.devices);
+  example::add_device_memory_option(parser, o.device_memory_mib, o.devices,
+                                    "cap each device's memory at M MiB, on every rank");
   cholesky::add_gathered_check_option(parser, o.check);
 }
 
@@ -42,6 +45,7 @@ int run(const Options& o) {
   cholesky::use_one_blas_thread();
   versa::Config config = example::runtime_config(o.devices, o.workers, "");
   config.pin_workers = false;
+  config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
   versa::mpi::Runtime rt(config);
   example::check_devices(rt.local(), o.devices);
   if (rt.rank() == 0) std::fprintf(stderr, "rank 0: %s\n", rt.local().topology_summary().c_str());
@@ -59,14 +63,18 @@ int run(const Options& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const versa::mpi::Statistics s = rt.statistics();
     const std::vector<versa::DeviceStatistics> devices = rt.local().statistics();
-    std::uint64_t on_devices = 0;
-    for (std::size_t d = 1; d < devices.size(); ++d) on_devices += devices[d].tasks;
+    std::uint64_t on_devices = 0, evictions = 0;
+    for (std::size_t d = 1; d < devices.size(); ++d) {
+      on_devices += devices[d].tasks;
+      evictions += devices[d].evictions;
+    }
     std::printf(
-        "rank %d: %llu of %llu tasks (%llu of them on its devices), %llu messages sent "
+        "rank %d: %llu of %llu tasks (%llu of them on its devices, %llu evictions), %llu messages "
+        "sent "
         "(%.1f MiB), %llu received; %.1f MiB of tiles owned, %.1f MiB resident at most\n",
         rt.rank(), static_cast<unsigned long long>(s.tasks_executed),
         static_cast<unsigned long long>(s.tasks_submitted),
-        static_cast<unsigned long long>(on_devices),
+        static_cast<unsigned long long>(on_devices), static_cast<unsigned long long>(evictions),
         static_cast<unsigned long long>(s.messages_sent),
         static_cast<double>(s.bytes_sent) / (1 << 20),
         static_cast<unsigned long long>(s.messages_received),

@@ -186,6 +186,18 @@ inline Option& add_devices_option(OptionParser& parser, Devices& devices) {
       .type_name("LIST");
 }
 
+// Adds --device-memory M (MiB), read into `mib` (0: no cap), with the check that `devices`
+// names an accelerator: a cap with none would silently do nothing. `help` says what it is for.
+inline void add_device_memory_option(OptionParser& parser, long& mib, const Devices& devices,
+                                     const std::string& help) {
+  parser.option("--device-memory", mib, help).type_name("M").positive();
+  parser.validate([&mib, &devices] {
+    if (mib > 0 && !devices.accelerators())
+      throw OptionError("--device-memory",
+                        "needs a gpu or emulated device among --devices " + devices.list);
+  });
+}
+
 // The runtime only knows which devices exist once it has started, so a required GPU can be
 // checked no earlier: throws std::invalid_argument when --devices names gpu and there is none.
 inline void check_devices(const versa::Runtime& rt, const Devices& devices) {

@@ -86,9 +86,8 @@ void add_options(example::OptionParser& parser, Options& o) {
       .positive();
   fmm::add_tree_options(parser, o.leaf, o.group);
   example::add_devices_option(parser, o.devices);
-  parser.option("--device-memory", o.device_memory_mib, "cap each device's memory at M MiB")
-      .type_name("M")
-      .positive();
+  example::add_device_memory_option(parser, o.device_memory_mib, o.devices,
+                                    "cap each device's memory at M MiB");
   example::add_workers_option(parser, o.workers);
   example::add_parsed_option(
       parser, "--place", o.place,
@@ -124,9 +123,6 @@ void add_options(example::OptionParser& parser, Options& o) {
   parser.option("--seed", o.seed, "seed of the point generator").type_name("S").show_default();
   add_file_options(parser, o);
   parser.validate([&o] {
-    if (o.device_memory_mib > 0 && !o.devices.accelerators())
-      throw example::OptionError(
-          "--device-memory", "needs a gpu or emulated device among --devices " + o.devices.list);
     for (int k = 0; k < fmm::kernel_count; ++k)
       if (o.place[static_cast<std::size_t>(k)] == versa::Placement::gpu_only &&
           !o.devices.accelerators())
