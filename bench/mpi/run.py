@@ -13,7 +13,8 @@ that a change of the machine's load hits every system alike):
                cores, no MPI
   starpu-mpi   versa-bench-mpi-starpu on R ranks x 1 worker, scheduler dmda (--starpu-sched)
 and the table gives the median GFLOP/s (n^3/3 flops over the time from the first submission to
-the end) and the ratios of the medians. StarPU's dmda reads history-based models: before the
+the end) and the ratios of the medians; a second table the peak resident memory of the largest
+rank of versa and starpu-mpi (each rank prints its own), where each rank holds its own tiles. StarPU's dmda reads history-based models: before the
 repetitions, --calibrate runs of each configuration (STARPU_CALIBRATE=1, not timed) fill them,
 and the timed runs load them from STARPU_HOME. Then the FMM (fmm_mpi, --fmm-points uniform
 points, eps 1e-6) on R ranks x 1 worker against 1 rank x R workers, both under
@@ -80,9 +81,18 @@ def cholesky_command(build, system, n, tile, ranks, sched):
                             "--sched", sched]
 
 
+RESIDENT = re.compile(r"([0-9.]+) MiB resident at most")
+
+
 def gflops(build, system, n, tile, ranks, sched):
+    """GFLOP/s, and the peak resident memory of the largest rank in MiB (None for one process)."""
     out = run(cholesky_command(build, system, n, tile, ranks, sched))
-    return result_value(out, "mpi-cholesky" if system != "versa-1rank" else "cholesky")
+    if system == "versa-1rank":
+        return result_value(out, "cholesky"), None
+    peaks = [float(m.group(1)) for m in RESIDENT.finditer(out)]
+    if len(peaks) != ranks:
+        raise SystemExit(f"run.py: {ranks} 'MiB resident at most' lines expected in:\n{out}")
+    return result_value(out, "mpi-cholesky"), max(peaks)
 
 
 def cholesky_table(args, build, configs):
@@ -90,14 +100,18 @@ def cholesky_table(args, build, configs):
         for _ in range(args.calibrate):
             run(cholesky_command(build, "starpu-mpi", n, tile, ranks, args.starpu_sched),
                 env={"STARPU_CALIBRATE": "1"})
-    samples = {}
+    samples, peaks = {}, {}
     for rep in range(args.reps):
         for n, tile, ranks in configs:
             for system in SYSTEMS:
-                value = gflops(build, system, n, tile, ranks, args.starpu_sched)
+                value, peak = gflops(build, system, n, tile, ranks, args.starpu_sched)
                 samples.setdefault((n, tile, ranks, system), []).append(value)
+                if peak is not None:
+                    peaks.setdefault((n, tile, ranks, system), []).append(peak)
                 print(f"# rep {rep + 1}/{args.reps} n={n} tile={tile} ranks={ranks} "
-                      f"{system}: {value:.2f} GFLOP/s", file=sys.stderr, flush=True)
+                      f"{system}: {value:.2f} GFLOP/s" +
+                      (f", {peak:.0f} MiB at most on a rank" if peak is not None else ""),
+                      file=sys.stderr, flush=True)
     print(f"\nDistributed Cholesky, GFLOP/s (median of {args.reps}, interleaved); "
           "versa and starpu-mpi: R ranks x 1 worker; versa-1rank: 1 process x R workers; "
           f"StarPU scheduler {args.starpu_sched}")
@@ -108,13 +122,24 @@ def cholesky_table(args, build, configs):
         print(f"{n:>6} {tile:>5} {ranks:>2} {med['versa']:>8.2f} {med['versa-1rank']:>12.2f} "
               f"{med['starpu-mpi']:>11.2f} {med['versa'] / med['versa-1rank']:>12.2f} "
               f"{med['versa'] / med['starpu-mpi']:>17.2f}")
+    print(f"\nPeak resident memory of the largest rank, MiB (median of {args.reps}; each process "
+          "also holds what MPI and OpenBLAS take before any tile: the matrix's share is the rest)")
+    print(f"{'n':>6} {'tile':>5} {'R':>2} {'versa':>8} {'starpu-mpi':>11} {'matrix':>8}")
+    for n, tile, ranks in configs:
+        med = {s: statistics.median(peaks[(n, tile, ranks, s)]) for s in ("versa", "starpu-mpi")}
+        print(f"{n:>6} {tile:>5} {ranks:>2} {med['versa']:>8.0f} {med['starpu-mpi']:>11.0f} "
+              f"{n * n * 8 / 2**20:>8.0f}")
     for n, tile, ranks in configs:
         for system in SYSTEMS:
             r, w = (1, ranks) if system == "versa-1rank" else (ranks, 1)
-            print(f"RESULT bench=mpi-cholesky system={system} "
-                  f"param=n={n},tile={tile},ranks={r},workers={w} metric=gflops "
+            param = f"n={n},tile={tile},ranks={r},workers={w}"
+            print(f"RESULT bench=mpi-cholesky system={system} param={param} metric=gflops "
                   f"value={statistics.median(samples[(n, tile, ranks, system)]):.6g} "
                   "unit=GFLOP/s")
+            if (n, tile, ranks, system) in peaks:
+                print(f"RESULT bench=mpi-cholesky system={system} param={param} "
+                      "metric=peak_resident_mib "
+                      f"value={statistics.median(peaks[(n, tile, ranks, system)]):.6g} unit=MiB")
 
 
 def fmm_seconds(build, points, ranks, workers):
