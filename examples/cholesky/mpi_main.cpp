@@ -69,9 +69,9 @@ int run(const Options& o) {
       evictions += devices[d].evictions;
     }
     std::printf(
-        "rank %d: %llu of %llu tasks (%llu of them on its devices, %llu evictions), %llu messages "
-        "sent "
-        "(%.1f MiB), %llu received; %.1f MiB of tiles owned, %.1f MiB resident at most\n",
+        "rank %d: %llu of %llu tasks (%llu of them on its devices, %llu evictions), "
+        "%llu messages sent (%.1f MiB), %llu received; "
+        "%.1f MiB of tiles owned, %.1f MiB resident at most\n",
         rt.rank(), static_cast<unsigned long long>(s.tasks_executed),
         static_cast<unsigned long long>(s.tasks_submitted),
         static_cast<unsigned long long>(on_devices), static_cast<unsigned long long>(evictions),
