@@ -188,9 +188,9 @@ int run(const Options& o, int* argc, char*** argv) {
   openblas_set_num_threads(1);  // the parallelism is StarPU's: one sequential BLAS per worker
   Session s(argc, argv, o.sched.c_str());
   Codelets cl(o.sched.c_str(), models());
-  cholesky::OwnedTiles owned(o.n, o.tile, s.rank(), [&](std::size_t i, std::size_t j) {
-    return versa::mpi::BlockCyclic::for_ranks(s.size()).owner(i, j);
-  });
+  const versa::mpi::BlockCyclic grid = versa::mpi::BlockCyclic::for_ranks(s.size());
+  cholesky::OwnedTiles owned(o.n, o.tile, s.rank(),
+                             [&](std::size_t i, std::size_t j) { return grid.owner(i, j); });
   // Outlive every task: declared before the tiles, whose destructor waits for them.
   Failure failure;
   KernelClock clock;

@@ -530,14 +530,14 @@ TEST(OwnedTiles, HoldTheTilesOfOneOwnerAndPlaceBackIntoTheMatrix) {
   std::vector<double> placed(n * n, 0.0);
   std::size_t bytes = 0;
   for (int rank = 0; rank < 2; ++rank) {
-    cholesky::OwnedTiles owned(n, tile, rank,
-                               [](std::size_t i, std::size_t j) { return int((i + j) % 2); });
+    cholesky::OwnedTiles owned(
+        n, tile, rank, [](std::size_t i, std::size_t j) { return static_cast<int>((i + j) % 2); });
     ASSERT_EQ(owned.tile_rows(), 3u);
     EXPECT_EQ(owned.rows(2), 2);
     for (std::size_t j = 0; j < 3; ++j)
       for (std::size_t i = j; i < 3; ++i) {
         const double* t = owned.data(i, j);
-        ASSERT_EQ(t != nullptr, int((i + j) % 2) == rank) << i << "," << j;
+        ASSERT_EQ(t != nullptr, static_cast<int>((i + j) % 2) == rank) << i << "," << j;
         if (t == nullptr) continue;
         const auto rows = static_cast<std::size_t>(owned.rows(i));
         const auto cols = static_cast<std::size_t>(owned.rows(j));
