@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -162,6 +164,55 @@ TEST(DistributedFlush, KeepsACopyReadUnderARenamedReceive) {
     EXPECT_EQ(rt.local().renamed_accesses(), 1u);  // the second version's receive
   }
   sums.clear();
+}
+
+// A flush of a version that a failure spoilt: wait_all reports the failure alone (the drop, a
+// write after the spoilt copy, is cancelled without a word), and the next version arrives and
+// is read on every rank.
+TEST(DistributedFlush, OfASpoiltCopyReportsTheFailureAloneAndTheNextVersionArrives) {
+  versa::Config config = rank_config();
+  std::vector<std::string> diagnostics;
+  std::mutex diagnostics_mutex;
+  config.diagnostics = [&](const std::string& message) {
+    std::lock_guard lock(diagnostics_mutex);
+    diagnostics.push_back(message);
+  };
+  versa::mpi::Runtime rt(config);
+  std::int64_t owned = 1;
+  auto v = rt.data(rt.rank() == 0 ? &owned : static_cast<std::int64_t*>(nullptr), 1, 0, "v");
+  std::vector<std::int64_t> result(1, 0);
+  std::vector<versa::Handle<std::int64_t>> seen;
+  for (int r = 0; r < rt.size(); ++r)
+    seen.push_back(rt.data(r == rt.rank() ? result.data() : static_cast<std::int64_t*>(nullptr), 1,
+                           r, "seen"));
+  const auto look_everywhere = [&] {
+    for (int r = 0; r < rt.size(); ++r)
+      rt.submit(
+          "look",
+          [](versa::Span<const std::int64_t> x, versa::Span<std::int64_t> y) { y[0] = x[0]; },
+          versa::read(v), versa::write_only(seen[r]));
+  };
+  rt.submit(
+      "boom", [](versa::Span<std::int64_t>) { throw std::runtime_error("boom"); }, versa::write(v));
+  look_everywhere();
+  rt.flush(v);
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "wait_all did not report the failure";
+  } catch (const std::exception& e) {
+    if (rt.rank() == 0) {
+      EXPECT_NE(std::string(e.what()).find("boom"), std::string::npos) << e.what();
+    }
+  }
+  rt.submit(
+      "set", [](versa::Span<std::int64_t> x) { x[0] = 7; }, versa::write_only(v));
+  look_everywhere();
+  rt.flush(v);
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(result[0], 7);
+  seen.clear();
+  std::lock_guard lock(diagnostics_mutex);
+  EXPECT_TRUE(diagnostics.empty()) << diagnostics.front();
 }
 
 // Rank r adds r + 1 to `total`: a run of adds on every rank.
