@@ -76,10 +76,44 @@ TEST(DistributedFlush, DropsCachedCopiesAndGivesTheirMemoryBack) {
   sums.clear();
 }
 
+// One handle of a double per rank, owned by it: at `here` on its rank, without memory elsewhere.
+std::vector<versa::Handle<double>> one_per_rank(versa::mpi::Runtime& rt, double* here) {
+  std::vector<versa::Handle<double>> handles;
+  for (int r = 0; r < rt.size(); ++r)
+    handles.push_back(rt.data(r == rt.rank() ? here : static_cast<double*>(nullptr), 1, r, "sum"));
+  return handles;
+}
+
+// Every rank sums `v` into its own result, as sum_everywhere, but each sum holds its input
+// until `go` is set, after saying where it is (`holding`): a flush submitted meanwhile finds it
+// pending with the data already there, and the sum reads 20 ms after, when a drop run at once
+// would have dropped it.
+void held_sum_everywhere(versa::mpi::Runtime& rt, const versa::Handle<double>& v,
+                         std::vector<versa::Handle<double>>& sums,
+                         std::atomic<const void*>& holding, std::atomic<bool>& go) {
+  for (int r = 0; r < rt.size(); ++r)
+    rt.submit(
+        "held sum",
+        [&holding, &go](versa::Span<const double> x, versa::Span<double> s) {
+          holding = x.data();
+          while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          for (double e : x) s[0] += e;
+        },
+        versa::read(v), versa::write(sums[r]));
+}
+
+// Flushes `v` once this rank's held sum holds its input, then lets the sum go on.
+void flush_under_the_held_sum(versa::mpi::Runtime& rt, const versa::Handle<double>& v,
+                              std::atomic<const void*>& holding, std::atomic<bool>& go) {
+  while (holding == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  rt.flush(v);
+  go = true;
+}
+
 // A flush while a task still reads the copy: the copy is dropped after it, never under it (the
 // runtime may not run the drop at once on a buffer of its own, as it may a write_only task that
-// finds readers pending), and the memory still goes back to the system. The reader holds its
-// copy until this rank's flush is submitted, so that it reads after the drop would have run.
+// finds readers pending), and the memory still goes back to the system.
 TEST(DistributedFlush, WaitsForTheReadersOfTheCopy) {
   versa::Config config = rank_config();
   config.cpu_workers = 2;  // one for the reader, one free for the drop
@@ -87,30 +121,16 @@ TEST(DistributedFlush, WaitsForTheReadersOfTheCopy) {
   constexpr std::size_t n = 1 << 14;  // 128 KiB
   std::vector<double> owned(rt.rank() == 0 ? n : 0, 1.0);
   auto v = rt.data(rt.rank() == 0 ? owned.data() : static_cast<double*>(nullptr), n, 0, "v");
-  std::vector<double> result(1, 0.0);
-  std::vector<versa::Handle<double>> sums;
-  for (int r = 0; r < rt.size(); ++r)
-    sums.push_back(
-        rt.data(r == rt.rank() ? result.data() : static_cast<double*>(nullptr), 1, r, "sum"));
-  std::atomic<const void*> reading{nullptr};
-  std::atomic<bool> flushed{false};
-  for (int r = 0; r < rt.size(); ++r)
-    rt.submit(
-        "slow sum",
-        [&](versa::Span<const double> x, versa::Span<double> s) {
-          reading = x.data();
-          while (!flushed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the drop's chance
-          for (double e : x) s[0] += e;
-        },
-        versa::read(v), versa::write(sums[r]));
-  while (reading == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  rt.flush(v);
-  flushed = true;
+  double result = 0;
+  std::vector<versa::Handle<double>> sums = one_per_rank(rt, &result);
+  std::atomic<const void*> holding{nullptr};
+  std::atomic<bool> go{false};
+  held_sum_everywhere(rt, v, sums, holding, go);
+  flush_under_the_held_sum(rt, v, holding, go);
   rt.wait_all();
-  EXPECT_EQ(result[0], static_cast<double>(n));
+  EXPECT_EQ(result, static_cast<double>(n));
   if (rt.rank() != 0) {
-    EXPECT_EQ(resident_pages(reading, n * sizeof(double)), 0u);
+    EXPECT_EQ(resident_pages(holding, n * sizeof(double)), 0u);
   }
   sums.clear();
 }
@@ -124,46 +144,28 @@ TEST(DistributedFlush, KeepsACopyReadUnderARenamedReceive) {
   constexpr std::size_t n = 1 << 14;
   std::vector<double> owned(rt.rank() == 0 ? n : 0, 1.0);
   auto v = rt.data(rt.rank() == 0 ? owned.data() : static_cast<double*>(nullptr), n, 0, "v");
-  std::vector<double> results(2, 0.0);
-  std::vector<versa::Handle<double>> sums;  // two per rank: the first version's, the second's
-  for (int r = 0; r < rt.size(); ++r)
-    for (int version = 0; version < 2; ++version)
-      sums.push_back(
-          rt.data(r == rt.rank() ? &results[version] : static_cast<double*>(nullptr), 1, r, "sum"));
-  std::atomic<bool> reading{false}, flushed{false};
-  for (int r = 0; r < rt.size(); ++r)
-    rt.submit(
-        "slow sum",
-        [&](versa::Span<const double> x, versa::Span<double> s) {
-          reading = true;
-          while (!flushed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          for (double e : x) s[0] += e;
-        },
-        versa::read(v), versa::write(sums[2 * r]));
+  double first = 0, second = 0;  // the sums of the first version and of the second
+  std::vector<versa::Handle<double>> first_sums = one_per_rank(rt, &first);
+  std::vector<versa::Handle<double>> second_sums = one_per_rank(rt, &second);
+  std::atomic<const void*> holding{nullptr};
+  std::atomic<bool> go{false};
+  held_sum_everywhere(rt, v, first_sums, holding, go);
   rt.submit(
       "double",
       [](versa::Span<double> x) {
         for (double& e : x) e *= 2.0;
       },
       versa::write(v));
-  for (int r = 0; r < rt.size(); ++r)
-    rt.submit(
-        "sum",
-        [](versa::Span<const double> x, versa::Span<double> s) {
-          for (double e : x) s[0] += e;
-        },
-        versa::read(v), versa::write(sums[2 * r + 1]));
-  while (!reading) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  rt.flush(v);
-  flushed = true;
+  sum_everywhere(rt, v, second_sums);
+  flush_under_the_held_sum(rt, v, holding, go);
   rt.wait_all();
-  EXPECT_EQ(results[0], static_cast<double>(n));
-  EXPECT_EQ(results[1], 2.0 * n);
+  EXPECT_EQ(first, static_cast<double>(n));
+  EXPECT_EQ(second, 2.0 * n);
   if (rt.rank() != 0) {
     EXPECT_EQ(rt.local().renamed_accesses(), 1u);  // the second version's receive
   }
-  sums.clear();
+  first_sums.clear();
+  second_sums.clear();
 }
 
 // A flush of a version that a failure spoilt: wait_all reports the failure alone (the drop, a
