@@ -48,7 +48,7 @@ Potentials direct_sum_at(const Points& sources, const Points& targets) {
   Potentials result(targets.size());
   // Each target's sums on its own, on all cores: at 10^7 sources, 1000 targets take one core
   // 30 s. A target's sum runs over the sources in the same order whatever the chunks.
-  parallel_for(
+  example::parallel_for(
       targets.size(),
       [&](std::size_t begin, std::size_t end) {
         add_potential_and_field(targets.x.data() + begin, targets.y.data() + begin,

@@ -24,7 +24,7 @@ GroupData::GroupData(const Octree& tree, const GroupTree& groups,
       compressed_locals_(tree.cells().size() * rank_),
       locals_(tree.cells().size() * nodes_) {
   const SortedPoints& sorted = tree.points();
-  parallel_for(
+  example::parallel_for(
       groups.particle_groups().size(),
       [&](std::size_t begin, std::size_t end) {
         for (std::size_t g = begin; g < end; ++g) {
@@ -87,7 +87,7 @@ void GroupData::results_in_input_order(const Octree& tree, Potentials& out) cons
   // points they are cache misses that the cores take in parallel, a group each. Each point is
   // written once, so the groups' writes are disjoint.
   const std::vector<ParticleGroup>& groups = groups_.particle_groups();
-  parallel_for(
+  example::parallel_for(
       groups.size(),
       [&](std::size_t begin, std::size_t end) {
         for (std::size_t g = begin; g < end; ++g) {

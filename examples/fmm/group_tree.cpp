@@ -312,14 +312,14 @@ class M2LTaskBuilder {
 std::vector<GroupTask> m2l_tasks(const Octree& tree, const InteractionLists& lists,
                                  const std::vector<CellGroup>& groups,
                                  const std::vector<std::size_t>& group_of_cell) {
-  const std::size_t chunks = parallel_chunk_count(groups.size(), 1);
+  const std::size_t chunks = example::parallel_chunk_count(groups.size(), 1);
   std::vector<std::vector<GroupTask>> found(chunks);
-  parallel_chunks(groups.size(), chunks,
-                  [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-                    M2LTaskBuilder builder(tree, lists, groups, group_of_cell);
-                    for (std::size_t target = begin; target < end; ++target)
-                      builder.add_tasks_into(target, found[chunk]);
-                  });
+  example::parallel_chunks(groups.size(), chunks,
+                           [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                             M2LTaskBuilder builder(tree, lists, groups, group_of_cell);
+                             for (std::size_t target = begin; target < end; ++target)
+                               builder.add_tasks_into(target, found[chunk]);
+                           });
   std::vector<GroupTask> tasks;
   for (std::vector<GroupTask>& part : found)
     std::move(part.begin(), part.end(), std::back_inserter(tasks));
@@ -340,7 +340,7 @@ void GroupTree::split_near_field(std::size_t first) {
   for (std::size_t t = first; t < tasks_.size(); ++t) total += tasks_[t].interactions;
   const double piece = std::max(total / 64, 1e5);
   std::vector<std::vector<GroupTask>> pieces(tasks_.size() - first);
-  parallel_for(
+  example::parallel_for(
       pieces.size(),
       [&](std::size_t begin, std::size_t end) {
         for (std::size_t p = begin; p < end; ++p) {
@@ -451,27 +451,27 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   // parallel, and each task's entries come from one chunk in the order of one loop.
   TaskCollector inner(Kernel::p2p_inner), pair(Kernel::p2p_pair);
   {
-    const std::size_t chunks = parallel_chunk_count(particle_groups_.size(), 1);
+    const std::size_t chunks = example::parallel_chunk_count(particle_groups_.size(), 1);
     std::vector<TaskCollector> inner_parts(chunks, inner), pair_parts(chunks, pair);
-    parallel_chunks(particle_groups_.size(), chunks,
-                    [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-                      for (std::size_t l = begin * group_size;
-                           l < std::min(leaves.size(), end * group_size); ++l) {
-                        const std::size_t b = leaves[l], gb = group_of_leaf[b];
-                        const auto [tb, nb] = points_of(b);
-                        for (std::int32_t index : lists.u[b]) {
-                          const auto a = static_cast<std::size_t>(index);
-                          const std::size_t ga = group_of_leaf[a];
-                          const auto [ta, na] = points_of(a);
-                          const double interactions =
-                              static_cast<double>(nb) * static_cast<double>(na);
-                          if (ga == gb && cells[a].begin >= cells[b].begin)
-                            inner_parts[chunk].add(gb, gb, {tb, nb, ta, na}, interactions);
-                          else if (gb < ga)
-                            pair_parts[chunk].add(gb, ga, {tb, nb, ta, na}, interactions);
-                        }
-                      }
-                    });
+    example::parallel_chunks(particle_groups_.size(), chunks,
+                             [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                               for (std::size_t l = begin * group_size;
+                                    l < std::min(leaves.size(), end * group_size); ++l) {
+                                 const std::size_t b = leaves[l], gb = group_of_leaf[b];
+                                 const auto [tb, nb] = points_of(b);
+                                 for (std::int32_t index : lists.u[b]) {
+                                   const auto a = static_cast<std::size_t>(index);
+                                   const std::size_t ga = group_of_leaf[a];
+                                   const auto [ta, na] = points_of(a);
+                                   const double interactions =
+                                       static_cast<double>(nb) * static_cast<double>(na);
+                                   if (ga == gb && cells[a].begin >= cells[b].begin)
+                                     inner_parts[chunk].add(gb, gb, {tb, nb, ta, na}, interactions);
+                                   else if (gb < ga)
+                                     pair_parts[chunk].add(gb, ga, {tb, nb, ta, na}, interactions);
+                                 }
+                               }
+                             });
     for (std::size_t chunk = 0; chunk < chunks; ++chunk)
       inner.take(inner_parts[chunk]), pair.take(pair_parts[chunk]);
   }
@@ -509,7 +509,7 @@ GroupTree::GroupTree(const Octree& tree, const InteractionLists& lists, std::siz
   for (std::size_t leaf : leaves) leaf_starts[group_of_leaf[leaf]].push_back(points_of(leaf).first);
   for (std::size_t g = 0; g < particle_groups_.size(); ++g)
     leaf_starts[g].push_back(to_int(particle_groups_[g].point_count));
-  parallel_for(
+  example::parallel_for(
       tasks_.size() - first_p2p,
       [&](std::size_t begin, std::size_t end) {
         for (std::size_t t = first_p2p + begin; t < first_p2p + end; ++t) {

@@ -57,7 +57,7 @@ std::vector<Neighbours> neighbours_of_cells(const Octree& tree) {
       }
     };
     // A level has a few thousand cells: the default grain would leave it to one thread.
-    parallel_for(tree.level_begin(level + 1) - first, find, 64);
+    example::parallel_for(tree.level_begin(level + 1) - first, find, 64);
   }
   return neighbours;
 }
@@ -135,7 +135,7 @@ InteractionLists build_interaction_lists(const Octree& tree, std::size_t direct_
   lists.u.resize(count), lists.v.resize(count), lists.w.resize(count), lists.x.resize(count);
   lists.w_direct.resize(count);
   // Each cell's lists depend on the tree alone: the cells are cut into chunks, one per thread.
-  parallel_for(
+  example::parallel_for(
       count,
       [&](std::size_t begin, std::size_t end) {
         ListsOfCell buffers;

@@ -48,9 +48,9 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
   const std::size_t n = points.size();
   const std::vector<double>* coordinates[3] = {&points.x, &points.y, &points.z};
   // The bounding box, per chunk in parallel and then over the chunks.
-  const std::size_t chunks = parallel_chunk_count(n, 1 << 16);
+  const std::size_t chunks = example::parallel_chunk_count(n, 1 << 16);
   std::vector<std::array<double, 6>> boxes(chunks);  // low x, y, z, then high x, y, z
-  parallel_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+  example::parallel_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
     std::array<double, 6>& box = boxes[chunk];
     for (int d = 0; d < 3; ++d) {
       const auto [low, high] =
@@ -72,7 +72,7 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
 
   const double cells_per_side = static_cast<double>(std::uint64_t{1} << max_octree_level);
   resize_unwritten(point_keys_, n);
-  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+  example::parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       std::uint32_t q[3];
       for (int d = 0; d < 3; ++d) {
@@ -97,7 +97,7 @@ Octree::Octree(const Points& points, std::size_t leaf_size, int max_level)
     }
   for (UninitialisedArray<double>* array : {&sorted_.x, &sorted_.y, &sorted_.z, &sorted_.charge})
     resize_unwritten(*array, n);
-  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+  example::parallel_for(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       const std::size_t from = original_index_[i];
       sorted_.x[i] = points.x[from], sorted_.y[i] = points.y[from], sorted_.z[i] = points.z[from];

@@ -109,7 +109,7 @@ std::unique_ptr<PreparedEvaluation> TaskProgram::prepare(const Points& points) c
   if (m2l_products_ && !m2l_operators_.empty()) {
     const std::vector<GroupTask>& tasks = prepared->plan.groups.tasks();
     prepared->m2l_batches.resize(tasks.size());
-    parallel_for(
+    example::parallel_for(
         tasks.size(),
         [&](std::size_t begin, std::size_t end) {
           for (std::size_t t = begin; t < end; ++t)

@@ -500,22 +500,24 @@ TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
 }
 
 // The test matrix: any block made alone is the whole matrix's block, and the matrix is
-// symmetric and strictly diagonally dominant (hence positive definite).
+// symmetric and strictly diagonally dominant (hence positive definite). Of order 300, its
+// columns are made by several threads (64 columns at least each).
 TEST(CholeskyTestMatrix, AnyBlockIsTheWholeMatrixsAndItIsPositiveDefinite) {
-  constexpr long n = 37;
+  constexpr long n = 300;
   const std::vector<double> a = cholesky::spd_matrix<double>(n);
   for (long j = 0; j < n; ++j) {
     double off_diagonal = 0;
     for (long i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i + j * n], cholesky::spd_entry<double>(n, i, j));
       ASSERT_EQ(a[i + j * n], a[j + i * n]);
       if (i != j) off_diagonal += std::abs(a[i + j * n]);
     }
     EXPECT_GT(a[j + j * n], off_diagonal);
   }
   std::vector<double> block(11 * 7);
-  cholesky::spd_block(n, 5, 30, 11, 7, block.data(), 11);
+  cholesky::spd_block(n, 5, 230, 11, 7, block.data(), 11);
   for (long c = 0; c < 7; ++c)
-    for (long r = 0; r < 11; ++r) ASSERT_EQ(block[r + c * 11], a[(5 + r) + (30 + c) * n]);
+    for (long r = 0; r < 11; ++r) ASSERT_EQ(block[r + c * 11], a[(5 + r) + (230 + c) * n]);
   // Not a constant: the entries spread over [-1, 1).
   const auto [low, high] = std::minmax_element(a.begin() + 1, a.begin() + n);
   EXPECT_LT(*low, -0.5);

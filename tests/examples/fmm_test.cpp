@@ -846,7 +846,7 @@ TEST(FmmGroupTree, GroupSizeZeroIsRefused) {
 TEST(FmmParallelFor, CallsEveryIndexOnce) {
   for (const std::size_t count : {0, 1, 100, 10000, 100001}) {
     std::vector<int> calls(count, 0);
-    fmm::parallel_for(
+    example::parallel_for(
         count,
         [&](std::size_t begin, std::size_t end) {
           for (std::size_t i = begin; i < end; ++i) ++calls[i];
@@ -859,16 +859,17 @@ TEST(FmmParallelFor, CallsEveryIndexOnce) {
 TEST(FmmParallelFor, ChunksCoverTheRangeInOrderAndFailuresReachTheCaller) {
   constexpr std::size_t count = 1000, chunks = 7;
   std::vector<std::size_t> begins(chunks), ends(chunks);
-  fmm::parallel_chunks(count, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-    begins[chunk] = begin, ends[chunk] = end;
-  });
+  example::parallel_chunks(count, chunks,
+                           [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                             begins[chunk] = begin, ends[chunk] = end;
+                           });
   EXPECT_EQ(begins[0], 0u);
   for (std::size_t c = 1; c < chunks; ++c) EXPECT_EQ(begins[c], ends[c - 1]);
   EXPECT_EQ(ends[chunks - 1], count);
-  EXPECT_THROW(fmm::parallel_chunks(count, chunks,
-                                    [](std::size_t chunk, std::size_t, std::size_t) {
-                                      if (chunk == 3) throw std::runtime_error("chunk 3");
-                                    }),
+  EXPECT_THROW(example::parallel_chunks(count, chunks,
+                                        [](std::size_t chunk, std::size_t, std::size_t) {
+                                          if (chunk == 3) throw std::runtime_error("chunk 3");
+                                        }),
                std::runtime_error);
 }
 

@@ -3,7 +3,7 @@
 // running yet when the tree is built, so this uses threads of its own, started per call: the
 // steps it runs take milliseconds, against tens of microseconds to start the threads.
 //
-//   fmm::parallel_for(n, [&](std::size_t begin, std::size_t end) {
+//   example::parallel_for(n, [&](std::size_t begin, std::size_t end) {
 //     for (std::size_t i = begin; i < end; ++i) y[i] = f(x[i]);
 //   });
 //
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace fmm {
+namespace example {
 
 // The threads that parallel_for runs on: one per hardware thread, at least one.
 inline std::size_t parallel_threads() {
@@ -74,4 +74,4 @@ void parallel_for(std::size_t count, const Body& body, std::size_t grain = 4096)
                   [&](std::size_t, std::size_t begin, std::size_t end) { body(begin, end); });
 }
 
-}  // namespace fmm
+}  // namespace example
