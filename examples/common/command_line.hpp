@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,7 +25,8 @@ namespace example {
 
 // The body of a tool's main(): parses the command line into the options bound to `parser`, then
 // returns run()'s exit status. Bad input found while running (std::invalid_argument) is a wrong
-// call (status 2); any other error is reported as "<tool>: <what>" with status 1.
+// call (status 2); a problem too large for the memory is said in those words, and any other
+// error is reported as "<tool>: <what>", both with status 1.
 template <class Run>
 int run_tool(OptionParser& parser, int argc, char** argv, Run&& run) {
   if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
@@ -32,6 +34,11 @@ int run_tool(OptionParser& parser, int argc, char** argv, Run&& run) {
     return run();
   } catch (const std::invalid_argument& e) {
     return wrong_call(parser.name(), e.what());
+  } catch (const std::bad_alloc&) {
+    std::cerr << parser.name()
+              << ": out of memory: the problem does not fit in this machine's memory (try a "
+                 "smaller size)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << parser.name() << ": " << e.what() << "\n";
     return 1;

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <new>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,37 @@ struct Tool {
     return parser.parse(args, out, err);
   }
 };
+
+// What a tool's main() (run_tool) returns and prints when its run throws.
+struct Ending {
+  int status;
+  std::string err;
+};
+template <class Run>
+Ending end_of(Run&& run) {
+  example::OptionParser parser{"tool", "test tool"};
+  char name[] = "tool";
+  char* argv[] = {name, nullptr};
+  testing::internal::CaptureStderr();
+  const int status = example::run_tool(parser, 1, argv, run);
+  return {status, testing::internal::GetCapturedStderr()};
+}
+
+TEST(CommandLine, ARunThatFailsSaysWhyWithItsStatus) {
+  const Ending fine = end_of([] { return 0; });
+  EXPECT_EQ(fine.status, 0);
+  EXPECT_EQ(fine.err, "");
+  const Ending wrong = end_of([]() -> int { throw std::invalid_argument("--n: too small"); });
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find("tool: --n: too small"), std::string::npos) << wrong.err;
+  const Ending failed = end_of([]() -> int { throw std::runtime_error("a task failed"); });
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_EQ(failed.err, "tool: a task failed\n");
+  const Ending too_large = end_of([]() -> int { throw std::bad_alloc(); });
+  EXPECT_EQ(too_large.status, 1);
+  EXPECT_NE(too_large.err.find("tool: out of memory: the problem does not fit"), std::string::npos)
+      << too_large.err;
+}
 
 TEST(CommandLine, DevicesAreAutoByDefault) {
   Tool tool;
