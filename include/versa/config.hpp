@@ -153,7 +153,9 @@ struct Config {
 
   // When not empty, a Chrome trace-event JSON file (chrome://tracing, Perfetto) is written here
   // when the Runtime is destroyed: one track per worker, one slice per task. Costs nothing when
-  // empty.
+  // empty. The runtime refuses to start when the file could not be written then (its folder
+  // missing or read-only). Under versa::mpi with several ranks, each rank writes its own, the
+  // rank before the extension: run.json becomes run.rank0.json, run.rank1.json, ...
   std::string trace_file;
 
   // CUDA GPUs to use: -1 all that are present, 0 none, n the first n. Fewer present is not an
@@ -283,7 +285,8 @@ struct Config {
   // destroyed: one node per task (its name, and the CPU worker or device it ran on; reduction
   // flushes and host accesses from acquire() have shapes of their own) and one edge per direct
   // dependency the data versions imply, labelled with the handle. Turns track_tasks on; costs
-  // a record per task. Nothing is recorded when empty.
+  // a record per task. Nothing is recorded when empty. Checked and named per rank as
+  // trace_file is.
   std::string dot_file;
 
   // With dot_file: each task's start and end time on the CPU (microseconds since the runtime
@@ -311,7 +314,8 @@ struct Config {
   bool track_tasks = false;
 
   // Read the environment variables listed above, returning `base` with them applied.
-  // Throws std::invalid_argument naming the variable when a value is malformed or out of range.
+  // Throws std::invalid_argument naming the variable when a value is malformed or out of range,
+  // or names a file (trace_file, dot_file) that could not be written.
   static Config from_environment(Config base);
 };
 

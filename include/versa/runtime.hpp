@@ -239,6 +239,11 @@ class Runtime {
   friend struct detail::RuntimeAccess;
   struct Impl;
 
+  // A runtime of `config` as given, its environment variables applied already (versa::mpi's
+  // local runtime, whose files are then named per rank).
+  struct EnvironmentApplied {};
+  Runtime(Config config, EnvironmentApplied);
+
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
   void copy_home(detail::HandleState* state);

@@ -1,7 +1,11 @@
 #include "versa/config.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -22,6 +26,25 @@ constexpr double max_seconds = 1e6;
 [[noreturn]] void bad_variable(const char* variable, const char* value, const char* expected) {
   throw std::invalid_argument(std::string(variable) + "='" + value + "' is invalid: expected " +
                               expected);
+}
+
+// A file the runtime writes when it ends (trace_file, dot_file) must be writable when it starts:
+// a run of hours would otherwise lose it at its end. `setting` names the field and its variable.
+void check_writable(const char* setting, const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path file(path);
+  std::error_code error;
+  const bool exists = std::filesystem::exists(file, error);
+  std::string why;
+  if (exists && std::filesystem::is_directory(file, error)) {
+    why = "it is a directory";
+  } else {
+    const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : ".";
+    if (::access(exists ? path.c_str() : folder.c_str(), W_OK) != 0) why = std::strerror(errno);
+  }
+  if (!why.empty())
+    throw std::invalid_argument(std::string(setting) + " = '" + path +
+                                "' cannot be written: " + why);
 }
 
 long parse_integer(const char* variable, const char* value, long low, long high,
@@ -211,6 +234,8 @@ Config Config::from_environment(Config base) {
     throw std::invalid_argument(
         "Config::peer_timeout_seconds = " + std::to_string(base.peer_timeout_seconds) +
         " is out of range: expected 0 (off) to 1000000");
+  check_writable("Config::trace_file (VERSA_TRACE)", base.trace_file);
+  check_writable("Config::dot_file (VERSA_DOT)", base.dot_file);
   return base;
 }
 

@@ -18,7 +18,10 @@ struct Runtime::Impl {
 Runtime::Runtime() : Runtime(Config{}) {}
 
 Runtime::Runtime(Config config)
-    : impl_(std::make_unique<Impl>(Config::from_environment(std::move(config)))) {}
+    : Runtime(Config::from_environment(std::move(config)), EnvironmentApplied{}) {}
+
+Runtime::Runtime(Config config, EnvironmentApplied)
+    : impl_(std::make_unique<Impl>(std::move(config))) {}
 
 Runtime::~Runtime() = default;
 

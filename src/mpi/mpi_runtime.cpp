@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -69,6 +70,17 @@ std::size_t max_message_bytes() {
                                 std::to_string(INT_MAX));
   return static_cast<std::size_t>(parsed);
 }
+
+// The file that rank `rank` of several writes in place of `path` (Config::trace_file,
+// dot_file): the rank before the extension, "run.json" -> "run.rank3.json", so that the ranks do
+// not write over each other and the files still open as what they are.
+std::string file_of_rank(const std::string& path, int rank) {
+  if (path.empty()) return path;
+  std::filesystem::path file(path);
+  const std::filesystem::path extension = file.extension();
+  file.replace_filename(file.stem().string() + ".rank" + std::to_string(rank) + extension.string());
+  return file.string();
+}
 }  // namespace
 
 Runtime::Impl::~Impl() {
@@ -90,7 +102,11 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
                                  message_bytes);
   impl_->diagnostics = config.diagnostics;
   if (config.cpu_workers == 0) config.cpu_workers = 1;
-  local_ = std::make_unique<versa::Runtime>(std::move(config));
+  if (size_ > 1) {
+    config.trace_file = file_of_rank(config.trace_file, rank_);
+    config.dot_file = file_of_rank(config.dot_file, rank_);
+  }
+  local_ = RuntimeAccess::make(std::move(config));
   impl_->send_name = RuntimeAccess::intern(*local_, "mpi send");
   impl_->receive_name = RuntimeAccess::intern(*local_, "mpi receive");
   impl_->combine_name = RuntimeAccess::intern(*local_, "mpi combine");

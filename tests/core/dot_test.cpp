@@ -331,18 +331,28 @@ TEST(Dot, TheEnvironmentAsksForTheFileAndItsTimes) {
   EXPECT_THROW(versa::Config::from_environment(versa::Config{}), std::invalid_argument);
 }
 
-TEST(Dot, AnUnwritableFileIsReportedThroughTheDiagnostics) {
+// Refused when the runtime starts; a file that could not be written at the end after all (its
+// folder removed meanwhile) is reported through the diagnostics.
+TEST(Dot, AnUnwritableFileIsRefusedAtTheStartAndReportedAtTheEnd) {
+  versa::Config config = workers(1);
+  config.dot_file = "/nonexistent-directory/graph.dot";
+  EXPECT_THAT([&config] { versa::Runtime rt{config}; },
+              testing::ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("Config::dot_file (VERSA_DOT) = '/nonexistent-directory/graph.dot' "
+                            "cannot be written: No such file or directory")));
+  const TemporaryPath folder("folder");
+  fs::create_directories(folder.path());
+  config.dot_file = (folder.path() / "graph.dot").string();
   std::vector<std::string> messages;
+  config.diagnostics = [&messages](const std::string& message) { messages.push_back(message); };
   {
-    versa::Config config = workers(1);
-    config.dot_file = "/nonexistent-directory/graph.dot";
-    config.diagnostics = [&messages](const std::string& message) { messages.push_back(message); };
     versa::Runtime rt{config};
     rt.submit("task", [] {});
+    rt.wait_all();
+    fs::remove_all(folder.path());
   }
   ASSERT_EQ(messages.size(), 1u);
-  EXPECT_THAT(messages[0],
-              HasSubstr("cannot write the DOT file '/nonexistent-directory/graph.dot'"));
+  EXPECT_THAT(messages[0], HasSubstr("cannot write the DOT file '" + config.dot_file + "'"));
 }
 
 }  // namespace

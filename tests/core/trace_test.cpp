@@ -382,9 +382,33 @@ TEST_P(TraceTest, NoFileIsWrittenWhenTracingIsOff) {
   EXPECT_TRUE(fs::is_empty(directory.path())) << "a file appeared in the working directory";
 }
 
-TEST_P(TraceTest, UnwritableTraceFileIsReportedWithoutThrowingFromTheDestructor) {
+// A trace that could not be written is refused when the runtime starts, not found at its end
+// after the whole run; nothing is created.
+TEST_P(TraceTest, AnUnwritableTraceFileIsRefusedAtTheStart) {
   const TemporaryPath missing("missing_directory");
   const fs::path file = missing.path() / "trace.json";
+  versa::Config config = workers(GetParam());
+  config.trace_file = file.string();
+  try {
+    versa::Runtime rt{config};
+    FAIL() << "a runtime started with a trace file in a missing directory";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Config::trace_file (VERSA_TRACE) = '" + file.string() +
+                                    "' cannot be written: No such file or directory"));
+  }
+  const ScopedEnvironment variable("VERSA_TRACE", missing.path().c_str());
+  fs::create_directories(missing.path());
+  EXPECT_THAT([] { versa::Runtime rt{versa::Config{}}; },
+              testing::ThrowsMessage<std::invalid_argument>(HasSubstr("it is a directory")));
+  EXPECT_TRUE(fs::is_empty(missing.path()));
+}
+
+// A folder that goes away while the runtime runs: the trace is reported as not written, and the
+// destructor does not throw.
+TEST_P(TraceTest, ATraceFolderRemovedWhileRunningIsReportedWithoutThrowingFromTheDestructor) {
+  const TemporaryPath folder("folder");
+  fs::create_directories(folder.path());
+  const fs::path file = folder.path() / "trace.json";
   testing::internal::CaptureStderr();
   {
     versa::Config config = workers(GetParam());
@@ -392,9 +416,10 @@ TEST_P(TraceTest, UnwritableTraceFileIsReportedWithoutThrowingFromTheDestructor)
     versa::Runtime rt{config};
     rt.submit("task", [] {});
     rt.wait_all();
+    fs::remove_all(folder.path());
   }
   const std::string errors = testing::internal::GetCapturedStderr();
-  EXPECT_THAT(errors, HasSubstr(file.string()));
+  EXPECT_THAT(errors, HasSubstr("cannot write the trace file '" + file.string() + "'"));
   EXPECT_FALSE(fs::exists(file));
 }
 

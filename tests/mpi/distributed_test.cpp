@@ -5,10 +5,14 @@
 // comparison with the sequential run is distributed_fuzz_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -19,6 +23,7 @@
 #include "mpi/rank_config.hpp"
 #include "result_line.hpp"
 #include "support/scoped_environment.hpp"
+#include "support/temporary_path.hpp"
 #include "versa/mpi.hpp"
 #include "versa/versa.hpp"
 
@@ -309,6 +314,41 @@ TEST(Distributed, BadSettingsAreRefusedNamingThem) {
           << e.what();
     }
   }
+}
+
+// With several ranks, each writes its own trace and DOT file, its rank before the extension;
+// alone, the file is the one named.
+TEST(Distributed, EachRankWritesItsOwnTraceAndGraph) {
+  const versa::testing_support::TemporaryPath folder("files");
+  std::filesystem::create_directories(folder.path());
+  int rank = 0;
+  int ranks = 1;
+  {
+    versa::Config config = local_config();
+    config.trace_file = (folder.path() / "run.json").string();
+    config.dot_file = (folder.path() / "graph.dot").string();
+    versa::mpi::Runtime rt(config);
+    rank = rt.rank();
+    ranks = rt.size();
+    std::vector<int> values(static_cast<std::size_t>(ranks), 0);
+    std::vector<versa::Handle<int>> hs;
+    for (int r = 0; r < ranks; ++r) hs.push_back(rt.data(&values[r], 1, r, "value"));
+    for (int r = 0; r < ranks; ++r)
+      rt.submit(
+          "set", [r](versa::Span<int> v) { v[0] = r + 1; }, versa::write(hs[r]));
+    rt.wait_all();
+    EXPECT_EQ(values[rank], rank + 1);
+  }
+  const std::string suffix = ranks == 1 ? "" : ".rank" + std::to_string(rank);
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder.path()))
+    files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"graph" + suffix + ".dot", "run" + suffix + ".json"}));
+  std::ifstream trace(folder.path() / ("run" + suffix + ".json"));
+  const std::string text((std::istreambuf_iterator<char>(trace)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("{\"displayTimeUnit\"", 0), 0u) << text.substr(0, 80);
+  EXPECT_NE(text.find("\"set\""), std::string::npos) << "the rank's task is not in its trace";
 }
 
 // A task that only the calling rank submits: on rank 1, it copies x (held by rank 0) into y, and
