@@ -48,7 +48,7 @@ int run(const Options& o) {
   config.device_memory_limit = static_cast<std::size_t>(o.device_memory_mib) << 20;
   versa::mpi::Runtime rt(config);
   example::check_devices(rt.local(), o.devices);
-  if (rt.rank() == 0) std::fprintf(stderr, "rank 0: %s\n", rt.local().topology_summary().c_str());
+  if (rt.rank() == 0) std::fprintf(stderr, "%s\n", rt.local().topology_summary().c_str());
   const versa::mpi::BlockCyclic grid = versa::mpi::BlockCyclic::for_ranks(rt.size());
   cholesky::OwnedTiles owned(o.n, o.tile, rt.rank(),
                              [&](std::size_t i, std::size_t j) { return grid.owner(i, j); });

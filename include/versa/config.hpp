@@ -266,6 +266,12 @@ struct Config {
   // Do not print the one-line topology summary at start-up.
   bool quiet = false;
 
+  // The name the runtime's own lines on stderr start with: the summary at start-up, the
+  // statistics, stall reports and the messages held for the end ("versa: statistics"). Under
+  // versa::mpi with several ranks, each rank's has " rank R" added ("versa rank 3: stall: ..."),
+  // so that the ranks' lines can be told apart. Must not be empty.
+  std::string label = "versa";
+
   // Receives what the runtime has to tell that no call returns: failures no wait_all
   // reported, misuse found away from its call (a handle destroyed while in use), errors while
   // shutting down (an unwritable trace file). Called from any thread, as each arises; it must

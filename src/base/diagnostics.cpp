@@ -6,7 +6,8 @@ namespace versa::detail {
 
 Diagnostics::~Diagnostics() {
   MutexLock guard(mutex_);
-  for (const std::string& message : held_) std::fprintf(stderr, "versa: %s\n", message.c_str());
+  for (const std::string& message : held_)
+    std::fprintf(stderr, "%s: %s\n", label_.c_str(), message.c_str());
 }
 
 void Diagnostics::report(std::string message) {

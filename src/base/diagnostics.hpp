@@ -18,7 +18,8 @@ class Diagnostics {
  public:
   using Hook = std::function<void(const std::string& message)>;
 
-  explicit Diagnostics(Hook hook) : hook_(std::move(hook)) {}
+  // Without a hook, the messages are written as "<label>: <message>".
+  Diagnostics(Hook hook, std::string label) : hook_(std::move(hook)), label_(std::move(label)) {}
   // Writes the messages held (no hook) to stderr.
   ~Diagnostics();
   Diagnostics(const Diagnostics&) = delete;
@@ -29,6 +30,7 @@ class Diagnostics {
 
  private:
   const Hook hook_;
+  const std::string label_;
   Mutex mutex_;
   std::vector<std::string> held_ VERSA_GUARDED_BY(mutex_);
 };

@@ -234,6 +234,7 @@ Config Config::from_environment(Config base) {
     throw std::invalid_argument(
         "Config::peer_timeout_seconds = " + std::to_string(base.peer_timeout_seconds) +
         " is out of range: expected 0 (off) to 1000000");
+  if (base.label.empty()) throw std::invalid_argument("Config::label is empty");
   check_writable("Config::trace_file (VERSA_TRACE)", base.trace_file);
   check_writable("Config::dot_file (VERSA_DOT)", base.dot_file);
   return base;

@@ -72,7 +72,7 @@ std::size_t submission_window(const Config& config, const Topology& topology) {
 RuntimeCore::RuntimeCore(Config config)
     : id_(next_runtime_id.fetch_add(1)),
       config_(std::move(config)),
-      diagnostics_(config_.diagnostics),
+      diagnostics_(config_.diagnostics, config_.label),
       failures_(diagnostics_),
       task_pool_(worker_count(config_, topology_)),
       trace_(!config_.trace_file.empty(), worker_count(config_, topology_)),
@@ -113,9 +113,9 @@ void RuntimeCore::start_diagnostics() {
     return scheduler_.pending() > 0 || tracker_.live().host_access_waiting();
   };
   probe.describe = [this](double seconds) {
-    char header[96];
-    std::snprintf(header, sizeof header, "versa: stall: no task has finished for %.1f s", seconds);
-    return stall_report_->describe(header, scheduler_.pending());
+    char header[64];
+    std::snprintf(header, sizeof header, ": stall: no task has finished for %.1f s", seconds);
+    return stall_report_->describe(config_.label + header, scheduler_.pending());
   };
   // Straight to stderr without a hook: a stalled program never reaches the destructor, where
   // the other messages are written.
@@ -131,8 +131,8 @@ void RuntimeCore::start_diagnostics() {
 
 void RuntimeCore::open_devices() {
   const int cpus = scheduler_.workers();
-  summary_ = "versa: " + std::to_string(cpus) + " CPU worker" + (cpus == 1 ? "" : "s") + " (" +
-             topology_.summary() + ")";
+  summary_ = config_.label + ": " + std::to_string(cpus) + " CPU worker" + (cpus == 1 ? "" : "s") +
+             " (" + topology_.summary() + ")";
   for (const auto& requested : config_.other_devices) {
     DeviceKind kind;
     if (!find_device_kind(requested.first, kind))
@@ -346,7 +346,7 @@ std::vector<DeviceStatistics> RuntimeCore::statistics() const {
 }
 
 void RuntimeCore::print_statistics() const {
-  std::fprintf(stderr, "versa: statistics%s\n",
+  std::fprintf(stderr, "%s: statistics%s\n", config_.label.c_str(),
                !dispatch_ ? " (tasks are counted per device when accelerators are present)" : "");
   std::fprintf(stderr, "  %-28s %10s %14s %14s %14s %12s %10s %12s %12s\n", "device", "tasks",
                "MiB to device", "MiB to host", "MiB from peers", "MiB zeroed", "evictions",

@@ -79,7 +79,7 @@ class RuntimeCore final : public HandleHost {
   void wait_all();
   // Runtime::describe_pending.
   std::string describe_pending() {
-    return stall_report_->describe("versa: pending work", scheduler_.pending());
+    return stall_report_->describe(config_.label + ": pending work", scheduler_.pending());
   }
 
   // HandleHost

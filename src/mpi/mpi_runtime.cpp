@@ -103,6 +103,7 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
   impl_->diagnostics = config.diagnostics;
   if (config.cpu_workers == 0) config.cpu_workers = 1;
   if (size_ > 1) {
+    config.label += " rank " + std::to_string(rank_);
     config.trace_file = file_of_rank(config.trace_file, rank_);
     config.dot_file = file_of_rank(config.dot_file, rank_);
   }

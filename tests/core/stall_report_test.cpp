@@ -1,12 +1,14 @@
 // The stall report (Config::stall_report_seconds) and Runtime::describe_pending: the common
 // stalls are provoked (a forgotten host view, a task that blocks holding a handle, a chain of
 // waits, a task holding a handle on a device, a commute holding the exclusive flag), and the
-// report must name the waiting task, the handle, the version needed and the holder.
+// report must name the waiting task, the handle, the version needed and the holder. Every line
+// the runtime writes itself starts with its label (Config::label).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "support/config.hpp"
 #include "support/eventually.hpp"
 #include "support/scoped_environment.hpp"
+#include "support/temporary_path.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -28,6 +31,7 @@ using versa::Span;
 using versa::testing::eventually;
 using versa::testing::workers;
 using versa::testing_support::ScopedEnvironment;
+using versa::testing_support::TemporaryPath;
 
 // A gate a task body waits at until the test opens it (or 20 s pass, so that a failing test
 // still ends).
@@ -275,6 +279,52 @@ TEST(StallReport, TheEnvironmentSetsTheStallTimeAndABadValueIsNamed) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("stall_report_seconds"));
   }
+}
+
+// The summary, the statistics, the messages held for the end, the stall report and
+// describe_pending start with the runtime's label; an empty one is refused.
+TEST(StallReport, TheLabelStartsEveryLineTheRuntimeWrites) {
+  const TemporaryPath folder("folder");
+  std::filesystem::create_directories(folder.path());
+  versa::Config config = workers(2);
+  config.label = "solver";
+  config.quiet = false;
+  config.print_statistics = true;
+  config.trace_file = (folder.path() / "trace.json").string();
+  testing::internal::CaptureStderr();
+  {
+    versa::Runtime rt{config};
+    EXPECT_THAT(rt.topology_summary(), testing::StartsWith("solver: 2 CPU workers"));
+    EXPECT_THAT(rt.describe_pending(), testing::StartsWith("solver: pending work"));
+    rt.submit("task", [] {});
+    rt.wait_all();
+    std::filesystem::remove_all(folder.path());  // the trace cannot be written: a held message
+  }
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_THAT(printed, testing::StartsWith("solver: 2 CPU workers"));
+  EXPECT_THAT(printed, HasSubstr("\nsolver: statistics"));
+  EXPECT_THAT(printed, HasSubstr("\nsolver: cannot write the trace file"));
+  EXPECT_THAT(printed, Not(HasSubstr("versa:")));
+
+  Messages messages;
+  versa::Config stalling = workers(2);
+  stalling.label = "solver";
+  stalling.stall_report_seconds = 0.2;
+  messages.hook(stalling);
+  {
+    versa::Runtime rt{stalling};
+    int x = 0;
+    auto h = rt.data(x, "h");
+    auto view = rt.acquire(versa::write(h));
+    rt.submit(
+        "reader", [](Span<const int>) {}, versa::read(h));
+    ASSERT_TRUE(eventually([&] { return messages.count() > 0; }));
+  }
+  EXPECT_THAT(messages.get().front(), testing::StartsWith("solver: stall: no task has finished"));
+
+  config.label = "";
+  EXPECT_THAT([&config] { versa::Runtime rt{config}; },
+              testing::ThrowsMessage<std::invalid_argument>(HasSubstr("Config::label is empty")));
 }
 
 }  // namespace

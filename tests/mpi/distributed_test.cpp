@@ -316,9 +316,10 @@ TEST(Distributed, BadSettingsAreRefusedNamingThem) {
   }
 }
 
-// With several ranks, each writes its own trace and DOT file, its rank before the extension;
-// alone, the file is the one named.
-TEST(Distributed, EachRankWritesItsOwnTraceAndGraph) {
+// With several ranks, each writes its own trace and DOT file, its rank before the extension, and
+// its lines on stderr start with "versa rank R"; alone, the file is the one named, the label
+// "versa".
+TEST(Distributed, EachRankWritesItsOwnTraceGraphAndLines) {
   const versa::testing_support::TemporaryPath folder("files");
   std::filesystem::create_directories(folder.path());
   int rank = 0;
@@ -340,6 +341,12 @@ TEST(Distributed, EachRankWritesItsOwnTraceAndGraph) {
     EXPECT_EQ(values[rank], rank + 1);
   }
   const std::string suffix = ranks == 1 ? "" : ".rank" + std::to_string(rank);
+  {
+    // The rank's lines on stderr likewise: its label has the rank.
+    versa::mpi::Runtime rt(local_config());
+    const std::string label = ranks == 1 ? "versa: " : "versa rank " + std::to_string(rank) + ": ";
+    EXPECT_EQ(rt.local().topology_summary().rfind(label, 0), 0u) << rt.local().topology_summary();
+  }
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder.path()))
     files.push_back(entry.path().filename().string());
