@@ -212,6 +212,10 @@ class Runtime {
   void* prepare(void* data, std::size_t bytes, int owner);
   // `allocated`: the handle's memory on this rank is the buffer prepare() just made.
   void register_handle(versa::detail::HandleState* state, int owner, bool allocated);
+  // The program destroys the handle with this replica: its record ends.
+  void forget(versa::detail::HandleState& state);
+  // Frees the memory allocated for the handles destroyed since the last wait_all.
+  void release_buffers();
   template <class H>
   H add(H handle, int owner, bool allocated = false) {
     register_handle(versa::detail::state_of(handle), owner, allocated);

@@ -41,4 +41,16 @@ class HandleHost {
   ~HandleHost() = default;
 };
 
+// Told when the program destroys a handle, before the runtime waits for or retires it: a layer
+// above the runtime that keeps its own record of the handle (versa::mpi's directory) ends it
+// there, so that a handle made later at the same address is not taken for this one. Called on
+// the destroying thread; must outlive the handles it observes.
+class HandleReleaseObserver {
+ public:
+  virtual void handle_released(HandleState& handle) = 0;
+
+ protected:
+  ~HandleReleaseObserver() = default;
+};
+
 }  // namespace versa::detail

@@ -35,6 +35,8 @@ bool retire_if_unused(HandleState* state) {
 
 void release_handle(HandleState* state) {
   if (!state) return;
+  if (HandleReleaseObserver* observer = state->release_observer())
+    observer->handle_released(*state);
   // The tasks submitted before count among the handle's accesses.
   if (state->registry()) state->registry()->register_deferred_tasks();
   const std::uint64_t pending = state->pending_accesses();

@@ -122,6 +122,11 @@ class HandleState {
   const std::shared_ptr<HandleRegistry>& registry() const { return registry_; }
   std::uint64_t id() const { return id_; }
 
+  // Who is told when the program destroys the handle (set once, before the handle is used);
+  // null for none.
+  void set_release_observer(HandleReleaseObserver* observer) { release_observer_ = observer; }
+  HandleReleaseObserver* release_observer() const { return release_observer_; }
+
   // Registers an access in submission order, on the handle's newest instance (called on the
   // root). When the access closes a run of adds, a flush access is registered just before it
   // (Registration::flush_on).
@@ -420,6 +425,7 @@ class HandleState {
   std::shared_ptr<HostPins> host_pins_;
   std::shared_ptr<HandleRegistry> registry_;
   std::uint64_t id_ = 0;
+  HandleReleaseObserver* release_observer_ = nullptr;
   std::shared_ptr<const Failure> poison_ VERSA_GUARDED_BY(lock_);
   std::uint64_t poisoned_by_ VERSA_GUARDED_BY(lock_) = 0;  // required version of the poisoner
   std::atomic<bool> poisoned_{false};                      // poison_ != null

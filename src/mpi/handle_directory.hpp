@@ -37,7 +37,7 @@ class RankSet {
 };
 
 struct HandleRecord {
-  versa::detail::HandleState* state;  // this rank's replica
+  versa::detail::HandleState* state;  // this rank's replica; null once the program destroyed it
   int owner;
   int holder;             // the rank that produced (or owns) the latest version
   std::uint64_t version;  // modifying accesses submitted so far
@@ -60,8 +60,14 @@ class HandleDirectory {
     records_.push_back(
         HandleRecord{state, owner, owner, 0, RankSet(ranks_), -1, RankSet(ranks_), buffer, 0});
     records_.back().valid.add(owner);
-    ids_.emplace(state, id);
+    ids_[state] = id;
     return id;
+  }
+  // Ends the record of handle `id`, whose replica the program destroys: its id is never given
+  // again, and a handle registered later at the same address gets a record of its own.
+  void remove(std::uint32_t id) {
+    ids_.erase(records_[id].state);
+    records_[id].state = nullptr;
   }
   // The global id of the handle with this replica, or -1 when it is not registered here.
   std::int64_t find(const versa::detail::HandleState* state) const {

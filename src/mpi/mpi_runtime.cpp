@@ -101,6 +101,7 @@ Runtime::Runtime(Config config, MPI_Comm comm) {
   impl_ = std::make_unique<Impl>(dup, owns_mpi, size_, rank_, config.peer_timeout_seconds,
                                  message_bytes);
   impl_->diagnostics = config.diagnostics;
+  impl_->release_watch.runtime = this;
   if (config.cpu_workers == 0) config.cpu_workers = 1;
   if (size_ > 1) {
     config.label += " rank " + std::to_string(rank_);
@@ -149,10 +150,29 @@ void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
 void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool allocated) {
   const std::uint32_t id =
       impl_->directory.add(state, owner, allocated ? impl_->buffers.back().get() : nullptr);
+  state->set_release_observer(&impl_->release_watch);
   detail::mix(impl_->stream_hash, id);
   detail::mix(impl_->stream_hash, owner);
   detail::mix(impl_->stream_hash, state->layout()->bytes());
   impl_->engine->stream_log().append(impl_->stream_hash);
+}
+
+// Every rank destroys its handles at the same place of the stream (the program is the same).
+// An open run of adds ends first, so that the owner's memory holds the sum when the local
+// runtime retires the handle, as after a wait_all. The record then ends: left in the directory,
+// a later handle at the same address would have been taken for this one, with its owner and
+// versions. Memory the runtime allocated for the handle goes back at the next wait_all, when no
+// task uses it any more (not while a view from acquire() on it is left open: that is a misuse
+// the local runtime reports, and the view still reads the memory).
+void Runtime::forget(versa::detail::HandleState& state) {
+  Impl& s = *impl_;
+  const std::int64_t found = s.directory.find(&state);
+  if (found < 0) return;
+  const auto id = static_cast<std::uint32_t>(found);
+  if (s.directory[id].base >= 0) combine_adds(id);
+  if (const detail::CopyBuffer* buffer = s.directory[id].buffer; buffer && state.host_views() == 0)
+    s.released_buffers.push_back(buffer);
+  s.directory.remove(id);
 }
 
 int Runtime::owner(const HandleBase& handle) const {

@@ -2,6 +2,7 @@
 // copy of the handle directory, which says where the task runs and which versions must move;
 // the rank issues the transfers it takes part in and runs the task if it is its executor.
 // Also the collective end of a phase, wait_all.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -321,6 +322,18 @@ void Runtime::fetch(const HandleBase& handle, int rank) {
 
 // --- Procedure: wait_all ----------------------------------------------------------------------
 
+// Frees the memory the runtime allocated for handles the program has destroyed since the last
+// wait_all (forget): their tasks have run.
+void Runtime::release_buffers() {
+  Impl& s = *impl_;
+  if (s.released_buffers.empty()) return;
+  std::sort(s.released_buffers.begin(), s.released_buffers.end());
+  std::erase_if(s.buffers, [&s](const std::unique_ptr<detail::CopyBuffer>& buffer) {
+    return std::binary_search(s.released_buffers.begin(), s.released_buffers.end(), buffer.get());
+  });
+  s.released_buffers.clear();
+}
+
 // Every rank reaches the collective step, failures or not (the transfers of a spoilt version
 // still go, as failure news), so nothing hangs on a rank whose peer failed.
 void Runtime::wait_all() { synchronize(false); }
@@ -343,6 +356,7 @@ void Runtime::synchronize(bool ending) {
   } catch (...) {
     local_failure = std::current_exception();
   }
+  release_buffers();
   const std::uint64_t failed = local_failure ? static_cast<std::uint64_t>(size_ - rank_) : 0;
   const std::vector<std::uint64_t> all = s.engine->allreduce_max({failed});
   if (s.engine->diverged())

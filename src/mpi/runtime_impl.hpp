@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/handle_host.hpp"
 #include "mpi/copy_buffer.hpp"
 #include "mpi/handle_directory.hpp"
 #include "mpi/progress_engine.hpp"
@@ -60,6 +61,14 @@ struct Runtime::Impl {
   const char* flush_name = nullptr;
   std::function<void(const std::string&)> diagnostics;  // Config::diagnostics
   std::unique_ptr<detail::ProgressEngine> engine;
+
+  // Tells the runtime of each handle the program destroys (every handle registered has it).
+  struct ReleaseWatch final : versa::detail::HandleReleaseObserver {
+    void handle_released(versa::detail::HandleState& handle) override { runtime->forget(handle); }
+    Runtime* runtime = nullptr;
+  } release_watch;
+  // The buffers of destroyed handles, freed at the next wait_all (their tasks are done then).
+  std::vector<const detail::CopyBuffer*> released_buffers;
 };
 
 }  // namespace versa::mpi

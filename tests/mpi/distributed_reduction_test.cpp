@@ -52,6 +52,48 @@ TEST(DistributedReduction, EveryRankAddsAndTheOwnerHoldsTheSum) {
   EXPECT_EQ(rt.holder(h), 0);
 }
 
+// A handle destroyed while its run of adds is open (no wait_all between): the run ends first, so
+// the owner's memory holds the sum, as after a wait_all. Destroying a handle whose accesses are
+// pending is a misuse, which the next wait_all may report (the ranks whose transfers were still
+// pending do); the runtime waits for them, and no record of the handle is used after it is gone.
+TEST(DistributedReduction, AHandleDestroyedInARunOfAddsLeavesTheSumAtItsOwner) {
+  versa::mpi::Runtime rt(rank_config());
+  const int ranks = rt.size();
+  std::vector<std::int64_t> total(3, rt.rank() == 0 ? 7 : 0);
+  {
+    auto h = rt.data(total, 0, "total");
+    h.set_reduction(versa::sum<std::int64_t>());
+    for (int r = 0; r < ranks; ++r)
+      rt.submit(
+          "add",
+          [r](versa::Span<std::int64_t> v) {
+            for (std::int64_t& e : v) e += r + 1;
+          },
+          versa::add(h), versa::mpi::on_rank(r));
+  }
+  try {
+    rt.wait_all();
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'total' was destroyed while"), std::string::npos)
+        << e.what();
+  }
+  if (rt.rank() == 0) {
+    for (std::int64_t e : total) EXPECT_EQ(e, 7 + ranks * (ranks + 1) / 2);
+  }
+  // The runtime goes on: a later handle and its run of adds.
+  std::vector<std::int64_t> next(1, 0);
+  auto h = rt.data(next, 0, "next");
+  h.set_reduction(versa::sum<std::int64_t>());
+  for (int r = 0; r < ranks; ++r)
+    rt.submit(
+        "add", [](versa::Span<std::int64_t> v) { v[0] += 1; }, versa::add(h),
+        versa::mpi::on_rank(r));
+  rt.wait_all();
+  if (rt.rank() == 0) {
+    EXPECT_EQ(next[0], ranks);
+  }
+}
+
 // The value before the run is on the last rank (it wrote it; the owner's copy is stale): that
 // rank carries it, the owner starts from the identity, and a reader on rank 1 after the run
 // gets the combined version from the owner. Tiles with a leading dimension combine column by

@@ -4,6 +4,7 @@
 // divergent streams are reported, and refused tasks are refused on every rank. The randomized
 // comparison with the sequential run is distributed_fuzz_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -314,6 +315,53 @@ TEST(Distributed, BadSettingsAreRefusedNamingThem) {
           << e.what();
     }
   }
+}
+
+// Handles made and destroyed round after round, each with another owner: a handle made where a
+// destroyed one was (the allocator gives the address again) is a handle of its own, with its own
+// owner and versions, not the old one's record. Memory the runtime allocated for a destroyed
+// handle's copies goes back to the system at the next wait_all.
+TEST(Distributed, AHandleMadeWhereADestroyedOneWasIsANewHandle) {
+  versa::mpi::Runtime rt(local_config());
+  const int ranks = rt.size();
+  std::vector<const void*> addresses;
+  bool reused = false;
+  for (int round = 0; round < 8; ++round) {
+    const int owner = round % ranks;
+    std::vector<double> values(rt.rank() == owner ? 512 : 0, 1.0);
+    const void* copy = nullptr;
+    {
+      auto h = rt.data(rt.rank() == owner ? values.data() : static_cast<double*>(nullptr), 512,
+                       owner, "v");
+      const void* address = versa::detail::state_of(h);
+      reused = reused || std::find(addresses.begin(), addresses.end(), address) != addresses.end();
+      addresses.push_back(address);
+      EXPECT_EQ(rt.owner(h), owner) << "round " << round;
+      // On its owner, then read on every rank: each other rank receives it into the runtime's
+      // memory.
+      rt.submit(
+          "set", [round](versa::Span<double> v) { v[0] = round + 1; }, versa::write(h));
+      std::vector<std::vector<double>> seen(static_cast<std::size_t>(ranks),
+                                            std::vector<double>(1, 0.0));
+      std::vector<versa::Handle<double>> outs;
+      for (int r = 0; r < ranks; ++r) outs.push_back(rt.data(seen[r], r, "seen"));
+      for (int r = 0; r < ranks; ++r)
+        rt.submit(
+            "read", [](versa::Span<const double> v, versa::Span<double> out) { out[0] = v[0]; },
+            versa::read(h), versa::write(outs[r]));
+      rt.wait_all();
+      EXPECT_EQ(seen[static_cast<std::size_t>(rt.rank())][0], round + 1) << "round " << round;
+      EXPECT_EQ(rt.holder(h), owner);
+      if (rt.rank() != owner) copy = rt.local().acquire(versa::read(h)).view().data();
+    }
+    rt.wait_all();
+    if (copy) {
+      // Unmapped: mincore refuses the range.
+      std::vector<unsigned char> pages(1);
+      EXPECT_NE(mincore(const_cast<void*>(copy), 4096, pages.data()), 0) << "round " << round;
+    }
+  }
+  EXPECT_TRUE(reused) << "no handle was made at a destroyed one's address: nothing was tested";
 }
 
 // With several ranks, each writes its own trace and DOT file, its rank before the extension, and
