@@ -102,8 +102,10 @@ struct RemoteAccess {
 // of `comm`, so its messages never match the program's.
 //
 // Thread-safety: submit, fetch and wait_all are called by one thread per rank (they define the
-// stream every rank must repeat); tasks may not submit to this runtime (spawn inside their own
-// bodies is local to the rank and invisible to the others).
+// stream every rank must repeat), which also registers and destroys the handles (every rank at
+// the same place of its stream: a destroyed handle's open run of adds ends then); tasks may not
+// submit to this runtime (spawn inside their own bodies is local to the rank and invisible to
+// the others).
 //
 // Accelerators: each rank's local runtime uses the devices its Config gives it, as in one
 // process; data goes between ranks through host memory (the transfer tasks run on the host, so
