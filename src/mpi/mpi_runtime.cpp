@@ -157,6 +157,19 @@ void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool
   impl_->engine->stream_log().append(impl_->stream_hash);
 }
 
+void Runtime::Impl::ReleaseWatch::handle_released(versa::detail::HandleState& handle) {
+  try {
+    runtime->forget(handle);
+  } catch (const std::exception& e) {
+    const std::string message =
+        "versa::mpi: destroying handle '" + handle.name() + "': " + e.what();
+    if (runtime->impl_->diagnostics)
+      runtime->impl_->diagnostics(message);
+    else
+      std::fprintf(stderr, "%s\n", message.c_str());
+  }
+}
+
 // Every rank destroys its handles at the same place of the stream (the program is the same).
 // An open run of adds ends first, so that the owner's memory holds the sum when the local
 // runtime retires the handle, as after a wait_all. The record then ends: left in the directory,

@@ -63,8 +63,10 @@ struct Runtime::Impl {
   std::unique_ptr<detail::ProgressEngine> engine;
 
   // Tells the runtime of each handle the program destroys (every handle registered has it).
+  // Called from the handle's destructor, so nothing may leave it: what forget throws is reported
+  // as the runtime's other late errors are.
   struct ReleaseWatch final : versa::detail::HandleReleaseObserver {
-    void handle_released(versa::detail::HandleState& handle) override { runtime->forget(handle); }
+    void handle_released(versa::detail::HandleState& handle) override;
     Runtime* runtime = nullptr;
   } release_watch;
   // The buffers of destroyed handles, freed at the next wait_all (their tasks are done then).
