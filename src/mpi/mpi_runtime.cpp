@@ -133,6 +133,10 @@ Runtime::~Runtime() {
         std::fprintf(stderr, "%s\n", message.c_str());
     }
   }
+  // Handles destroyed after the runtime (which a local runtime allows) have nobody to tell.
+  for (std::uint32_t id = 0; id < impl_->directory.size(); ++id)
+    if (versa::detail::HandleState* state = impl_->directory[id].state)
+      state->set_release_observer(nullptr);
   local_.reset();
 }
 
