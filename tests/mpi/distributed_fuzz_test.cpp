@@ -1,6 +1,7 @@
 // The distributed fuzzer (docs/distributed.md, "Tests"): random programs of read, write,
-// write_only and add tasks, and flushes, over a few handles with random owners and executors
-// (half of them without memory where not owned), on however many ranks mpirun started. Every
+// write_only and add tasks, flushes, and handles destroyed and made again with another owner
+// (after a wait_all), over a few handles with random owners and executors (half of them without
+// memory where not owned), on however many ranks mpirun started. Every
 // handle's final value equals the sequential run's (bitwise: integers), and every rank's tasks,
 // messages and bytes equal what an independent model of the owner-computes rule and its cache
 // predicts.
@@ -61,7 +62,9 @@ void step(Value id, const std::array<Mode, 3>& modes, Views... views) {
 }
 
 struct FuzzTask {
-  int count;  // 0: not a task but a flush of handles[0]
+  // 0: not a task but a flush of handles[0]; -1: a wait_all, then handles[0] destroyed and
+  // registered again, owned by on_rank, with the value it had
+  int count;
   std::array<int, 3> handles;
   std::array<Mode, 3> modes;
   int on_rank;  // -1: the owner-computes rule
@@ -74,6 +77,12 @@ std::vector<FuzzTask> random_program(std::uint64_t seed, int tasks, int handles,
     if (rng() % 50 == 0) {
       t.count = 0;
       t.handles[0] = static_cast<int>(rng() % static_cast<std::uint64_t>(handles));
+      continue;
+    }
+    if (rng() % 500 == 0) {
+      t.count = -1;
+      t.handles[0] = static_cast<int>(rng() % static_cast<std::uint64_t>(handles));
+      t.on_rank = static_cast<int>(rng() % static_cast<std::uint64_t>(ranks));
       continue;
     }
     t.count = 1 + static_cast<int>(rng() % 3);
@@ -242,29 +251,43 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   constexpr std::size_t elements = 4;
   std::mt19937_64 owners_rng(seed ^ 0xabcdef);
   std::vector<std::vector<Value>> memory(handle_count), model(handle_count);
-  std::vector<versa::Handle<Value>> hs;
-  std::vector<ModelHandle> predicted;
-  for (int h = 0; h < handle_count; ++h) {
-    const int owner = static_cast<int>(owners_rng() % static_cast<std::uint64_t>(ranks));
+  std::vector<versa::Handle<Value>> hs(handle_count);
+  std::vector<ModelHandle> predicted(handle_count);
+  // Handle h owned by `owner`, whose memory there holds the model's value. Every other handle
+  // without memory where it is not owned: the runtime maps its copies there, and a flush gives
+  // their pages back once the copy's readers are done.
+  auto make_handle = [&](int h, int owner) {
     memory[h].assign(elements, 0);
+    if (owner == rt.rank()) memory[h] = model[h];
+    Value* data = h % 2 == 1 && owner != rt.rank() ? nullptr : memory[h].data();
+    hs[h] = rt.data(data, elements, owner, "h" + std::to_string(h));
+    hs[h].set_reduction(versa::sum<Value>());
+    predicted[h] = {owner, owner, {owner}, -1, {}};
+  };
+  for (int h = 0; h < handle_count; ++h) {
     model[h].resize(elements);
     for (std::size_t i = 0; i < elements; ++i)
       model[h][i] = static_cast<Value>(h * 1000 + static_cast<int>(i));
-    if (owner == rt.rank()) memory[h] = model[h];
-    // Every other handle without memory where it is not owned: the runtime maps its copies
-    // there, and a flush gives their pages back once the copy's readers are done.
-    Value* data = h % 2 == 1 && owner != rt.rank() ? nullptr : memory[h].data();
-    hs.push_back(rt.data(data, elements, owner, "h" + std::to_string(h)));
-    hs.back().set_reduction(versa::sum<Value>());
-    predicted.push_back({owner, owner, {owner}, -1, {}});
+    make_handle(h, static_cast<int>(owners_rng() % static_cast<std::uint64_t>(ranks)));
   }
   Prediction p{std::vector<std::uint64_t>(ranks), std::vector<std::uint64_t>(ranks),
                std::vector<std::uint64_t>(ranks)};
   const std::vector<FuzzTask> program = random_program(seed, tasks, handle_count, ranks);
-  std::uint64_t flushes = 0;
+  std::uint64_t flushes = 0, remakes = 0;
   for (std::size_t k = 0; k < program.size(); ++k) {
     const FuzzTask& t = program[k];
     const auto id = static_cast<Value>(k);
+    if (t.count < 0) {
+      // The wait_all ends every open run of adds. The handle is destroyed before it is made
+      // again, so that the allocator may give the new one the old one's address.
+      ASSERT_NO_THROW(rt.wait_all());
+      for (ModelHandle& h : predicted)
+        if (h.base >= 0) end_adds(h, p);
+      hs[t.handles[0]] = versa::Handle<Value>();
+      make_handle(t.handles[0], t.on_rank);
+      ++remakes;
+      continue;
+    }
     submit_fuzz(rt, hs, t, id);
     if (t.count == 0) {
       // A flush: the run of adds ends, and only the holder keeps the version.
@@ -297,12 +320,13 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   if (rt.rank() == 0)
     std::printf(
         "fuzz seed %llu on %d ranks: rank 0 ran %llu tasks, sent %llu messages, "
-        "received %llu\n",
+        "received %llu; %llu handles remade\n",
         static_cast<unsigned long long>(seed), ranks,
         static_cast<unsigned long long>(s.tasks_executed),
         static_cast<unsigned long long>(s.messages_sent),
-        static_cast<unsigned long long>(s.messages_received));
-  EXPECT_EQ(s.tasks_submitted, program.size() - flushes);
+        static_cast<unsigned long long>(s.messages_received),
+        static_cast<unsigned long long>(remakes));
+  EXPECT_EQ(s.tasks_submitted, program.size() - flushes - remakes);
   EXPECT_EQ(s.tasks_executed, p.executed[r]);
   EXPECT_EQ(s.messages_sent, p.sent[r]);
   EXPECT_EQ(s.messages_received, p.received[r]);
