@@ -125,12 +125,8 @@ Runtime::~Runtime() {
     try {
       synchronize(true);
     } catch (const std::exception& e) {
-      const std::string message =
-          "versa::mpi: rank " + std::to_string(rank_) + ", ending its runtime: " + e.what();
-      if (impl_->diagnostics)
-        impl_->diagnostics(message);
-      else
-        std::fprintf(stderr, "%s\n", message.c_str());
+      impl_->report("versa::mpi: rank " + std::to_string(rank_) +
+                    ", ending its runtime: " + e.what());
     }
   }
   // Handles destroyed after the runtime (which a local runtime allows) have nobody to tell.
@@ -165,12 +161,7 @@ void Runtime::Impl::ReleaseWatch::handle_released(versa::detail::HandleState& ha
   try {
     runtime->forget(handle);
   } catch (const std::exception& e) {
-    const std::string message =
-        "versa::mpi: destroying handle '" + handle.name() + "': " + e.what();
-    if (runtime->impl_->diagnostics)
-      runtime->impl_->diagnostics(message);
-    else
-      std::fprintf(stderr, "%s\n", message.c_str());
+    runtime->impl_->report("versa::mpi: destroying handle '" + handle.name() + "': " + e.what());
   }
 }
 

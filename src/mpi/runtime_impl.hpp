@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,6 +61,14 @@ struct Runtime::Impl {
   const char* identity_name = nullptr;
   const char* flush_name = nullptr;
   std::function<void(const std::string&)> diagnostics;  // Config::diagnostics
+  // What no call can return (an error at the runtime's end or in a handle's destructor): to
+  // Config::diagnostics, or to stderr without it.
+  void report(const std::string& message) const {
+    if (diagnostics)
+      diagnostics(message);
+    else
+      std::fprintf(stderr, "%s\n", message.c_str());
+  }
   std::unique_ptr<detail::ProgressEngine> engine;
 
   // Tells the runtime of each handle the program destroys (every handle registered has it).
