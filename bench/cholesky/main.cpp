@@ -64,12 +64,11 @@ bench::TiledTiming versa_cholesky(int workers, double* a, int n, int tile,
                              "/versa-bench-cholesky.model";
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a, n, n, n, tile);
-  const cholesky::PanelScratch<double> scratch(rt, solve, static_cast<std::size_t>(tile));
   const std::vector<versa::TaskStatistics> before = rt.task_statistics();
   const auto start = bench::Clock::now();
   // With a GPU, each tile is asked home once final, as the StarPU peer does (starpu.cpp).
   const cholesky::Schedule schedule{.priorities = priorities, .home_when_final = gpu};
-  cholesky::submit_factorisation(rt, tiles, scratch, {}, schedule);
+  cholesky::submit_factorisation(rt, tiles, solve, {}, schedule);
   rt.wait_all();
   const double seconds = bench::seconds_since(start);
   // With a GPU the CPU bodies are only part of the work: no kernel share then.

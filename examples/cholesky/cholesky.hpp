@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -264,20 +263,22 @@ void submit_tasks(Runtime& rt, const Matrix& a, const Potrf& potrf, const Trsm& 
 }
 
 // submit_tasks with each panel solved through L(k,k)^-1 (PanelSolve::inverse): `trtri` (reads
-// A(k,k), writes `inverse`) and then `trmm` (reads `inverse`, writes A(m,k)) in place of trsm.
-// `inverse` is a versa::Runtime's handle of one tile of the tile size, whose data is scratch:
-// each step writes it whole (write_only), so the runtime gives that step's inverse a buffer of
-// its own while the step before's products still read theirs (renaming; on a device, a buffer
-// in the device's memory), and it holds the last step's at the end. trtri goes with potrf on the
-// critical path, at potrf's priority.
-template <class Runtime, class Matrix, class Inverse, class Potrf, class Trtri, class Trmm,
-          class Syrk, class Gemm>
-void submit_tasks_through_inverse(Runtime& rt, const Matrix& a, const Inverse& inverse,
-                                  const Potrf& potrf, const Trtri& trtri, const Trmm& trmm,
-                                  const Syrk& syrk, const Gemm& gemm, const Schedule& schedule) {
+// A(k,k), writes the step's inverse) and then `trmm` (reads the inverse, writes A(m,k)) in place
+// of trsm. Each step's inverse is a scratch tile of its own (Runtime::scratch_tile), as StarPU's
+// temporary handle per step: the next step's trtri does not wait for this step's trmms, the
+// handle goes once the step is submitted and the runtime frees the tile after its trmms (on a
+// device, the tile is made and dropped there: it never crosses the host link). trtri goes with
+// potrf on the critical path, at potrf's priority.
+template <class Matrix, class Potrf, class Trtri, class Trmm, class Syrk, class Gemm>
+void submit_tasks_through_inverse(versa::Runtime& rt, const Matrix& a, const Potrf& potrf,
+                                  const Trtri& trtri, const Trmm& trmm, const Syrk& syrk,
+                                  const Gemm& gemm, const Schedule& schedule) {
+  using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
   const int nt = static_cast<int>(a.tile_rows());
   const auto solve_panel = [&](int k, const TaskPriorities& priority) {
     if (k + 1 == nt) return;
+    const std::size_t rows = a.rows_of(static_cast<std::size_t>(k));
+    const versa::TileHandle<T> inverse = rt.scratch_tile<T>(rows, rows, "L(k,k)^-1");
     rt.submit(trtri, versa::read(a(k, k)), versa::write_only(inverse),
               versa::priority(priority.potrf(k)));
     for (int m = k + 1; m < nt; ++m) {
@@ -285,17 +286,16 @@ void submit_tasks_through_inverse(Runtime& rt, const Matrix& a, const Inverse& i
                 versa::priority(priority.trsm(k, m)));
       if (schedule.home_when_final) rt.copy_home(a(m, k));
     }
-    // The last inverse comes home at wait_all otherwise, after the last kernel.
-    if (schedule.home_when_final && k + 2 == nt) rt.copy_home(inverse);
   };
   detail::submit_steps(rt, a, potrf, solve_panel, syrk, gemm, schedule);
 }
 
 namespace detail {
 
-// submit_tasks, or with `inverse` submit_tasks_through_inverse, with the example's kernels.
-template <class Runtime, class Matrix, class Inverse>
-void submit_with_kernels(Runtime& rt, const Matrix& a, const Inverse* inverse,
+// submit_tasks, or for PanelSolve::inverse (a versa::Runtime's alone)
+// submit_tasks_through_inverse, with the example's kernels.
+template <class Runtime, class Matrix>
+void submit_with_kernels(Runtime& rt, const Matrix& a, PanelSolve solve,
                          const Placements& placements, const Schedule& schedule) {
   using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
   using versa::Tile;
@@ -388,10 +388,13 @@ void submit_with_kernels(Runtime& rt, const Matrix& a, const Inverse* inverse,
           })
           .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
-  if (inverse != nullptr)
-    submit_tasks_through_inverse(rt, a, *inverse, potrf, trtri, trmm, syrk, gemm, schedule);
-  else
-    submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
+  if constexpr (std::is_same_v<Runtime, versa::Runtime>) {
+    if (solve == PanelSolve::inverse) {
+      submit_tasks_through_inverse(rt, a, potrf, trtri, trmm, syrk, gemm, schedule);
+      return;
+    }
+  }
+  submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
 }
 
 }  // namespace detail
@@ -403,42 +406,18 @@ void submit_with_kernels(Runtime& rt, const Matrix& a, const Inverse* inverse,
 template <class Runtime, class Matrix>
 void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placements = {},
                           const Schedule& schedule = {}) {
-  using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
-  detail::submit_with_kernels(rt, a, static_cast<const versa::TileHandle<T>*>(nullptr), placements,
-                              schedule);
+  detail::submit_with_kernels(rt, a, PanelSolve::trsm, placements, schedule);
 }
 
-// What a factorisation solves its panels with: for PanelSolve::inverse, a scratch tile of the
-// tile size registered with `rt`; for trsm, nothing. Keep it until wait_all has returned.
-template <class T>
-class PanelScratch {
- public:
-  PanelScratch(versa::Runtime& rt, PanelSolve solve, std::size_t tile) {
-    if (solve != PanelSolve::inverse) return;
-    data_.resize(tile * tile);
-    inverse_ = rt.tile(data_.data(), tile, tile, tile, "L(k,k)^-1");
-  }
-  // The inverse's handle; null for trsm.
-  const versa::TileHandle<T>* inverse() const { return inverse_ ? &*inverse_ : nullptr; }
-  // The tile (column-major, leading dimension the tile size): after wait_all, the inverse of
-  // the last step with a panel. Empty for trsm.
-  const std::vector<T>& data() const { return data_; }
-
- private:
-  std::vector<T> data_;
-  std::optional<versa::TileHandle<T>> inverse_;
-};
-
-// submit_factorisation with each panel solved as `scratch` was made for: through L(k,k)^-1
+// submit_factorisation with each panel solved by `solve`: through L(k,k)^-1
 // (PanelSolve::inverse, submit_tasks_through_inverse: the task types `trtri` and `trmm` in place
-// of `trsm`), kept in the scratch tile, or by trsm.
-//   const cholesky::PanelScratch<double> scratch(rt, cholesky::PanelSolve::inverse, tile);
-//   cholesky::submit_factorisation(rt, tiles, scratch);
+// of `trsm`), or by trsm.
+//   cholesky::submit_factorisation(rt, tiles, cholesky::PanelSolve::inverse);
 //   rt.wait_all();
-template <class Matrix, class T>
-void submit_factorisation(versa::Runtime& rt, const Matrix& a, const PanelScratch<T>& scratch,
+template <class Matrix>
+void submit_factorisation(versa::Runtime& rt, const Matrix& a, PanelSolve solve,
                           const Placements& placements = {}, const Schedule& schedule = {}) {
-  detail::submit_with_kernels(rt, a, scratch.inverse(), placements, schedule);
+  detail::submit_with_kernels(rt, a, solve, placements, schedule);
 }
 
 // Makes OpenBLAS run single-threaded, so that each worker runs one BLAS thread (a threaded BLAS

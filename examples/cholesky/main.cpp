@@ -94,14 +94,13 @@ int run(const Options& o) {
   // With devices, each tile is copied home once final, beside the later kernels (see
   // cholesky::Schedule), unless --home-at-end asks for the copies at wait_all.
   const cholesky::Schedule schedule{o.priorities, rt.device_count() > 0 && !o.home_at_end};
-  const cholesky::PanelScratch<T> scratch(rt, o.solve, static_cast<std::size_t>(o.tile));
   for (int rep = 0; rep < o.repeat; ++rep) {
     a = original;
     const auto before = rt.statistics();
     const auto tasks_before = rt.task_statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_factorisation(rt, tiles, scratch, o.place, schedule);
+    cholesky::submit_factorisation(rt, tiles, o.solve, o.place, schedule);
     try {
       rt.wait_all();
     } catch (const versa::TaskFailure& failure) {

@@ -13,7 +13,8 @@ class Runtime;
 
 namespace detail {
 // Destroys a handle's state; if accesses are still pending it reports the misuse (rethrown by
-// Runtime::wait_all) and waits for them, so nothing crashes and no data is lost.
+// Runtime::wait_all) and waits for them, so nothing crashes and no data is lost. A scratch
+// handle or a token is instead kept by the runtime until its accesses have finished.
 void release_handle(HandleState* state);
 struct HandleDeleter {
   void operator()(HandleState* state) const { release_handle(state); }
@@ -79,7 +80,8 @@ inline detail::HandleState* detail::state_of(const HandleBase& handle) {
 // Span<T> (Span<const T> when reading). Movable, not copyable; destroying it waits for the tasks
 // that still use it (and reports that as a misuse); destroyed while a view from acquire() on it is
 // alive, it reports the misuse and is destroyed at the first wait_all after the view's release.
-// The array must outlive the handle.
+// The array must outlive the handle. A handle of Runtime::scratch() owns its memory instead, and
+// destroying it never waits.
 template <class T>
 class Handle : public HandleBase {
  public:
@@ -117,7 +119,7 @@ class TileHandle : public HandleBase {
 };
 
 // A handle with no data: a pure ordering constraint between the tasks that access it. Accesses
-// to a token pass no argument to the task body.
+// to a token pass no argument to the task body. Destroying a token does not wait for its tasks.
 class Token : public HandleBase {
  public:
   Token() = default;

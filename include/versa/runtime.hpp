@@ -133,7 +133,40 @@ class Runtime {
                                        std::move(name)));
   }
 
-  // Creates a handle with no data, for ordering tasks.
+  // Registers `count` elements of T in memory the runtime allocates, all zero: scratch data that
+  // tasks make and use (a workspace, an intermediate result), like StarPU's data registered on
+  // no home node. Destroying the handle does not wait for its tasks: they run on, and the
+  // runtime frees the memory after them (at the next wait_all or scratch(), or at the latest
+  // when the runtime ends), so a handle per step in a loop costs no synchronisation. The data
+  // is declared zero and not written back (HandleBase::declare_zero, set_write_back(false)): a
+  // device makes its copy without the host link and keeps what tasks leave there; acquire() and
+  // CPU tasks see it as any data. T must be trivially copyable, with all-zero bytes a zero value.
+  //
+  //   for (int step = 0; step < steps; ++step) {
+  //     auto work = rt.scratch<double>(n, "work");
+  //     rt.submit(make, versa::write_only(work));
+  //     rt.submit(use, versa::read(work), versa::write(result));
+  //   }  // no wait: each step's work is freed once its tasks have run
+  template <class T>
+  requires std::is_trivially_copyable_v<T> Handle<T> scratch(std::size_t count,
+                                                             std::string name = {}) {
+    return Handle<T>(
+        create_scratch(detail::Layout{count, 1, count, sizeof(T), &typeid(T)}, std::move(name)));
+  }
+  // A rows x cols column-major tile (leading dimension rows) of scratch data; see scratch().
+  template <class T>
+  requires std::is_trivially_copyable_v<T> TileHandle<T> scratch_tile(std::size_t rows,
+                                                                      std::size_t cols,
+                                                                      std::string name = {}) {
+    return TileHandle<T>(
+        create_scratch(detail::Layout{rows, cols, rows, sizeof(T), &typeid(T)}, std::move(name)));
+  }
+  // Bytes of scratch data alive (scratch(), scratch_tile()), its destroyed handles whose tasks
+  // are still to run or to be noticed included: 0 after wait_all once every scratch handle is
+  // destroyed.
+  std::size_t scratch_memory_bytes() const;
+
+  // Creates a handle with no data, for ordering tasks. Destroying it does not wait for its tasks.
   Token token(std::string name = {});
 
   // Page-locks [data, data + bytes) for as long as the returned object lives, so that copies
@@ -245,6 +278,7 @@ class Runtime {
   Runtime(Config config, EnvironmentApplied);
 
   detail::HandleState* create_handle(const void* data, detail::Layout layout, std::string name);
+  detail::HandleState* create_scratch(detail::Layout layout, std::string name);
   void submit_task(const detail::TaskDesc& desc);
   void copy_home(detail::HandleState* state);
   // The short way of spawn() for a body without accesses whose closure fits the task record:

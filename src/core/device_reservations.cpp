@@ -217,8 +217,14 @@ DataMover::Eviction DataMover::evict_one(int node) {
       bool another_copy = false;
       for (int n = 0; n < replicas.nodes(); ++n)
         another_copy |= n != node && is_valid(replicas.at(n).state) && !replicas.at(n).filling;
-      if (candidate->state == ReplicaState::invalid || another_copy) {
-        if (is_valid(candidate->state)) replicas.apply_one(node, CoherenceEvent::evict);
+      // Data nobody can read again (a destroyed scratch handle whose tasks have run) is
+      // dropped, not written home, even where this is its only copy.
+      const bool dead = !another_copy && is_valid(candidate->state) && candidate->handle->dead();
+      if (candidate->state == ReplicaState::invalid || another_copy || dead) {
+        if (dead)
+          replicas.keep_home_only();
+        else if (is_valid(candidate->state))
+          replicas.apply_one(node, CoherenceEvent::evict);
         memory.make_absent(candidate);
         memory.give(candidate->data, candidate->handle->layout()->bytes());
         candidate->data = nullptr;

@@ -95,6 +95,12 @@ detail::HandleState* Runtime::create_handle(const void* data, detail::Layout lay
   return impl_->core.create_handle(data, layout, std::move(name));
 }
 
+detail::HandleState* Runtime::create_scratch(detail::Layout layout, std::string name) {
+  return impl_->core.create_scratch(layout, std::move(name));
+}
+
+std::size_t Runtime::scratch_memory_bytes() const { return impl_->core.scratch_memory_bytes(); }
+
 void Runtime::submit_task(const detail::TaskDesc& desc) { impl_->core.submit(desc); }
 detail::StartedChild Runtime::start_child(std::string_view name, detail::InvokeFn invoke,
                                           detail::DestroyFn destroy) {

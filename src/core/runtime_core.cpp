@@ -220,6 +220,23 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
   return handle;
 }
 
+HandleState* RuntimeCore::create_scratch(Layout layout, std::string name) {
+  // A program that makes scratch data for each step, without a wait_all between steps, holds
+  // only the steps in flight.
+  if (!scheduler_.in_task_body()) retire_unused_handles();
+  auto memory = std::make_unique<ScratchMemory>(layout.bytes(), scratch_bytes_);
+  HandleState* handle = create_handle(memory->data(), layout, std::move(name));
+  handle->own(std::move(memory));
+  // Nobody reads the memory but through the runtime: devices make their copies of the zeros
+  // without a copy over the host link, and keep what they make there.
+  handle->set_write_back(false);
+  if (ReplicaSet* replicas = handle->replicas()) {
+    MutexLock guard(replicas->mutex());
+    replicas->declare_host_zero();
+  }
+  return handle;
+}
+
 const char* RuntimeCore::intern_name(std::string_view name) {
   if (last_name.runtime == id_ && same_text(last_name.name, name)) return last_name.name.data();
   return intern_new_name(name);

@@ -28,6 +28,7 @@
 #include "cpu/topology.hpp"
 #include "data/handle_registry.hpp"
 #include "data/reduction_engine.hpp"
+#include "data/scratch_memory.hpp"
 #include "versa/config.hpp"
 #include "versa/statistics.hpp"
 #include "versa/task_type.hpp"
@@ -58,6 +59,13 @@ class RuntimeCore final : public HandleHost {
   const std::shared_ptr<HostPins>& host_pins() const;
 
   HandleState* create_handle(const void* data, Layout layout, std::string name);
+  // A handle over zeroed memory of its own (Runtime::scratch). Destroys the scratch handles
+  // destroyed before whose tasks have all run, unless called from a task.
+  HandleState* create_scratch(Layout layout, std::string name);
+  // Bytes of the scratch handles alive, kept ones included.
+  std::size_t scratch_memory_bytes() const {
+    return scratch_bytes_->load(std::memory_order_relaxed);
+  }
   void submit(const TaskDesc& desc);
   // Runtime::start_child and submit_child.
   // The name is interned first: it may allocate, and throw, before a record exists.
@@ -129,11 +137,14 @@ class RuntimeCore final : public HandleHost {
   Mutex types_mutex_;
   std::vector<std::shared_ptr<const TaskTypeBase>> types_ VERSA_GUARDED_BY(types_mutex_);
 
-  // Handles destroyed while a view on them was alive (keep_until_unused).
+  // Handles destroyed while a view on them was alive, and scratch handles and tokens destroyed
+  // with accesses pending (keep_until_unused).
   Mutex kept_mutex_;
   std::vector<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
   std::atomic<bool> any_kept_{false};  // kept_handles_ is not empty (set under kept_mutex_)
 
+  // Shared with the scratch handles' memory, which may outlive the runtime.
+  const ScratchMemory::Counter scratch_bytes_ = std::make_shared<std::atomic<std::size_t>>(0);
   WriteRenaming renaming_;
   Scheduler scheduler_;
   ReductionEngine reductions_;

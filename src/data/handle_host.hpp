@@ -33,8 +33,9 @@ class HandleHost {
   // runtime lives.
   virtual void register_deferred_tasks() = 0;
   // Called when the handle is destroyed while a view from acquire() on it is alive (it cannot be
-  // waited for: the destroying thread may hold the view): the runtime keeps it and destroys it
-  // with retire_if_unused once the view is released and its accesses have finished.
+  // waited for: the destroying thread may hold the view), or with accesses pending when it need
+  // not be waited for (HandleState::destroyed_without_waiting): the runtime keeps it and
+  // destroys it with retire_if_unused once the view is released and its accesses have finished.
   virtual void keep_until_unused(HandleState& handle) = 0;
 
  protected:

@@ -44,6 +44,13 @@ void release_handle(HandleState* state) {
     retire(state);
     return;
   }
+  // Nothing of the program's memory is at stake: its tasks run on, and the runtime destroys it
+  // after them.
+  if (state->destroyed_without_waiting()) {
+    state->mark_released();
+    state->owner()->keep_until_unused(*state);
+    return;
+  }
   const std::string handle = quoted_handle(state->name());
   // A view from acquire() may be held by the very thread destroying the handle: waiting would
   // never end. The state stays allocated, so that the view's release stays safe, until the

@@ -42,6 +42,7 @@
 #include "data/partial_pool.hpp"
 #include "data/partial_slots.hpp"
 #include "data/replica.hpp"
+#include "data/scratch_memory.hpp"
 #include "versa/access_mode.hpp"
 #include "versa/detail/task_glue.hpp"
 #include "versa/reduction.hpp"
@@ -121,6 +122,26 @@ class HandleState {
   }
   const std::shared_ptr<HandleRegistry>& registry() const { return registry_; }
   std::uint64_t id() const { return id_; }
+
+  // Makes the handle own `memory`, its data (Runtime::scratch; set once, before the handle is
+  // used): it is freed with the handle.
+  void own(std::unique_ptr<ScratchMemory> memory) { scratch_memory_ = std::move(memory); }
+  // Whether destroying the handle need not wait for its tasks: nothing of the program's memory
+  // is at stake, as the runtime owns the data or there is none (a token). Such a handle is kept
+  // until its tasks have run, then destroyed.
+  bool destroyed_without_waiting() const {
+    return scratch_memory_ != nullptr || layout_.bytes() == 0;
+  }
+  // Marks the handle destroyed by the program while kept by the runtime (keep_until_unused).
+  void mark_released() { released_.store(true, std::memory_order_release); }
+  // Whether the data can never be read again: the program destroyed the handle, nothing brings
+  // its data home, and no access is pending (none can be added). A device may drop its copy
+  // then, even the only one, instead of writing it home.
+  bool dead() {
+    HandleState& user_handle = *root_;
+    return user_handle.released_.load(std::memory_order_acquire) && !user_handle.writes_back() &&
+           user_handle.pending_accesses() == 0;
+  }
 
   // Who is told when the program destroys the handle (set once, before the handle is used);
   // null for none.
@@ -432,6 +453,8 @@ class HandleState {
   std::atomic<int> host_views_{0};
   std::atomic<int> last_writer_{-1};
   std::atomic<bool> write_back_{true};
+  std::unique_ptr<ScratchMemory> scratch_memory_;  // null unless the runtime allocated data_
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace versa::detail

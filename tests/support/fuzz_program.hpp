@@ -20,6 +20,9 @@
 // failed or cancelled task leaves what it modifies failed; a write_only that runs makes its
 // handle valid. Every handle must end failed in both executions, or valid with the same value.
 //
+// Every sixth handle is scratch data (Runtime::scratch: the runtime's memory, starting at zero),
+// read through acquire() at the end.
+//
 // Every seventh task has priority 1, the one after it -1 (from its number, so that the random
 // draws, and so the programs, are those of before priorities).
 //

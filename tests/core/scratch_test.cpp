@@ -1,0 +1,307 @@
+// Scratch data (Runtime::scratch, scratch_tile): memory the runtime allocates, zeroed, that tasks
+// make and use; destroying its handle (or a token's) does not wait for the tasks, and the memory
+// is freed once they have run.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "support/config.hpp"
+#include "support/eventually.hpp"
+#include "versa/versa.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+using versa::Placement;
+using versa::Span;
+using versa::testing::eventually;
+using versa::testing::workers;
+
+// Blocks a task until the test opens it; bounded, so that a test that never opens it fails
+// instead of hanging.
+struct Gate {
+  std::atomic<bool> open{false};
+  std::atomic<bool> reached{false};
+  void pass() {
+    reached = true;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!open.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(100us);
+  }
+};
+
+class ScratchTest : public testing::TestWithParam<int> {
+ protected:
+  versa::Runtime rt{workers(GetParam())};
+};
+
+TEST_P(ScratchTest, StartsAtZeroAndCarriesWhatTasksLeaveToTheTasksAfterThem) {
+  constexpr std::size_t n = 1000;
+  std::vector<long> out(n, -1);
+  auto h_out = rt.data(out, "out");
+  auto work = rt.scratch<long>(n, "work");
+  rt.submit(
+      "fill",
+      [](Span<long> w) {
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] += static_cast<long>(3 * i);  // 0 + 3i
+      },
+      versa::write(work));
+  rt.submit(
+      "copy", [](Span<const long> w, Span<long> o) { std::copy(w.begin(), w.end(), o.begin()); },
+      versa::read(work), versa::write(h_out));
+  rt.wait_all();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<long>(3 * i)) << i;
+  auto view = rt.acquire(versa::read(work));
+  EXPECT_EQ(view[n - 1], static_cast<long>(3 * (n - 1)));
+  EXPECT_EQ(rt.scratch_memory_bytes(), n * sizeof(long));
+}
+
+TEST_P(ScratchTest, ATileIsPackedWithItsRowsAsLeadingDimension) {
+  auto tile = rt.scratch_tile<double>(5, 3, "tile");
+  std::size_t ld = 0, rows = 0, cols = 0;
+  double sum = -1;
+  rt.submit(
+      "shape",
+      [&](versa::Tile<const double> t) {
+        ld = t.ld();
+        rows = t.rows();
+        cols = t.cols();
+        sum = 0;
+        for (std::size_t j = 0; j < t.cols(); ++j)
+          for (std::size_t i = 0; i < t.rows(); ++i) sum += t(i, j);
+      },
+      versa::read(tile));
+  rt.wait_all();
+  EXPECT_EQ(rows, 5u);
+  EXPECT_EQ(cols, 3u);
+  EXPECT_EQ(ld, 5u);
+  EXPECT_EQ(sum, 0.0);
+}
+
+TEST_P(ScratchTest, DestroyingItNeitherWaitsForItsTasksNorIsAMisuse) {
+  Gate gate;
+  long result = 0;
+  auto h_result = rt.data(result, "result");
+  {
+    auto work = rt.scratch<long>(64, "work");
+    rt.submit(
+        "slow fill",
+        [&gate](Span<long> w) {
+          gate.pass();
+          std::iota(w.begin(), w.end(), 1L);
+        },
+        versa::write(work));
+    rt.submit(
+        "sum",
+        [](Span<const long> w, Span<long> r) { r[0] = std::accumulate(w.begin(), w.end(), 0L); },
+        versa::read(work), versa::write(h_result));
+  }  // returns with the fill still blocked
+  ASSERT_TRUE(eventually(gate.reached));
+  EXPECT_EQ(rt.scratch_memory_bytes(), 64 * sizeof(long)) << "freed under a running task";
+  gate.open = true;
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(result, 64L * 65 / 2);
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+}
+
+// A handle per step and no wait_all between steps: each scratch() frees the steps whose tasks
+// have run, so the memory held is that of the steps in flight, not of every step so far.
+TEST_P(ScratchTest, ALoopOfStepsHoldsOnlyTheStepsInFlight) {
+  constexpr std::size_t n = 1 << 16;  // 512 KiB a step
+  constexpr int steps = 20;
+  long total = 0;
+  auto h_total = rt.data(total, "total");
+  std::atomic<int> steps_done{0};
+  for (int step = 0; step < steps; ++step) {
+    {
+      auto work = rt.scratch<long>(n, "work");
+      rt.submit(
+          "make", [step](Span<long> w) { std::fill(w.begin(), w.end(), step); },
+          versa::write_only(work));
+      rt.submit(
+          "use",
+          [&steps_done](Span<const long> w, Span<long> t) {
+            t[0] += std::accumulate(w.begin(), w.end(), 0L);
+            ++steps_done;
+          },
+          versa::read(work), versa::write(h_total));
+    }
+    // Once this step's tasks have run, the next scratch() finds nothing else alive.
+    ASSERT_TRUE(eventually([&] { return steps_done.load() == step + 1; }));
+    ASSERT_TRUE(eventually([&] {
+      (void)rt.scratch<long>(0, "probe");
+      return rt.scratch_memory_bytes() == 0;
+    })) << "step "
+        << step << ": " << rt.scratch_memory_bytes() << " bytes still held";
+  }
+  rt.wait_all();
+  EXPECT_EQ(total, static_cast<long>(n) * steps * (steps - 1) / 2);
+}
+
+TEST_P(ScratchTest, DestroyedUnderAViewItLivesUntilTheViewIsReleased) {
+  long seen = 0;
+  auto h_seen = rt.data(seen, "seen");
+  {
+    auto work = rt.scratch<long>(8, "work");
+    auto view = rt.acquire(versa::write(work));
+    rt.submit(
+        "read", [](Span<const long> w, Span<long> s) { s[0] = w[7]; }, versa::read(work),
+        versa::write(h_seen));
+    { auto doomed = std::move(work); }  // the handle goes; the view stays usable
+    view.view()[7] = 42;
+    view.release();
+  }
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(seen, 42);
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+}
+
+// A task makes scratch data for its children and lets it go before they have run.
+TEST_P(ScratchTest, ATaskMayMakeScratchForItsChildren) {
+  std::vector<long> out(4, 0);
+  auto h_out = rt.data(out, "out");
+  rt.submit(
+      "parent",
+      [this](Span<long> o) {
+        {
+          auto partial = rt.scratch<long>(o.size(), "partial");
+          for (int child = 0; child < 3; ++child)
+            rt.spawn(
+                "add one",
+                [](Span<long> p) {
+                  for (long& e : p) e += 1;
+                },
+                versa::commute(partial));
+          rt.spawn(
+              "copy out", [o](Span<const long> p) { std::copy(p.begin(), p.end(), o.begin()); },
+              versa::read(partial));
+        }
+        rt.sync();
+      },
+      versa::write(h_out));
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_EQ(out, std::vector<long>(4, 3));
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+}
+
+TEST_P(ScratchTest, DestroyingATokenDoesNotWaitForItsTasks) {
+  Gate gate;
+  std::atomic<bool> first_done{false};
+  bool second_saw_first = false;
+  {
+    versa::Token order = rt.token("order");
+    rt.submit(
+        "first",
+        [&] {
+          gate.pass();
+          first_done = true;
+        },
+        versa::write(order));
+    rt.submit(
+        "second", [&] { second_saw_first = first_done.load(); }, versa::write(order));
+  }  // returns with the first task still blocked
+  ASSERT_TRUE(eventually(gate.reached));
+  gate.open = true;
+  EXPECT_NO_THROW(rt.wait_all());
+  EXPECT_TRUE(second_saw_first) << "the token lost its order when destroyed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, ScratchTest, testing::Values(1, 2, 4),
+                         [](const auto& info) { return "workers" + std::to_string(info.param); });
+
+// On a device: the scratch data is made there from zeros, never crosses the host link unless
+// the host reads it, and is dropped there when its handle goes.
+TEST(ScratchOnDevices, IsMadeOnTheDeviceAndNeverComesHomeUnasked) {
+  constexpr std::size_t n = 4096;
+  versa::Runtime rt{versa::testing::with_emulated(workers(2), 1)};
+  std::vector<double> out(n, 0.0);
+  auto h_out = rt.data(out, "out");
+  h_out.declare_zero();
+  const auto on_device = versa::placement(Placement::gpu_only);
+  {
+    auto work = rt.scratch<double>(n, "work");
+    rt.submit(
+        "fill",
+        [](Span<double> w) {
+          for (std::size_t i = 0; i < w.size(); ++i) w[i] += static_cast<double>(i);
+        },
+        on_device, versa::write(work));
+    rt.submit(
+        "double",
+        [](Span<const double> w, Span<double> o) {
+          for (std::size_t i = 0; i < o.size(); ++i) o[i] = 2 * w[i];
+        },
+        on_device, versa::read(work), versa::write(h_out));
+  }
+  rt.wait_all();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0 * static_cast<double>(i)) << i;
+  const versa::DeviceStatistics device = rt.statistics().at(1);
+  EXPECT_EQ(device.tasks, 2u);
+  EXPECT_EQ(device.bytes_zeroed, 2 * n * sizeof(double));  // work and out
+  EXPECT_EQ(device.bytes_to_device, 0u);
+  EXPECT_EQ(device.bytes_to_host, n * sizeof(double)) << "only out comes home";
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+}
+
+// Steps submitted ahead, one after the other, each with a scratch tile on a device that holds
+// four: the tiles of the steps that have run make room for the next without being written home.
+TEST(ScratchOnDevices, ADeviceDropsDeadScratchInsteadOfWritingItHome) {
+  constexpr std::size_t n = 1 << 14;  // 128 KiB a tile
+  constexpr int steps = 12;
+  versa::Runtime rt{
+      versa::testing::with_emulated(workers(2), 1, 4 * n * sizeof(double) + (64 << 10))};
+  std::vector<double> sums(steps, 0.0);
+  auto h_sums = rt.data(sums, "sums");
+  h_sums.declare_zero();
+  const auto on_device = versa::placement(Placement::gpu_only);
+  Gate gate;
+  for (int step = 0; step < steps; ++step) {
+    auto work = rt.scratch<double>(n, "work");
+    // After the step before (its sum): one step's tile is alive at a time.
+    rt.submit(
+        "make",
+        [&gate, step](Span<const double>, Span<double> w) {
+          if (step == 0) gate.pass();
+          std::fill(w.begin(), w.end(), static_cast<double>(step));
+        },
+        on_device, versa::read(h_sums), versa::write_only(work));
+    rt.submit(
+        "sum",
+        [step](Span<const double> w, Span<double> s) {
+          s[static_cast<std::size_t>(step)] = std::accumulate(w.begin(), w.end(), 0.0);
+        },
+        on_device, versa::read(work), versa::write(h_sums));
+  }  // every step submitted, and every handle destroyed, before the first runs
+  gate.open = true;
+  rt.wait_all();
+  for (int step = 0; step < steps; ++step)
+    ASSERT_EQ(sums[static_cast<std::size_t>(step)], static_cast<double>(n) * step) << step;
+  const versa::DeviceStatistics device = rt.statistics().at(1);
+  EXPECT_GT(device.evictions, 0u) << "the device never ran short: the test tests nothing";
+  EXPECT_EQ(device.bytes_to_host, sizeof(double) * steps) << "only the sums come home";
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+}
+
+TEST(ScratchOnDevices, TheHostSeesWhatADeviceMadeWhenItAsks) {
+  constexpr std::size_t n = 512;
+  versa::Runtime rt{versa::testing::with_emulated(workers(2), 1)};
+  auto work = rt.scratch<double>(n, "work");
+  rt.submit(
+      "fill", [](Span<double> w) { std::iota(w.begin(), w.end(), 1.0); },
+      versa::placement(Placement::gpu_only), versa::write(work));
+  double sum_on_cpu = 0;
+  rt.submit(
+      "sum", [&](Span<const double> w) { sum_on_cpu = std::accumulate(w.begin(), w.end(), 0.0); },
+      versa::placement(Placement::cpu_only), versa::read(work));
+  rt.wait_all();
+  EXPECT_EQ(sum_on_cpu, n * (n + 1) / 2.0);
+  auto view = rt.acquire(versa::read(work));
+  EXPECT_EQ(view[n - 1], static_cast<double>(n));
+}
+
+}  // namespace
