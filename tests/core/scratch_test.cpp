@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <numeric>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -303,5 +306,103 @@ TEST(ScratchOnDevices, TheHostSeesWhatADeviceMadeWhenItAsks) {
   auto view = rt.acquire(versa::read(work));
   EXPECT_EQ(view[n - 1], static_cast<double>(n));
 }
+
+// Random steps, each with a scratch buffer made from one handle and used by others, destroyed
+// at once, on the CPUs and devices short of memory (with and without a peer link between them):
+// every handle ends as in the sequential run of the same steps. Values are integers modulo 2^64,
+// so any order mistake shows, and rounding cannot hide one.
+struct StressCase {
+  int devices;
+  bool peer_link;
+  unsigned seed;
+};
+
+class ScratchStress : public testing::TestWithParam<StressCase> {};
+
+TEST_P(ScratchStress, StepsWithScratchEndAsTheSequentialRun) {
+  using Value = std::uint64_t;
+  constexpr std::size_t n = 1024;  // 8 KiB a handle
+  constexpr int handles = 6, steps = 300;
+  const StressCase c = GetParam();
+  // Each device holds about four handles: scratch of earlier steps must make room.
+  versa::Config config =
+      versa::testing::with_emulated(workers(2), c.devices, 4 * n * sizeof(Value));
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices)
+    device.peer_link = c.peer_link;
+  versa::Runtime rt{config};
+
+  std::mt19937 random(c.seed);
+  std::vector<std::vector<Value>> data(handles), expected(handles);
+  std::vector<versa::Handle<Value>> h;
+  for (int i = 0; i < handles; ++i) {
+    data[i].resize(n);
+    for (std::size_t k = 0; k < n; ++k) data[i][k] = random() * 2 + 1;
+    expected[i] = data[i];
+    h.push_back(rt.data(data[i], "x" + std::to_string(i)));
+    h.back().set_reduction(versa::sum<Value>());
+  }
+  const Placement rules[] = {Placement::cpu_only, Placement::gpu_only, Placement::automatic};
+  auto rule = [&] { return versa::placement(rules[random() % 3]); };
+  for (int step = 0; step < steps; ++step) {
+    const int from = static_cast<int>(random() % handles);
+    const int to = static_cast<int>(random() % handles);
+    const int summed = static_cast<int>(random() % handles);
+    const bool overwrite = random() % 2 == 0;
+    const Value salt = static_cast<Value>(step) * 7919;
+    {
+      auto s = rt.scratch<Value>(n, "s");
+      // s = 3 x_from + salt + k: written whole, or added to the zeros it starts with.
+      auto make = [salt](Span<const Value> x, Span<Value> out) {
+        for (std::size_t k = 0; k < out.size(); ++k) out[k] += 3 * x[k] + salt + k;
+      };
+      auto make_whole = [salt](Span<const Value> x, Span<Value> out) {
+        for (std::size_t k = 0; k < out.size(); ++k) out[k] = 3 * x[k] + salt + k;
+      };
+      if (overwrite)
+        rt.submit("make whole", make_whole, rule(), versa::read(h[from]), versa::write_only(s));
+      else
+        rt.submit("make", make, rule(), versa::read(h[from]), versa::write(s));
+      if (to != from)
+        rt.submit(
+            "use",
+            [](Span<const Value> x, Span<Value> out) {
+              for (std::size_t k = 0; k < out.size(); ++k) out[k] = out[k] * 5 + x[k];
+            },
+            rule(), versa::read(s), versa::write(h[to]));
+      if (summed != from && summed != to)
+        rt.submit(
+            "sum",
+            [](Span<const Value> x, Span<Value> out) {
+              for (std::size_t k = 0; k < out.size(); ++k) out[k] += x[k];
+            },
+            rule(), versa::read(s), versa::add(h[summed]));
+    }  // s goes: its tasks run on
+    std::vector<Value> made(n);
+    for (std::size_t k = 0; k < n; ++k) made[k] = 3 * expected[from][k] + salt + k;
+    if (to != from)
+      for (std::size_t k = 0; k < n; ++k) expected[to][k] = expected[to][k] * 5 + made[k];
+    if (summed != from && summed != to)
+      for (std::size_t k = 0; k < n; ++k) expected[summed][k] += made[k];
+  }
+  rt.wait_all();
+  for (int i = 0; i < handles; ++i)
+    for (std::size_t k = 0; k < n; ++k)
+      ASSERT_EQ(data[i][k], expected[i][k]) << "handle " << i << ", element " << k;
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+  std::uint64_t device_tasks = 0;
+  for (const versa::DeviceStatistics& d : rt.statistics())
+    device_tasks += d.name == "cpu" ? 0 : d.tasks;
+  EXPECT_GT(device_tasks, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ScratchStress,
+                         testing::Values(StressCase{1, false, 1}, StressCase{1, false, 2},
+                                         StressCase{2, false, 3}, StressCase{2, true, 4},
+                                         StressCase{2, true, 5}, StressCase{3, true, 6}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.devices) + "devices" +
+                                  (info.param.peer_link ? "_peer" : "") + "_seed" +
+                                  std::to_string(info.param.seed);
+                         });
 
 }  // namespace
