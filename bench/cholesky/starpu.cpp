@@ -181,8 +181,8 @@ void home_when_final(starpu_data_handle_t handle) {
 // run, with no buffer in main memory unless a CPU worker runs one of them, and no copy home.
 // Unregistered once the step's last trmm is submitted, so StarPU frees it after that trmm; the
 // next step's inverse is a new handle, which the trmms still reading this one do not hold back
-// (Versa's example does the same with a scratch tile per step, Runtime::scratch_tile). trtri is on the critical path with
-// potrf, at potrf's priority; each trmm has its trsm's.
+// (Versa's example does the same with a scratch tile per step, Runtime::scratch_tile). trtri is on
+// the critical path with potrf, at potrf's priority; each trmm has its trsm's.
 void submit_panel_through_inverse(Session& s, int k, PotrfArg& potrf_arg, KernelClock& clock,
                                   const Priorities& prio, StarpuTaskTrace* trace) {
   Codelets& cl = s.codelets();
