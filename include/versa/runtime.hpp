@@ -136,8 +136,9 @@ class Runtime {
   // Registers `count` elements of T in memory the runtime allocates, all zero: scratch data that
   // tasks make and use (a workspace, an intermediate result), like StarPU's data registered on
   // no home node. Destroying the handle does not wait for its tasks: they run on, and the
-  // runtime frees the memory after them (at the next wait_all or scratch(), or at the latest
-  // when the runtime ends), so a handle per step in a loop costs no synchronisation. The data
+  // runtime frees the memory once they have run (the thread that ends the last of them does;
+  // data that was renamed or holds partial sums waits for the next wait_all or scratch()), so a
+  // handle per step in a loop costs no synchronisation. The data
   // is declared zero and not written back (HandleBase::declare_zero, set_write_back(false)): a
   // device makes its copy without the host link and keeps what tasks leave there; acquire() and
   // CPU tasks see it as any data. T must be trivially copyable, with all-zero bytes a zero value.
@@ -161,9 +162,8 @@ class Runtime {
     return TileHandle<T>(
         create_scratch(detail::Layout{rows, cols, rows, sizeof(T), &typeid(T)}, std::move(name)));
   }
-  // Bytes of scratch data alive (scratch(), scratch_tile()), its destroyed handles whose tasks
-  // are still to run or to be noticed included: 0 after wait_all once every scratch handle is
-  // destroyed.
+  // Bytes of scratch data alive (scratch(), scratch_tile()), destroyed handles not yet freed
+  // included: 0 after wait_all once every scratch handle is destroyed.
   std::size_t scratch_memory_bytes() const;
 
   // Creates a handle with no data, for ordering tasks. Destroying it does not wait for its tasks.

@@ -309,6 +309,19 @@ void RuntimeCore::keep_until_unused(HandleState& handle) {
   any_kept_.store(true, std::memory_order_release);
 }
 
+void RuntimeCore::retire_released(const HandleState* handle) {
+  HandleState* kept = nullptr;
+  {
+    MutexLock guard(kept_mutex_);
+    const auto at = std::find(kept_handles_.begin(), kept_handles_.end(), handle);
+    if (at == kept_handles_.end()) return;  // not kept yet, or in retire_unused_handles' hands
+    kept = *at;
+    kept_handles_.erase(at);
+    any_kept_.store(!kept_handles_.empty(), std::memory_order_relaxed);
+  }
+  if (!retire_at_once(kept)) keep_until_unused(*kept);
+}
+
 void RuntimeCore::retire_unused_handles() {
   // Every wait_all passes here, and a handle is almost never kept: one load then.
   if (!any_kept_.load(std::memory_order_acquire)) return;

@@ -100,6 +100,7 @@ class RuntimeCore final : public HandleHost {
   }
   void register_deferred_tasks() override { scheduler_.register_deferred_tasks(); }
   void keep_until_unused(HandleState& handle) override;
+  void retire_released(const HandleState* handle) override;
 
  private:
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.

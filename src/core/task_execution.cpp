@@ -130,10 +130,20 @@ void Scheduler::finish_accesses(Task* task, int worker) {
     if (locality_ && modifies(access.mode)) access.handle->set_last_writer(worker);
     const AddRole role = task->progress(i).add_role;
     if (role == AddRole::renamed) reductions_.attach_partial(task, i);
-    // The last access of an instance that renaming left behind ends it.
-    if (access.handle->finish_access(needs_exclusive(access.mode) || role == AddRole::in_place,
-                                     wake_one))
-      drop_instance(access.handle);
+    // Read first: once the access has ended, a handle the program destroyed may be retired
+    // (and freed) by the program's thread at any moment.
+    HandleHost* const owner = access.handle->owner();
+    switch (access.handle->finish_access(needs_exclusive(access.mode) || role == AddRole::in_place,
+                                         wake_one)) {
+      case HandleState::Finished::more:
+        break;
+      case HandleState::Finished::drained:  // the last access of an instance renaming left behind
+        drop_instance(access.handle);
+        break;
+      case HandleState::Finished::released:  // the last access of a scratch handle or a token
+        owner->retire_released(access.handle);
+        break;
+    }
   }
 }
 

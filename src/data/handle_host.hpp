@@ -12,6 +12,10 @@ class HandleState;
 // alive and none of its accesses is pending; otherwise leaves it and returns false
 // (handle_release.cpp).
 bool retire_if_unused(HandleState* handle);
+// Destroys `handle`, which the program destroyed and nothing uses any more, if that waits for
+// nothing: it was never renamed, holds no partial sums, and no copy of its is in flight (and
+// none can start: it is not written back). Otherwise leaves it and returns false.
+bool retire_at_once(HandleState* handle);
 
 // The runtime a handle belongs to, as the handle sees it.
 class HandleHost {
@@ -37,6 +41,12 @@ class HandleHost {
   // not be waited for (HandleState::destroyed_without_waiting): the runtime keeps it and
   // destroys it with retire_if_unused once the view is released and its accesses have finished.
   virtual void keep_until_unused(HandleState& handle) = 0;
+  // Called by the thread that finished the last access of a handle the program destroyed
+  // (HandleState::Finished::released), which may be a worker or a device's thread: if the
+  // handle is kept (keep_until_unused), destroys it at once where that needs no waiting
+  // (retire_at_once), else leaves it kept. `handle` may have been destroyed already by the
+  // program's thread, which retires kept handles too: it is only looked up among the kept ones.
+  virtual void retire_released(const HandleState* handle) = 0;
 
  protected:
   ~HandleHost() = default;

@@ -33,6 +33,22 @@ bool retire_if_unused(HandleState* state) {
   return true;
 }
 
+bool retire_at_once(HandleState* state) {
+  if (state->host_views() > 0 || state->pending_accesses() > 0 || state->ever_renamed())
+    return false;
+  if (state->partials() && !state->partials()->empty()) return false;
+  if (ReplicaSet* replicas = state->replicas()) {
+    // Retiring waits for the copies home in flight, and starts one for data written back: a
+    // device's thread, which may be this one, completes them, so waiting could never end.
+    // Eviction starts none for dead data without write-back (HandleState::dead).
+    if (state->writes_back()) return false;
+    MutexLock guard(replicas->mutex());
+    if (replicas->filling()) return false;
+  }
+  retire(state);
+  return true;
+}
+
 void release_handle(HandleState* state) {
   if (!state) return;
   if (HandleReleaseObserver* observer = state->release_observer())

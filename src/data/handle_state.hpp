@@ -132,7 +132,8 @@ class HandleState {
   bool destroyed_without_waiting() const {
     return scratch_memory_ != nullptr || layout_.bytes() == 0;
   }
-  // Marks the handle destroyed by the program while kept by the runtime (keep_until_unused).
+  // Marks the handle destroyed by the program while kept by the runtime (keep_until_unused):
+  // the thread that ends its last access may then retire it (Finished::released).
   void mark_released() { released_.store(true, std::memory_order_release); }
   // Whether the data can never be read again: the program destroyed the handle, nothing brings
   // its data home, and no access is pending (none can be added). A device may drop its copy
@@ -275,20 +276,32 @@ class HandleState {
     if (next) wake(next);
   }
 
+  // What the end of an access leaves to its caller.
+  enum class Finished {
+    more,      // nothing
+    drained,   // the last access of an instance that is no longer the newest: the caller
+               // destroys it (nobody else may touch it any more)
+    released,  // the last access of a handle the program destroyed (mark_released), never
+               // renamed: the caller may retire it (HandleHost::retire_released)
+  };
+
   // Ends one access: bumps the version, releases the exclusive flag if the access held it, and
-  // calls `wake` (outside the lock) for every parked task that may now go on. Returns true when
-  // this was the last access of an instance that is no longer the newest: the caller destroys
-  // it (nobody else may touch it any more).
+  // calls `wake` (outside the lock) for every parked task that may now go on.
   template <class Wake>
-  bool finish_access(bool held_exclusive, Wake&& wake) {
+  Finished finish_access(bool held_exclusive, Wake&& wake) {
     Waiter* woken = nullptr;  // singly linked through wait_next, in wake order
     Waiter** tail = &woken;
-    bool drained;
+    Finished finished = Finished::more;
     {
       SpinGuard guard(lock_);
       const std::uint64_t version = version_.load(std::memory_order_relaxed) + 1;
       version_.store(version, std::memory_order_release);
-      drained = retired_ && version == registered_;
+      if (version == registered_) {
+        if (retired_)
+          finished = Finished::drained;
+        else if (current_ == this && !ever_renamed_ && released_.load(std::memory_order_acquire))
+          finished = Finished::released;
+      }
       while (Waiter* w = version_waiters_.pop_ready(version)) {
         *tail = w;
         tail = &w->wait_next;
@@ -307,7 +320,7 @@ class HandleState {
       w->wait_next = nullptr;
       wake(w);
     }
-    return drained;
+    return finished;
   }
 
   // Views from Runtime::acquire that are alive (registered and not yet released).

@@ -112,8 +112,8 @@ TEST_P(ScratchTest, DestroyingItNeitherWaitsForItsTasksNorIsAMisuse) {
   EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
 }
 
-// A handle per step and no wait_all between steps: each scratch() frees the steps whose tasks
-// have run, so the memory held is that of the steps in flight, not of every step so far.
+// A handle per step and no wait_all between steps: the steps whose tasks have run are freed, so
+// the memory held is that of the steps in flight, not of every step so far.
 TEST_P(ScratchTest, ALoopOfStepsHoldsOnlyTheStepsInFlight) {
   constexpr std::size_t n = 1 << 16;  // 512 KiB a step
   constexpr int steps = 20;
@@ -144,6 +144,35 @@ TEST_P(ScratchTest, ALoopOfStepsHoldsOnlyTheStepsInFlight) {
   }
   rt.wait_all();
   EXPECT_EQ(total, static_cast<long>(n) * steps * (steps - 1) / 2);
+}
+
+// Every step submitted before any runs: each is freed by the worker that ends its last task.
+TEST_P(ScratchTest, StepsSubmittedAheadAreFreedOnceTheirTasksHaveRun) {
+  constexpr std::size_t n = 1 << 14;
+  constexpr int steps = 16;
+  long total = 0;
+  auto h_total = rt.data(total, "total");
+  Gate gate;
+  for (int step = 0; step < steps; ++step) {
+    auto work = rt.scratch<long>(n, "work");
+    rt.submit(
+        "make",
+        [&gate, step](Span<long> w) {
+          if (step == 0) gate.pass();
+          std::fill(w.begin(), w.end(), step);
+        },
+        versa::write(work));
+    rt.submit(
+        "use", [](Span<const long> w, Span<long> t) { t[0] += w[0] + w[w.size() - 1]; },
+        versa::read(work), versa::write(h_total));
+  }
+  ASSERT_TRUE(eventually(gate.reached));
+  EXPECT_EQ(rt.scratch_memory_bytes(), steps * n * sizeof(long));
+  gate.open = true;
+  EXPECT_TRUE(eventually([&] { return rt.scratch_memory_bytes() == 0; }))
+      << rt.scratch_memory_bytes() << " bytes still held";
+  rt.wait_all();
+  EXPECT_EQ(total, 2L * steps * (steps - 1) / 2);
 }
 
 TEST_P(ScratchTest, DestroyedUnderAViewItLivesUntilTheViewIsReleased) {
@@ -252,8 +281,10 @@ TEST(ScratchOnDevices, IsMadeOnTheDeviceAndNeverComesHomeUnasked) {
 }
 
 // Steps submitted ahead, one after the other, each with a scratch tile on a device that holds
-// four: the tiles of the steps that have run make room for the next without being written home.
-TEST(ScratchOnDevices, ADeviceDropsDeadScratchInsteadOfWritingItHome) {
+// four: `renamed` has each step's tile renamed by its write_only. A tile whose tasks have run is
+// freed by the thread that ran the last of them, without a wait_all; a renamed one only by
+// wait_all. Returns the device's statistics.
+versa::DeviceStatistics run_steps_with_dead_scratch(bool renamed) {
   constexpr std::size_t n = 1 << 14;  // 128 KiB a tile
   constexpr int steps = 12;
   versa::Runtime rt{
@@ -265,14 +296,22 @@ TEST(ScratchOnDevices, ADeviceDropsDeadScratchInsteadOfWritingItHome) {
   Gate gate;
   for (int step = 0; step < steps; ++step) {
     auto work = rt.scratch<double>(n, "work");
-    // After the step before (its sum): one step's tile is alive at a time.
+    // After the step before (its sum): one step's tile is in use at a time.
     rt.submit(
-        "make",
+        "touch",
         [&gate, step](Span<const double>, Span<double> w) {
           if (step == 0) gate.pass();
-          std::fill(w.begin(), w.end(), static_cast<double>(step));
+          w[0] = -1;
         },
-        on_device, versa::read(h_sums), versa::write_only(work));
+        on_device, versa::read(h_sums), versa::write(work));
+    if (renamed)  // registered while the touch is pending: a new instance
+      rt.submit(
+          "make", [step](Span<double> w) { std::fill(w.begin(), w.end(), step); }, on_device,
+          versa::write_only(work));
+    else
+      rt.submit(
+          "make", [step](Span<double> w) { std::fill(w.begin(), w.end(), step); }, on_device,
+          versa::write(work));
     rt.submit(
         "sum",
         [step](Span<const double> w, Span<double> s) {
@@ -281,13 +320,26 @@ TEST(ScratchOnDevices, ADeviceDropsDeadScratchInsteadOfWritingItHome) {
         on_device, versa::read(work), versa::write(h_sums));
   }  // every step submitted, and every handle destroyed, before the first runs
   gate.open = true;
+  if (!renamed) {
+    EXPECT_TRUE(eventually([&] { return rt.scratch_memory_bytes() == 0; }))
+        << rt.scratch_memory_bytes() << " bytes of scratch still held once every task has run";
+  }
   rt.wait_all();
   for (int step = 0; step < steps; ++step)
-    ASSERT_EQ(sums[static_cast<std::size_t>(step)], static_cast<double>(n) * step) << step;
-  const versa::DeviceStatistics device = rt.statistics().at(1);
-  EXPECT_GT(device.evictions, 0u) << "the device never ran short: the test tests nothing";
-  EXPECT_EQ(device.bytes_to_host, sizeof(double) * steps) << "only the sums come home";
+    EXPECT_EQ(sums[static_cast<std::size_t>(step)], static_cast<double>(n) * step) << step;
   EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
+  EXPECT_EQ(rt.renamed_accesses(), renamed ? static_cast<std::uint64_t>(steps) : 0u);
+  return rt.statistics().at(1);
+}
+
+TEST(ScratchOnDevices, IsFreedOnceItsTasksHaveRunAndNeverComesHome) {
+  const versa::DeviceStatistics device = run_steps_with_dead_scratch(false);
+  EXPECT_EQ(device.bytes_to_host, 12 * sizeof(double)) << "only the sums come home";
+}
+
+TEST(ScratchOnDevices, ARenamedTileIsRetiredByWaitAll) {
+  const versa::DeviceStatistics device = run_steps_with_dead_scratch(true);
+  EXPECT_GT(device.evictions, 0u) << "the device never ran short: the test tests nothing";
 }
 
 TEST(ScratchOnDevices, TheHostSeesWhatADeviceMadeWhenItAsks) {
