@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "base/names.hpp"
@@ -224,6 +225,13 @@ HandleState* RuntimeCore::create_scratch(Layout layout, std::string name) {
   // A program that makes scratch data for each step, without a wait_all between steps, holds
   // only the steps in flight.
   if (!scheduler_.in_task_body()) retire_unused_handles();
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  if (layout.rows != 0 && layout.cols != 0 &&
+      (layout.cols > most / layout.rows || layout.rows * layout.cols > most / layout.element_size))
+    throw std::length_error(
+        "cannot make scratch data " + (name.empty() ? std::string() : "'" + name + "' ") + "of " +
+        std::to_string(layout.rows) + " x " + std::to_string(layout.cols) + " elements of " +
+        std::to_string(layout.element_size) + " bytes: its size in bytes overflows");
   auto memory = std::make_unique<ScratchMemory>(layout.bytes(), scratch_bytes_);
   HandleState* handle = create_handle(memory->data(), layout, std::move(name));
   handle->own(std::move(memory));

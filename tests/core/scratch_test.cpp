@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +86,18 @@ TEST_P(ScratchTest, ATileIsPackedWithItsRowsAsLeadingDimension) {
   EXPECT_EQ(cols, 3u);
   EXPECT_EQ(ld, 5u);
   EXPECT_EQ(sum, 0.0);
+}
+
+TEST_P(ScratchTest, ASizeBeyondMemoryIsRefusedWithItsName) {
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 4;
+  try {
+    (void)rt.scratch<double>(huge, "huge");
+    FAIL() << "a scratch of " << huge << " doubles was made";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'huge'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)rt.scratch_tile<double>(huge, 8, "tall"), std::length_error);
+  EXPECT_EQ(rt.scratch_memory_bytes(), 0u);
 }
 
 TEST_P(ScratchTest, DestroyingItNeitherWaitsForItsTasksNorIsAMisuse) {
