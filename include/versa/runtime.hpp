@@ -137,7 +137,7 @@ class Runtime {
   // tasks make and use (a workspace, an intermediate result), like StarPU's data registered on
   // no home node. Destroying the handle does not wait for its tasks: they run on, and the
   // runtime frees the memory once they have run (the thread that ends the last of them does;
-  // data that was renamed or holds partial sums waits for the next wait_all or scratch()), so a
+  // data that was renamed or holds partial sums waits for the next wait_all), so a
   // handle per step in a loop costs no synchronisation. The data
   // is declared zero and not written back (HandleBase::declare_zero, set_write_back(false)): a
   // device makes its copy without the host link and keeps what tasks leave there; acquire() and

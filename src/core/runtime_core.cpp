@@ -222,9 +222,6 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
 }
 
 HandleState* RuntimeCore::create_scratch(Layout layout, std::string name) {
-  // A program that makes scratch data for each step, without a wait_all between steps, holds
-  // only the steps in flight.
-  if (!scheduler_.in_task_body()) retire_unused_handles();
   constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
   if (layout.rows != 0 && layout.cols != 0 &&
       (layout.cols > most / layout.rows || layout.rows * layout.cols > most / layout.element_size))
@@ -313,27 +310,27 @@ void RuntimeCore::retire_replicas(HandleState& handle) {
 
 void RuntimeCore::keep_until_unused(HandleState& handle) {
   MutexLock guard(kept_mutex_);
-  kept_handles_.push_back(&handle);
+  kept_handles_.insert(&handle);
   any_kept_.store(true, std::memory_order_release);
 }
 
 void RuntimeCore::retire_released(const HandleState* handle) {
-  HandleState* kept = nullptr;
   {
     MutexLock guard(kept_mutex_);
-    const auto at = std::find(kept_handles_.begin(), kept_handles_.end(), handle);
-    if (at == kept_handles_.end()) return;  // not kept yet, or in retire_unused_handles' hands
-    kept = *at;
-    kept_handles_.erase(at);
+    // Only the pointer's value is used: the handle may be gone.
+    if (kept_handles_.erase(const_cast<HandleState*>(handle)) == 0)
+      return;  // not kept yet, or in retire_unused_handles' hands
     any_kept_.store(!kept_handles_.empty(), std::memory_order_relaxed);
   }
+  // Taken off the list, it is this thread's alone.
+  HandleState* kept = const_cast<HandleState*>(handle);
   if (!retire_at_once(kept)) keep_until_unused(*kept);
 }
 
 void RuntimeCore::retire_unused_handles() {
   // Every wait_all passes here, and a handle is almost never kept: one load then.
   if (!any_kept_.load(std::memory_order_acquire)) return;
-  std::vector<HandleState*> kept;
+  std::unordered_set<HandleState*> kept;
   {
     MutexLock guard(kept_mutex_);
     kept.swap(kept_handles_);
@@ -343,7 +340,7 @@ void RuntimeCore::retire_unused_handles() {
   std::erase_if(kept, retire_if_unused);
   if (kept.empty()) return;
   MutexLock guard(kept_mutex_);
-  kept_handles_.insert(kept_handles_.end(), kept.begin(), kept.end());
+  kept_handles_.merge(kept);
   any_kept_.store(true, std::memory_order_relaxed);
 }
 

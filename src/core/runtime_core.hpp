@@ -59,8 +59,7 @@ class RuntimeCore final : public HandleHost {
   const std::shared_ptr<HostPins>& host_pins() const;
 
   HandleState* create_handle(const void* data, Layout layout, std::string name);
-  // A handle over zeroed memory of its own (Runtime::scratch). Destroys the scratch handles
-  // destroyed before whose tasks have all run, unless called from a task.
+  // A handle over zeroed memory of its own (Runtime::scratch).
   HandleState* create_scratch(Layout layout, std::string name);
   // Bytes of the scratch handles alive, kept ones included.
   std::size_t scratch_memory_bytes() const {
@@ -141,7 +140,8 @@ class RuntimeCore final : public HandleHost {
   // Handles destroyed while a view on them was alive, and scratch handles and tokens destroyed
   // with accesses pending (keep_until_unused).
   Mutex kept_mutex_;
-  std::vector<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
+  // A set: the thread that ends a kept handle's last access looks it up (retire_released).
+  std::unordered_set<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
   std::atomic<bool> any_kept_{false};  // kept_handles_ is not empty (set under kept_mutex_)
 
   // Shared with the scratch handles' memory, which may outlive the runtime.
