@@ -157,7 +157,7 @@ RuntimeCore::~RuntimeCore() {
   handles_->set_runtime(nullptr);  // nothing is queued any more; handles may outlive us
   try {
     apply_all_partials();
-    scheduler_.bring_all_home();
+    end_renamings(true);      // handles may outlive us
     retire_unused_handles();  // one whose view outlives the runtime stays allocated
   } catch (const std::exception& e) {
     diagnostics_.report(e.what());
@@ -308,6 +308,34 @@ void RuntimeCore::retire_replicas(HandleState& handle) {
   }
 }
 
+void RuntimeCore::end_renaming(HandleState& handle) {
+  make_root_newest(handle);
+  renaming_.forget(&handle);
+}
+
+void RuntimeCore::make_root_newest(HandleState& handle) {
+  // Nobody reads the data at home: the memory dies with the handle, or the program said so.
+  HandleState* dropped = handle.destroyed_without_waiting() || !handle.writes_back()
+                             ? handle.drop_newest_instance()
+                             : nullptr;
+  if (dropped)
+    scheduler_.drop_instance(dropped);
+  else
+    scheduler_.bring_home(handle);
+}
+
+void RuntimeCore::end_renamings(bool shutting_down) {
+  for (HandleState* root : renaming_.renamed_handles()) {
+    if (root->released()) continue;  // retiring it drops its data (end_renaming)
+    if (shutting_down) {
+      end_renaming(*root);
+      root->forget_renaming();
+    } else if (root->writes_back()) {
+      scheduler_.bring_home(*root);
+    }
+  }
+}
+
 void RuntimeCore::keep_until_unused(HandleState& handle) {
   MutexLock guard(kept_mutex_);
   kept_handles_.insert(&handle);
@@ -359,7 +387,7 @@ void RuntimeCore::wait_all() {
   scheduler_.wait_for_pending();
   // Results are readable in the user's memory after wait_all, and no partial is left.
   apply_all_partials();
-  scheduler_.bring_all_home();
+  end_renamings(false);
   reductions_.trim();
   // After the write-backs, which also free the device buffers of renamed instances dropped
   // while a copy of theirs was in flight.

@@ -93,10 +93,7 @@ class RuntimeCore final : public HandleHost {
   void report_misuse(std::string message) override { failures_.record_misuse(std::move(message)); }
   void retire_replicas(HandleState& handle) override;
   void settle(HandleState& handle) override { scheduler_.settle(handle); }
-  void bring_home_for_good(HandleState& handle) override {
-    scheduler_.bring_home(handle);
-    renaming_.forget(&handle);
-  }
+  void end_renaming(HandleState& handle) override;
   void register_deferred_tasks() override { scheduler_.register_deferred_tasks(); }
   void keep_until_unused(HandleState& handle) override;
   void retire_released(const HandleState* handle) override;
@@ -106,6 +103,15 @@ class RuntimeCore final : public HandleHost {
   void open_devices();
   // Applies every open run of adds and waits (wait_all, shutdown).
   void apply_all_partials();
+  // Makes a renamed handle's root its newest instance again, none of its accesses pending: by
+  // bringing the newest instance's data home or, where nobody reads it there, dropping it.
+  void make_root_newest(HandleState& handle);
+  // The renamed handles at wait_all (`shutting_down` false): their data comes home, but that
+  // of handles that do not write back stays where it is (HandleBase::set_write_back). At
+  // shutdown every root is made the newest and forgets its renaming: a handle may outlive the
+  // runtime. Handles the program destroyed while their tasks ran are left to their retirement
+  // (end_renaming).
+  void end_renamings(bool shutting_down);
   // Writes statistics() as a table on stderr (Config::print_statistics).
   void print_statistics() const;
   // Sets up what describes pending work (after the devices are open: it names them) and starts

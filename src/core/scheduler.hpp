@@ -114,10 +114,9 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
       deferred_.register_all(
           [this, worker = current_worker()](Task* task) { register_deferred(task, worker); });
   }
-  // Brings every renamed handle home (wait_all, shutdown).
-  void bring_all_home() {
-    for (HandleState* root : renaming_.renamed_handles()) bring_home(*root);
-  }
+  // Destroys a renamed instance no access will use again (from whatever thread finished its
+  // last access); the data mover frees its device buffers without waiting.
+  void drop_instance(HandleState* instance);
   // Hands a ready task to a CPU worker: the calling worker's deque, else round-robin.
   void push_to_cpu(Task* task, int worker);
   // With locality: the worker that last wrote the task's largest input, or -1 (none known, a
@@ -256,9 +255,6 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   std::shared_ptr<const Failure> record_failure(const Task& task, std::exception_ptr error);
   void poison_outputs(Task* task, const std::shared_ptr<const Failure>& cause);
   void finish_accesses(Task* task, int worker);
-  // Destroys a renamed instance no access will use again (from whatever thread finished its
-  // last access); the data mover frees its device buffers without waiting.
-  void drop_instance(HandleState* instance);
   Task* create_host_task(const char* name, std::uint32_t count, int worker);
   void wait_host_task(Task* task, int worker);
   void end_host_task(Task* task, int worker);

@@ -29,8 +29,11 @@ class HandleHost {
   // applied: applies the partials and waits until every access registered has finished.
   virtual void settle(HandleState& handle) = 0;
   // Called when a handle that was ever renamed is destroyed: copies its data home if it is in a
-  // renamed instance, after the accesses registered before, and forgets the handle.
-  virtual void bring_home_for_good(HandleState& handle) = 0;
+  // renamed instance, after the accesses registered before, and forgets the handle. Where
+  // nobody reads the data at home (memory the handle owns, HandleState::
+  // destroyed_without_waiting, or a handle that does not write back) its newest instance is
+  // dropped instead, if that loses no partial sums.
+  virtual void end_renaming(HandleState& handle) = 0;
   // Registers the tasks whose registration was handed to the workers (Config::
   // defer_registration) before a handle is looked at: destroyed, or given an operator. Reached
   // through the handle's registry (HandleRegistry::register_deferred_tasks), and only while the

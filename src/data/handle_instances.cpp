@@ -76,6 +76,18 @@ bool HandleState::register_homecoming(HandleState*& instance, std::uint64_t& ins
   return true;
 }
 
+HandleState* HandleState::drop_newest_instance() {
+  SpinGuard guard(lock_);
+  HandleState* instance = current_;
+  if (instance == this) return nullptr;
+  SpinGuard instance_guard(instance->lock_);
+  if (instance->run_mode_ == AccessMode::add || (instance->slots_ && !instance->slots_->empty()))
+    return nullptr;
+  instance->retired_ = true;
+  current_ = this;
+  return instance;
+}
+
 bool HandleState::busy_without_adds() {
   return registered_ != version_.load(std::memory_order_relaxed) && run_mode_ != AccessMode::add;
 }

@@ -16,9 +16,9 @@ void HandleRegistry::register_deferred_tasks() {
 
 namespace {
 // Destroys a handle nobody uses any more: its partials are applied and its data goes home from
-// the devices first.
+// the devices first (apart from data that dies with it: HandleHost::end_renaming).
 void retire(HandleState* state) {
-  if (state->ever_renamed()) state->owner()->bring_home_for_good(*state);
+  if (state->ever_renamed()) state->owner()->end_renaming(*state);
   if (state->partials() && !state->partials()->empty()) state->owner()->settle(*state);
   if (state->replicas() && state->replicas()->on_devices()) state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());

@@ -135,13 +135,19 @@ class HandleState {
   // Marks the handle destroyed by the program while kept by the runtime (keep_until_unused):
   // the thread that ends its last access may then retire it (Finished::released).
   void mark_released() { released_.store(true, std::memory_order_release); }
-  // Whether the data can never be read again: the program destroyed the handle, nothing brings
-  // its data home, and no access is pending (none can be added). A device may drop its copy
-  // then, even the only one, instead of writing it home.
+  bool released() const { return released_.load(std::memory_order_acquire); }
+  // Whether this instance's data can never be read again. Either the program destroyed the
+  // handle, nothing brings its data home, and no access is pending (none can be added); or this
+  // is a root that renaming superseded, none of whose own accesses is pending: later accesses
+  // go to newer instances, and bringing the data home overwrites the root's without reading it.
+  // A device may drop its copy then, even the only one, instead of writing it home.
   bool dead() {
     HandleState& user_handle = *root_;
-    return user_handle.released_.load(std::memory_order_acquire) && !user_handle.writes_back() &&
-           user_handle.pending_accesses() == 0;
+    if (user_handle.released() && !writes_back() && user_handle.pending_accesses() == 0)
+      return true;
+    if (root_ != this) return false;
+    SpinGuard guard(lock_);
+    return current_ != this && registered_ == version_.load(std::memory_order_relaxed);
   }
 
   // Who is told when the program destroys the handle (set once, before the handle is used);
@@ -181,6 +187,13 @@ class HandleState {
     SpinGuard guard(lock_);
     return ever_renamed_;
   }
+  // Called by the runtime's end once the root is the newest instance again and the runtime no
+  // longer lists the handle: destroying a handle that outlives the runtime then asks nothing of
+  // it.
+  void forget_renaming() {
+    SpinGuard guard(lock_);
+    ever_renamed_ = false;
+  }
 
   // Registers the two halves of bringing the data home (called on the root): an access that
   // excludes every other on the newest instance (`instance` receives it, `instance_required`
@@ -188,6 +201,12 @@ class HandleState {
   // newest instance again. Returns false when the data is at home already.
   bool register_homecoming(HandleState*& instance, std::uint64_t& instance_required,
                            std::uint64_t& root_required, Registration& closing);
+  // Ends renaming without bringing the data home (called on the root of a handle being
+  // retired whose data nobody reads again: memory it owns, freed next): when the newest
+  // instance holds no open run of adds and no partial sums, it is retired and returned for the
+  // caller to drop, and the root is the newest again. Null when the data is home or the
+  // instance needs a homecoming to apply its adds. No access may be pending.
+  HandleState* drop_newest_instance();
 
   // Closes an open run of adds on this instance with a flush access (wait_all, handle
   // destruction): returns whether it did, and the version the flush requires.
@@ -299,7 +318,7 @@ class HandleState {
       if (version == registered_) {
         if (retired_)
           finished = Finished::drained;
-        else if (current_ == this && !ever_renamed_ && released_.load(std::memory_order_acquire))
+        else if (current_ == this && !ever_renamed_ && released())
           finished = Finished::released;
       }
       while (Waiter* w = version_waiters_.pop_ready(version)) {
@@ -363,8 +382,8 @@ class HandleState {
   }
 
   // Whether wait_all and the handle's destruction copy device-owned data home (HandleBase::
-  // set_write_back). Any thread.
-  bool writes_back() const { return write_back_.load(std::memory_order_relaxed); }
+  // set_write_back, on the root; its renamed instances follow it). Any thread.
+  bool writes_back() const { return root_->write_back_.load(std::memory_order_relaxed); }
   void set_write_back(bool write_back) { write_back_.store(write_back, std::memory_order_relaxed); }
 
   // --- failures ---

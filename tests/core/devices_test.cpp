@@ -322,6 +322,100 @@ TEST(Devices, TaskWithItsDataOnTheDeviceDoesNotWaitBehindCopies) {
 
 // Without write-back, data evicted from a full device still goes home (tasks need it again),
 // and the tasks' results equal the sequential run's.
+// The same when a write_only was renamed (registered while a task on the old data is pending):
+// the data is in the renamed instance, which neither wait_all nor the handle's destruction brings
+// home, and which acquire still does.
+TEST(Devices, RenamedDataWithoutWriteBackStaysOnTheDeviceUntilAcquired) {
+  versa::Runtime rt{one_device()};
+  std::vector<double> data = iota(0);
+  // Renames `h`: a task that reads it waits for `go`, a write_only registered meanwhile makes
+  // it `value` on the device.
+  const auto renamed_write = [&rt](versa::Handle<double>& h, double value) {
+    std::atomic<bool> go{false};
+    rt.submit(
+        "read",
+        [&go](Span<const double>) {
+          while (!go.load()) std::this_thread::yield();
+        },
+        on(true), versa::read(h));
+    rt.submit(
+        "make", [value](Span<double> d) { std::fill(d.begin(), d.end(), value); }, on(true),
+        versa::write_only(h));
+    go = true;
+    rt.wait_all();
+  };
+  {
+    auto h = rt.data(data, "intermediate");
+    h.set_write_back(false);
+    renamed_write(h, 7);
+    EXPECT_EQ(rt.renamed_accesses(), 1u);
+    EXPECT_EQ(data, iota(0)) << "wait_all brought it home";
+    EXPECT_EQ(rt.statistics()[1].bytes_to_host, 0u);
+    {
+      auto view = rt.acquire(versa::read(h));
+      EXPECT_EQ(std::vector<double>(view->begin(), view->end()), std::vector<double>(n, 7));
+    }
+    EXPECT_EQ(data, std::vector<double>(n, 7));
+    renamed_write(h, 8);
+    EXPECT_EQ(rt.renamed_accesses(), 2u);
+  }  // destroyed: the device's last change is dropped
+  EXPECT_EQ(data, std::vector<double>(n, 7));
+  EXPECT_EQ(rt.statistics()[1].bytes_to_host, bytes);
+  // With write-back, both bring the data home.
+  std::vector<double> kept = iota(0);
+  {
+    auto h = rt.data(kept, "result");
+    renamed_write(h, 9);
+    EXPECT_EQ(kept, std::vector<double>(n, 9));
+    renamed_write(h, 10);
+    EXPECT_EQ(rt.renamed_accesses(), 4u);
+  }
+  EXPECT_EQ(kept, std::vector<double>(n, 10));
+}
+
+// A handle may outlive its runtime: the runtime's end brings its data home (from a renamed
+// instance, from a device, with its partial sums), and destroying the handle later asks
+// nothing of the runtime (it once called into the freed runtime when renamed).
+TEST(Devices, AHandleMayOutliveItsRuntime) {
+  for (const bool with_device : {false, true}) {
+    std::vector<double> renamed(n, 0), on_device(n, 0), summed(n, 0);
+    versa::Handle<double> h_renamed, h_on_device, h_summed;
+    {
+      versa::Runtime rt{with_device ? one_device() : versa::testing::workers(2)};
+      h_renamed = rt.data(renamed, "renamed");
+      h_on_device = rt.data(on_device, "on device");
+      h_summed = rt.data(summed, "summed");
+      h_summed.set_reduction(versa::sum<double>());
+      const auto where = with_device ? on(true) : versa::TaskPlacement{};
+      std::atomic<bool> go{false};
+      rt.submit(
+          "read",
+          [&go](Span<const double>) {
+            while (!go.load()) std::this_thread::yield();
+          },
+          where, versa::read(h_renamed));
+      rt.submit(  // a new instance: the read is pending
+          "make", [](Span<double> d) { std::fill(d.begin(), d.end(), 5.0); }, where,
+          versa::write_only(h_renamed));
+      EXPECT_EQ(rt.renamed_accesses(), 1u);
+      go = true;
+      rt.submit(
+          "write", [](Span<double> d) { std::fill(d.begin(), d.end(), 6.0); }, where,
+          versa::write(h_on_device));
+      for (int i = 0; i < 3; ++i)
+        rt.submit(
+            "add", [](Span<double> d) { d[0] += 1; }, where, versa::add(h_summed));
+    }  // no wait_all: the runtime's end waits
+    EXPECT_EQ(renamed, std::vector<double>(n, 5.0)) << with_device;
+    EXPECT_EQ(on_device, std::vector<double>(n, 6.0)) << with_device;
+    EXPECT_EQ(summed[0], 3.0) << with_device;
+    h_renamed = {};
+    h_on_device = {};
+    h_summed = {};
+    EXPECT_EQ(renamed, std::vector<double>(n, 5.0)) << with_device;
+  }
+}
+
 TEST(Devices, DataWithoutWriteBackSurvivesEviction) {
   versa::Runtime rt{one_device(4 * bytes)};
   std::vector<std::vector<double>> data(16, iota(0));
