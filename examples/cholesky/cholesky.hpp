@@ -262,15 +262,31 @@ void submit_tasks(Runtime& rt, const Matrix& a, const Potrf& potrf, const Trsm& 
   detail::submit_steps(rt, a, potrf, solve_panel, syrk, gemm, schedule);
 }
 
+namespace detail {
+
+// A scratch tile of rows x rows beside `beside`: on a distributed runtime (versa::mpi, whose
+// scratch data has an owner), owned by the rank that owns `beside`.
+template <class T, class Runtime, class Tile>
+versa::TileHandle<T> scratch_tile_beside(Runtime& rt, std::size_t rows, const Tile& beside,
+                                         std::string name) {
+  if constexpr (requires { rt.owner(beside); })
+    return rt.template scratch_tile<T>(rows, rows, rt.owner(beside), std::move(name));
+  else
+    return rt.template scratch_tile<T>(rows, rows, std::move(name));
+}
+
+}  // namespace detail
+
 // submit_tasks with each panel solved through L(k,k)^-1 (PanelSolve::inverse): `trtri` (reads
 // A(k,k), writes the step's inverse) and then `trmm` (reads the inverse, writes A(m,k)) in place
 // of trsm. Each step's inverse is a scratch tile of its own (Runtime::scratch_tile), as StarPU's
 // temporary handle per step: the next step's trtri does not wait for this step's trmms, the
 // handle goes once the step is submitted and the runtime frees the tile after its trmms (on a
-// device, the tile is made and dropped there: it never crosses the host link). trtri goes with
-// potrf on the critical path, at potrf's priority.
-template <class Matrix, class Potrf, class Trtri, class Trmm, class Syrk, class Gemm>
-void submit_tasks_through_inverse(versa::Runtime& rt, const Matrix& a, const Potrf& potrf,
+// device, the tile is made and dropped there: it never crosses the host link; on ranks, it is
+// A(k,k)'s owner's, which runs the trtri and sends the inverse where A(k,k) went). trtri goes
+// with potrf on the critical path, at potrf's priority.
+template <class Runtime, class Matrix, class Potrf, class Trtri, class Trmm, class Syrk, class Gemm>
+void submit_tasks_through_inverse(Runtime& rt, const Matrix& a, const Potrf& potrf,
                                   const Trtri& trtri, const Trmm& trmm, const Syrk& syrk,
                                   const Gemm& gemm, const Schedule& schedule) {
   using T = typename std::remove_cvref_t<decltype(a(0, 0))>::element_type;
@@ -278,7 +294,8 @@ void submit_tasks_through_inverse(versa::Runtime& rt, const Matrix& a, const Pot
   const auto solve_panel = [&](int k, const TaskPriorities& priority) {
     if (k + 1 == nt) return;
     const std::size_t rows = a.rows_of(static_cast<std::size_t>(k));
-    const versa::TileHandle<T> inverse = rt.scratch_tile<T>(rows, rows, "L(k,k)^-1");
+    const versa::TileHandle<T> inverse =
+        detail::scratch_tile_beside<T>(rt, rows, a(k, k), "L(k,k)^-1");
     rt.submit(trtri, versa::read(a(k, k)), versa::write_only(inverse),
               versa::priority(priority.potrf(k)));
     for (int m = k + 1; m < nt; ++m) {
@@ -292,8 +309,8 @@ void submit_tasks_through_inverse(versa::Runtime& rt, const Matrix& a, const Pot
 
 namespace detail {
 
-// submit_tasks, or for PanelSolve::inverse (a versa::Runtime's alone)
-// submit_tasks_through_inverse, with the example's kernels.
+// submit_tasks, or for PanelSolve::inverse submit_tasks_through_inverse, with the example's
+// kernels.
 template <class Runtime, class Matrix>
 void submit_with_kernels(Runtime& rt, const Matrix& a, PanelSolve solve,
                          const Placements& placements, const Schedule& schedule) {
@@ -388,13 +405,10 @@ void submit_with_kernels(Runtime& rt, const Matrix& a, PanelSolve solve,
           })
           .work([](const versa::Shapes& s) { return 2.0 * s.rows(2) * s.cols(2) * s.cols(0); })
           .placement(place("gemm"));
-  if constexpr (std::is_same_v<Runtime, versa::Runtime>) {
-    if (solve == PanelSolve::inverse) {
-      submit_tasks_through_inverse(rt, a, potrf, trtri, trmm, syrk, gemm, schedule);
-      return;
-    }
-  }
-  submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
+  if (solve == PanelSolve::inverse)
+    submit_tasks_through_inverse(rt, a, potrf, trtri, trmm, syrk, gemm, schedule);
+  else
+    submit_tasks(rt, a, potrf, trsm, syrk, gemm, schedule);
 }
 
 }  // namespace detail
@@ -414,8 +428,8 @@ void submit_factorisation(Runtime& rt, const Matrix& a, const Placements& placem
 // of `trsm`), or by trsm.
 //   cholesky::submit_factorisation(rt, tiles, cholesky::PanelSolve::inverse);
 //   rt.wait_all();
-template <class Matrix>
-void submit_factorisation(versa::Runtime& rt, const Matrix& a, PanelSolve solve,
+template <class Runtime, class Matrix>
+void submit_factorisation(Runtime& rt, const Matrix& a, PanelSolve solve,
                           const Placements& placements = {}, const Schedule& schedule = {}) {
   detail::submit_with_kernels(rt, a, solve, placements, schedule);
 }

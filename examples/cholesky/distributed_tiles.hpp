@@ -22,6 +22,8 @@ class DistributedTiles {
   DistributedTiles(versa::mpi::Runtime& rt, OwnedTiles& owned, const versa::mpi::BlockCyclic& grid)
       : tiles_(owned.tile_rows()) {
     handles_.resize(tiles_ * tiles_);
+    for (std::size_t i = 0; i < tiles_; ++i)
+      rows_.push_back(static_cast<std::size_t>(owned.rows(i)));
     for (std::size_t j = 0; j < tiles_; ++j)
       for (std::size_t i = j; i < tiles_; ++i) {
         const auto rows = static_cast<std::size_t>(owned.rows(i));
@@ -31,6 +33,8 @@ class DistributedTiles {
       }
   }
   std::size_t tile_rows() const { return tiles_; }
+  // The rows of tile row i (the last may be short).
+  std::size_t rows_of(std::size_t i) const { return rows_[i]; }
   const versa::TileHandle<double>& operator()(std::size_t i, std::size_t j) const {
     return handles_[i + j * tiles_];
   }
@@ -59,6 +63,7 @@ class DistributedTiles {
 
  private:
   std::size_t tiles_;
+  std::vector<std::size_t> rows_;
   std::vector<versa::TileHandle<double>> handles_;
 };
 
@@ -66,12 +71,12 @@ class DistributedTiles {
 // submit_factorisation with the example's kernels, each column's copies flushed after its
 // step, and, on a rank with devices, each tile copied home once final (as the cholesky tool
 // does: Schedule::home_when_final).
-inline void submit_distributed_factorisation(versa::mpi::Runtime& rt,
-                                             const DistributedTiles& tiles) {
+inline void submit_distributed_factorisation(versa::mpi::Runtime& rt, const DistributedTiles& tiles,
+                                             PanelSolve solve = PanelSolve::trsm) {
   Schedule schedule;
   schedule.home_when_final = rt.local().device_count() > 0;
   schedule.after_step = [&](int k) { tiles.flush_column(rt, static_cast<std::size_t>(k)); };
-  submit_factorisation(rt, tiles, {}, schedule);
+  submit_factorisation(rt, tiles, solve, {}, schedule);
 }
 
 }  // namespace cholesky

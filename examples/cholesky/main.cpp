@@ -58,11 +58,7 @@ void add_options(example::OptionParser& parser, Options& o) {
                              "panel's), wavefront (the tiles nearest the top left, across steps),\n"
                              "panel (the whole panel's)")
       .type_name("SCHEME");
-  example::add_parsed_option(parser, "--solve", o.solve, cholesky::parse_panel_solve,
-                             "how each panel is solved against its diagonal tile: trsm\n"
-                             "(default), inverse (the tile inverted once by trtri, then one\n"
-                             "trmm per tile)")
-      .type_name("HOW");
+  cholesky::add_panel_solve_option(parser, o.solve);
   example::add_trace_option(parser, o.trace, "all repetitions");
   parser.validate([&o] {
     if (o.tile > o.n)

@@ -29,6 +29,7 @@ struct Options {
   example::Devices devices;
   long device_memory_mib = 0;
   bool check = false;
+  cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
 };
 
 // Binds the options to `o`.
@@ -39,6 +40,7 @@ void add_options(example::OptionParser& parser, Options& o) {
   example::add_device_memory_option(parser, o.device_memory_mib, o.devices,
                                     "cap each device's memory at M MiB, on every rank");
   cholesky::add_gathered_check_option(parser, o.check);
+  cholesky::add_panel_solve_option(parser, o.solve);
 }
 
 int run(const Options& o) {
@@ -57,7 +59,7 @@ int run(const Options& o) {
     const cholesky::DistributedTiles tiles(rt, owned, grid);
     rt.wait_all();  // every rank has registered before the clock starts
     const auto start = std::chrono::steady_clock::now();
-    cholesky::submit_distributed_factorisation(rt, tiles);
+    cholesky::submit_distributed_factorisation(rt, tiles, o.solve);
     rt.wait_all();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,6 +2,7 @@
 // (bench/mpi/starpu_mpi.cpp), so that they take the same names, values and words.
 #pragma once
 
+#include "cholesky.hpp"
 #include "command_line.hpp"
 
 namespace cholesky {
@@ -16,6 +17,15 @@ inline void add_matrix_options(example::OptionParser& parser, long& n, long& til
 // Declares --check for a tool on the ranks of an MPI job, whose factor is spread over them.
 inline void add_gathered_check_option(example::OptionParser& parser, bool& check) {
   parser.flag("--check", check, "gather the factor on rank 0 and check its residual");
+}
+
+// Declares --solve, how each panel is solved (PanelSolve), bound to the argument.
+inline void add_panel_solve_option(example::OptionParser& parser, PanelSolve& solve) {
+  example::add_parsed_option(parser, "--solve", solve, parse_panel_solve,
+                             "how each panel is solved against its diagonal tile: trsm\n"
+                             "(default), inverse (the tile inverted once by trtri, then one\n"
+                             "trmm per tile)")
+      .type_name("HOW");
 }
 
 }  // namespace cholesky

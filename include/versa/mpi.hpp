@@ -161,8 +161,28 @@ class Runtime {
     void* p = prepare(data, (cols ? (cols - 1) * ld + rows : 0) * sizeof(T), owner);
     return add(local_->tile(static_cast<T*>(p), rows, cols, ld, std::move(name)), owner, p != data);
   }
+  // Scratch data (versa::Runtime::scratch): `count` elements owned by rank `owner`, in memory
+  // the runtime allocates on every rank, all zero. Every rank registers it in order, as any
+  // handle; since every rank starts with the same zeros, none is sent them. Destroying the
+  // handle (every rank at the same place of its stream, as any handle) does not wait for its
+  // tasks: a rank frees its memory once its tasks on it have run.
+  template <class T>
+  requires std::is_trivially_copyable_v<T> Handle<T> scratch(std::size_t count, int owner,
+                                                             std::string name = {}) {
+    check_owner(owner);
+    return add(local_->scratch<T>(count, std::move(name)), owner, false, true);
+  }
+  // A rows x cols column-major tile (leading dimension rows) of scratch data; see scratch().
+  template <class T>
+  requires std::is_trivially_copyable_v<T> TileHandle<T> scratch_tile(std::size_t rows,
+                                                                      std::size_t cols, int owner,
+                                                                      std::string name = {}) {
+    check_owner(owner);
+    return add(local_->scratch_tile<T>(rows, cols, std::move(name)), owner, false, true);
+  }
   // A handle with no data, for ordering tasks across ranks.
   Token token(int owner, std::string name = {}) {
+    check_owner(owner);
     return add(local_->token(std::move(name)), owner);
   }
 
@@ -211,16 +231,20 @@ class Runtime {
  private:
   struct Impl;
 
+  // Throws std::invalid_argument unless `owner` is a rank of the communicator.
+  void check_owner(int owner) const;
   void* prepare(void* data, std::size_t bytes, int owner);
   // `allocated`: the handle's memory on this rank is the buffer prepare() just made.
-  void register_handle(versa::detail::HandleState* state, int owner, bool allocated);
+  // `zero_everywhere`: every rank holds its version 0 (scratch data).
+  void register_handle(versa::detail::HandleState* state, int owner, bool allocated,
+                       bool zero_everywhere);
   // The program destroys the handle with this replica: its record ends.
   void forget(versa::detail::HandleState& state);
   // Frees the memory allocated for the handles destroyed since the last wait_all.
   void release_buffers();
   template <class H>
-  H add(H handle, int owner, bool allocated = false) {
-    register_handle(versa::detail::state_of(handle), owner, allocated);
+  H add(H handle, int owner, bool allocated = false, bool zero_everywhere = false) {
+    register_handle(versa::detail::state_of(handle), owner, allocated, zero_everywhere);
     return handle;
   }
 

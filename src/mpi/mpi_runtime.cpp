@@ -136,10 +136,14 @@ Runtime::~Runtime() {
   local_.reset();
 }
 
-void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
+void Runtime::check_owner(int owner) const {
   if (owner < 0 || owner >= size_)
     throw std::invalid_argument("versa::mpi: owner rank " + std::to_string(owner) +
                                 " out of range (0 to " + std::to_string(size_ - 1) + ")");
+}
+
+void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
+  check_owner(owner);
   if (data || bytes == 0) return data;
   if (owner == rank_)
     throw std::invalid_argument("versa::mpi: the owner of a handle must give its memory");
@@ -147,13 +151,17 @@ void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
   return impl_->buffers.back()->data();
 }
 
-void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool allocated) {
+void Runtime::register_handle(versa::detail::HandleState* state, int owner, bool allocated,
+                              bool zero_everywhere) {
   const std::uint32_t id =
       impl_->directory.add(state, owner, allocated ? impl_->buffers.back().get() : nullptr);
+  if (zero_everywhere)
+    for (int r = 0; r < size_; ++r) impl_->directory[id].valid.add(r);
   state->set_release_observer(&impl_->release_watch);
   detail::mix(impl_->stream_hash, id);
   detail::mix(impl_->stream_hash, owner);
   detail::mix(impl_->stream_hash, state->layout()->bytes());
+  detail::mix(impl_->stream_hash, zero_everywhere);
   impl_->engine->stream_log().append(impl_->stream_hash);
 }
 

@@ -544,39 +544,51 @@ TEST(OwnedTiles, HoldTheTilesOfOneOwnerAndPlaceBackIntoTheMatrix) {
       ASSERT_EQ(placed[i + j * n], j / tile <= i / tile ? a[i + j * n] : 0.0) << i << "," << j;
 }
 
-// What submit_factorisation calls on a runtime, counted; nothing runs.
+// What submit_factorisation calls on a runtime, counted; nothing runs. Scratch tiles (the
+// inverses) come from a real runtime.
 struct CountingRuntime {
+  versa::Runtime& scratch_from;
   std::size_t submitted = 0;
   template <class... Args>
   void submit(const Args&...) {
     ++submitted;
   }
   void copy_home(const versa::HandleBase&) {}
+  template <class T>
+  versa::TileHandle<T> scratch_tile(std::size_t rows, std::size_t cols, std::string name) {
+    return scratch_from.scratch_tile<T>(rows, cols, std::move(name));
+  }
 };
 
-// Schedule::after_step(k) comes once step k's tasks are all submitted and before step k + 1's.
+// Schedule::after_step(k) comes once step k's tasks are all submitted and before step k + 1's,
+// with either solve of the panel.
 TEST(TiledCholeskySchedule, AfterStepComesOnceTheStepIsSubmitted) {
   constexpr int nt = 5;
   versa::Runtime rt{workers(1)};
   std::vector<double> a(nt * nt, 1.0);
   versa::TiledMatrix<double> tiles(rt, a.data(), nt, nt, nt, 1);
-  CountingRuntime counting;
-  std::vector<std::size_t> seen;
-  cholesky::Schedule schedule;
-  schedule.after_step = [&](int k) {
-    EXPECT_EQ(k, static_cast<int>(seen.size()));
-    seen.push_back(counting.submitted);
-  };
-  cholesky::submit_factorisation(counting, tiles, {}, schedule);
-  std::vector<std::size_t> expected;
-  std::size_t total = 0;
-  for (int k = 0; k < nt; ++k) {
-    const std::size_t below = nt - k - 1;  // potrf, then trsm and syrk per row, gemm per pair
-    total += 1 + 2 * below + below * (below - 1) / 2;
-    expected.push_back(total);
+  for (const cholesky::PanelSolve solve :
+       {cholesky::PanelSolve::trsm, cholesky::PanelSolve::inverse}) {
+    const bool inverse = solve == cholesky::PanelSolve::inverse;
+    CountingRuntime counting{rt};
+    std::vector<std::size_t> seen;
+    cholesky::Schedule schedule;
+    schedule.after_step = [&](int k) {
+      EXPECT_EQ(k, static_cast<int>(seen.size()));
+      seen.push_back(counting.submitted);
+    };
+    cholesky::submit_factorisation(counting, tiles, solve, {}, schedule);
+    std::vector<std::size_t> expected;
+    std::size_t total = 0;
+    for (int k = 0; k < nt; ++k) {
+      // potrf, then trsm (or a trtri, and trmm per row) and syrk per row, gemm per pair
+      const std::size_t below = nt - k - 1;
+      total += 1 + (inverse && below > 0 ? 1 : 0) + 2 * below + below * (below - 1) / 2;
+      expected.push_back(total);
+    }
+    EXPECT_EQ(seen, expected) << inverse;
+    EXPECT_EQ(total, cholesky::task_counts(nt, solve).total()) << inverse;
   }
-  EXPECT_EQ(seen, expected);
-  EXPECT_EQ(total, cholesky::task_counts(nt).total());
 }
 
 }  // namespace

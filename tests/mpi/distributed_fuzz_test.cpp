@@ -1,7 +1,8 @@
 // The distributed fuzzer (docs/distributed.md, "Tests"): random programs of read, write,
 // write_only and add tasks, flushes, and handles destroyed and made again with another owner
-// (after a wait_all), over a few handles with random owners and executors (half of them without
-// memory where not owned), on however many ranks mpirun started. Every
+// (after a wait_all; every third time as scratch data, zero on every rank), over a few handles
+// with random owners and executors (half of them without memory where not owned), on however
+// many ranks mpirun started. Every
 // handle's final value equals the sequential run's (bitwise: integers), and every rank's tasks,
 // messages and bytes equal what an independent model of the owner-computes rule and its cache
 // predicts.
@@ -256,19 +257,28 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   // Handle h owned by `owner`, whose memory there holds the model's value. Every other handle
   // without memory where it is not owned: the runtime maps its copies there, and a flush gives
   // their pages back once the copy's readers are done.
-  auto make_handle = [&](int h, int owner) {
-    memory[h].assign(elements, 0);
-    if (owner == rt.rank()) memory[h] = model[h];
-    Value* data = h % 2 == 1 && owner != rt.rank() ? nullptr : memory[h].data();
-    hs[h] = rt.data(data, elements, owner, "h" + std::to_string(h));
+  // Scratch data instead starts at zero, valid on every rank.
+  auto make_handle = [&](int h, int owner, bool scratch) {
+    const std::string name = "h" + std::to_string(h);
+    if (scratch) {
+      model[h].assign(elements, 0);
+      hs[h] = rt.scratch<Value>(elements, owner, name);
+      predicted[h] = {owner, owner, {}, -1, {}};
+      for (int r = 0; r < ranks; ++r) predicted[h].valid.insert(r);
+    } else {
+      memory[h].assign(elements, 0);
+      if (owner == rt.rank()) memory[h] = model[h];
+      Value* data = h % 2 == 1 && owner != rt.rank() ? nullptr : memory[h].data();
+      hs[h] = rt.data(data, elements, owner, name);
+      predicted[h] = {owner, owner, {owner}, -1, {}};
+    }
     hs[h].set_reduction(versa::sum<Value>());
-    predicted[h] = {owner, owner, {owner}, -1, {}};
   };
   for (int h = 0; h < handle_count; ++h) {
     model[h].resize(elements);
     for (std::size_t i = 0; i < elements; ++i)
       model[h][i] = static_cast<Value>(h * 1000 + static_cast<int>(i));
-    make_handle(h, static_cast<int>(owners_rng() % static_cast<std::uint64_t>(ranks)));
+    make_handle(h, static_cast<int>(owners_rng() % static_cast<std::uint64_t>(ranks)), false);
   }
   Prediction p{std::vector<std::uint64_t>(ranks), std::vector<std::uint64_t>(ranks),
                std::vector<std::uint64_t>(ranks)};
@@ -284,7 +294,7 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
       for (ModelHandle& h : predicted)
         if (h.base >= 0) end_adds(h, p);
       hs[t.handles[0]] = versa::Handle<Value>();
-      make_handle(t.handles[0], t.on_rank);
+      make_handle(t.handles[0], t.on_rank, remakes % 3 == 2);
       ++remakes;
       continue;
     }

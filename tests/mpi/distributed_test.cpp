@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -523,6 +524,76 @@ TEST(Distributed, RefusesBadReductionsForeignHandlesAndBadRanks) {
   EXPECT_THROW(rt.data(&y, 1, rt.size()), std::invalid_argument);
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(rt.statistics().tasks_submitted, 0u);
+}
+
+// Scratch data: zero on every rank, so a rank reads it with no message until a task writes it;
+// a version written then travels as any. Destroying the handle waits for no task (here one
+// that waits for the destruction on each rank), and each rank frees the memory once its tasks
+// on it have run; a handle per step moves its owner around the ranks.
+TEST(Distributed, ScratchIsZeroEverywhereAndFreedWithoutWaiting) {
+  versa::mpi::Runtime rt(local_config());
+  const int ranks = rt.size();
+  constexpr std::size_t n = 1000;
+  std::vector<std::vector<double>> sums(static_cast<std::size_t>(ranks), std::vector<double>(1));
+  std::vector<versa::Handle<double>> outs;
+  for (int r = 0; r < ranks; ++r) outs.push_back(rt.data(sums[r], r, "sum"));
+  const auto add_sum = [&](const versa::Handle<double>& h, int r) {
+    rt.submit(
+        "sum",
+        [](versa::Span<const double> v, versa::Span<double> s) {
+          for (double x : v) s[0] += x + 1;
+        },
+        versa::read(h), versa::write(outs[static_cast<std::size_t>(r)]));
+  };
+  std::atomic<bool> destroyed{false};
+  std::atomic<bool> waited_for{false};
+  {
+    auto work = rt.scratch<double>(n, ranks - 1, "work");
+    for (int r = 0; r < ranks; ++r) add_sum(work, r);  // zeros: n each
+    rt.wait_all();
+    EXPECT_EQ(rt.statistics().messages_received, 0u) << "zeros were sent";
+    rt.submit(
+        "fill", [](versa::Span<double> v) { std::fill(v.begin(), v.end(), 1.0); },
+        versa::write(work), versa::mpi::on_rank(0));
+    for (int r = 0; r < ranks; ++r) add_sum(work, r);  // 2n each
+    for (int r = 0; r < ranks; ++r)
+      rt.submit(
+          "hold",
+          [&](versa::Span<const double>) {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!destroyed.load() && std::chrono::steady_clock::now() < deadline)
+              std::this_thread::sleep_for(std::chrono::microseconds(100));
+            waited_for = !destroyed.load();
+          },
+          versa::read(work), versa::mpi::on_rank(r));
+  }
+  destroyed = true;
+  rt.wait_all();
+  EXPECT_FALSE(waited_for.load()) << "destroying the handle waited for its tasks";
+  EXPECT_EQ(rt.statistics().messages_received, rt.rank() == 0 ? 0u : 1u);
+  for (int step = 0; step < 2 * ranks; ++step) {
+    auto work = rt.scratch_tile<double>(10, 100, step % ranks, "step");
+    rt.submit(
+        "fill", [step](versa::Tile<double> t) { t(9, 99) = step; }, versa::write(work));
+    for (int r = 0; r < ranks; ++r)
+      rt.submit(
+          "sum",
+          [](versa::Tile<const double> t, versa::Span<double> s) {
+            for (std::size_t j = 0; j < t.cols(); ++j)
+              for (std::size_t i = 0; i < t.rows(); ++i) s[0] += t(i, j) + 1;
+          },
+          versa::read(work), versa::write(outs[static_cast<std::size_t>(r)]));
+  }
+  rt.wait_all();
+  // Each step adds n + its own number: (n + step) summed over the steps.
+  const double steps = 2.0 * ranks;
+  EXPECT_EQ(sums[static_cast<std::size_t>(rt.rank())][0],
+            3.0 * n + steps * n + steps * (steps - 1) / 2);
+  EXPECT_EQ(rt.local().scratch_memory_bytes(), 0u);
+  EXPECT_THROW(rt.scratch<double>(n, ranks), std::invalid_argument);
+  EXPECT_THROW(rt.scratch_tile<double>(2, 2, -1), std::invalid_argument);
+  EXPECT_THROW(rt.token(ranks), std::invalid_argument);
+  outs.clear();
 }
 
 TEST(Distributed, BlockCyclicGrid) {
