@@ -129,7 +129,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
     std::vector<double> a;
     for (int rep = -1; rep < reps; ++rep) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
-        a = original;
+        cholesky::copy_matrix(original, a);
         const bench::TiledTiming timing = candidates[c].run(a.data(), {});
         const double seconds = timing.seconds;
         if (rep < 0) {
@@ -154,7 +154,7 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
       const std::string file = trace_prefix + "-" + where + "-" + candidates[c].system + "-" +
                                std::to_string(n) + "-" + std::to_string(candidates[c].tile) +
                                ".json";
-      a = original;
+      cholesky::copy_matrix(original, a);
       candidates[c].run(a.data(), file);
       std::printf("# trace of %s: %s\n", candidates[c].system.c_str(), file.c_str());
     }

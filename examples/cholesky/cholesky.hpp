@@ -482,6 +482,21 @@ std::vector<T> spd_matrix(long n) {
   return a;
 }
 
+// `to` = `from`, copied on every core: the benchmarks copy the test matrix before each run, and
+// at the GPU's sizes it is gigabytes (7.2 GB at n = 30000), seconds for one thread.
+template <class T>
+void copy_matrix(const std::vector<T>& from, std::vector<T>& to) {
+  to.resize(from.size());
+  example::parallel_for(
+      from.size(),
+      [&](std::size_t begin, std::size_t end) {
+        std::copy(from.begin() + static_cast<std::ptrdiff_t>(begin),
+                  from.begin() + static_cast<std::ptrdiff_t>(end),
+                  to.begin() + static_cast<std::ptrdiff_t>(begin));
+      },
+      std::size_t{1} << 20);
+}
+
 // Checks of a factor: `a` is the n x n symmetric matrix (column-major, leading dimension n) and
 // the lower triangle of `factor` is L (its strict upper triangle is ignored). Both run OpenBLAS
 // on every core (call them when no factorisation runs) and leave it that way.

@@ -91,7 +91,7 @@ int run(const Options& o) {
   // cholesky::Schedule), unless --home-at-end asks for the copies at wait_all.
   const cholesky::Schedule schedule{o.priorities, rt.device_count() > 0 && !o.home_at_end};
   for (int rep = 0; rep < o.repeat; ++rep) {
-    a = original;
+    cholesky::copy_matrix(original, a);
     const auto before = rt.statistics();
     const auto tasks_before = rt.task_statistics();
     versa::TiledMatrix<T> tiles(rt, a.data(), o.n, o.n, o.n, o.tile);
