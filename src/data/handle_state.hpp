@@ -201,11 +201,11 @@ class HandleState {
   // newest instance again. Returns false when the data is at home already.
   bool register_homecoming(HandleState*& instance, std::uint64_t& instance_required,
                            std::uint64_t& root_required, Registration& closing);
-  // Ends renaming without bringing the data home (called on the root of a handle being
-  // retired whose data nobody reads again: memory it owns, freed next): when the newest
-  // instance holds no open run of adds and no partial sums, it is retired and returned for the
-  // caller to drop, and the root is the newest again. Null when the data is home or the
-  // instance needs a homecoming to apply its adds. No access may be pending.
+  // Ends renaming without bringing the data home (called on the root, when nobody reads its
+  // data at home: memory the handle owns, freed next, or a handle without write-back): when
+  // the newest instance holds no open run of adds and no partial sums, it is retired and
+  // returned for the caller to drop, and the root is the newest again. Null when the data is
+  // home or the instance needs a homecoming to apply its adds. No access may be pending.
   HandleState* drop_newest_instance();
 
   // Closes an open run of adds on this instance with a flush access (wait_all, handle
