@@ -379,13 +379,14 @@ TEST(Devices, RenamedDataWithoutWriteBackStaysOnTheDeviceUntilAcquired) {
 TEST(Devices, AHandleMayOutliveItsRuntime) {
   for (const bool with_device : {false, true}) {
     std::vector<double> renamed(n, 0), on_device(n, 0), summed(n, 0);
-    versa::Handle<double> h_renamed, h_on_device, h_summed;
+    versa::Handle<double> h_renamed, h_on_device, h_summed, h_scratch;
     {
       versa::Runtime rt{with_device ? one_device() : versa::testing::workers(2)};
       h_renamed = rt.data(renamed, "renamed");
       h_on_device = rt.data(on_device, "on device");
       h_summed = rt.data(summed, "summed");
       h_summed.set_reduction(versa::sum<double>());
+      h_scratch = rt.scratch<double>(n, "scratch");  // owns its memory, and the count of it
       const auto where = with_device ? on(true) : versa::TaskPlacement{};
       std::atomic<bool> go{false};
       rt.submit(
@@ -405,6 +406,8 @@ TEST(Devices, AHandleMayOutliveItsRuntime) {
       for (int i = 0; i < 3; ++i)
         rt.submit(
             "add", [](Span<double> d) { d[0] += 1; }, where, versa::add(h_summed));
+      rt.submit(
+          "scratch", [](Span<double> d) { d[0] = 1; }, where, versa::write(h_scratch));
     }  // no wait_all: the runtime's end waits
     EXPECT_EQ(renamed, std::vector<double>(n, 5.0)) << with_device;
     EXPECT_EQ(on_device, std::vector<double>(n, 6.0)) << with_device;
@@ -412,6 +415,7 @@ TEST(Devices, AHandleMayOutliveItsRuntime) {
     h_renamed = {};
     h_on_device = {};
     h_summed = {};
+    h_scratch = {};
     EXPECT_EQ(renamed, std::vector<double>(n, 5.0)) << with_device;
   }
 }
