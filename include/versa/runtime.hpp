@@ -46,7 +46,8 @@ struct RuntimeAccess;
 //   rt.wait_all();                                       // rethrows the first task failure
 //
 // Thread-safety: every member may be called from any thread, including from inside tasks, except
-// the constructor and destructor. The destructor waits for all tasks.
+// the constructor and destructor. The destructor waits for all tasks and brings the data home as
+// wait_all() does; handles may outlive the runtime (destroying one later frees it, nothing more).
 class Runtime {
  public:
   // Starts the workers. Throws std::invalid_argument when a Config value (or an environment
