@@ -142,7 +142,7 @@ class Runtime {
   // then allocates it (for as long as the runtime lives).
   template <class T>
   Handle<T> data(T* data, std::size_t count, int owner, std::string name = {}) {
-    void* p = prepare(data, count * sizeof(T), owner);
+    void* p = prepare(data, {count, 1, count, sizeof(T)}, owner, name);
     return add(local_->data(static_cast<T*>(p), count, std::move(name)), owner, p != data);
   }
   template <class T>
@@ -158,7 +158,7 @@ class Runtime {
   template <class T>
   TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld, int owner,
                      std::string name = {}) {
-    void* p = prepare(data, (cols ? (cols - 1) * ld + rows : 0) * sizeof(T), owner);
+    void* p = prepare(data, {rows, cols, ld, sizeof(T)}, owner, name);
     return add(local_->tile(static_cast<T*>(p), rows, cols, ld, std::move(name)), owner, p != data);
   }
   // Scratch data (versa::Runtime::scratch): `count` elements owned by rank `owner`, in memory
@@ -233,7 +233,12 @@ class Runtime {
 
   // Throws std::invalid_argument unless `owner` is a rank of the communicator.
   void check_owner(int owner) const;
-  void* prepare(void* data, std::size_t bytes, int owner);
+  // The memory of a handle of `layout` on this rank: `data`, or for null (on a rank that does
+  // not own it) a buffer the runtime allocates. Throws std::invalid_argument for a bad owner or
+  // leading dimension, or null memory on the owner, and std::length_error for a size that
+  // overflows, naming the handle.
+  void* prepare(void* data, const versa::detail::Layout& layout, int owner,
+                const std::string& name);
   // `allocated`: the handle's memory on this rank is the buffer prepare() just made.
   // `zero_everywhere`: every rank holds its version 0 (scratch data).
   void register_handle(versa::detail::HandleState* state, int owner, bool allocated,

@@ -110,7 +110,9 @@ class Runtime {
 
   // --- Data -------------------------------------------------------------------------------
 
-  // Registers `count` elements at `data` (host memory that must outlive the handle).
+  // Registers `count` elements at `data` (host memory that must outlive the handle). Throws
+  // std::invalid_argument for null data, std::length_error when the size in bytes overflows
+  // (a negative count made unsigned), naming the handle.
   template <class T>
   Handle<T> data(T* data, std::size_t count, std::string name = {}) {
     return Handle<T>(create_handle(data, detail::Layout{count, 1, count, sizeof(T), &typeid(T)},
@@ -126,7 +128,8 @@ class Runtime {
     return data(&value, 1, std::move(name));
   }
 
-  // Registers a column-major rows x cols block with leading dimension ld >= rows.
+  // Registers a column-major rows x cols block with leading dimension ld >= rows; throws as
+  // data() does, and std::invalid_argument for ld < rows.
   template <class T>
   TileHandle<T> tile(T* data, std::size_t rows, std::size_t cols, std::size_t ld,
                      std::string name = {}) {

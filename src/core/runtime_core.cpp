@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 
 #include "base/names.hpp"
@@ -202,6 +201,12 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
     throw std::invalid_argument("cannot register tile " + (name.empty() ? "" : "'" + name + "' ") +
                                 "with leading dimension " + std::to_string(layout.ld) +
                                 " smaller than its row count " + std::to_string(layout.rows));
+  if (layout.overflows())
+    throw std::length_error(
+        "cannot register " + (name.empty() ? "a handle" : "'" + name + "'") + " of " +
+        std::to_string(layout.rows) + " x " + std::to_string(layout.cols) +
+        " elements (leading dimension " + std::to_string(layout.ld) + ") of " +
+        std::to_string(layout.element_size) + " bytes: its size in bytes overflows");
   auto* handle = new HandleState(const_cast<void*>(data), layout, std::move(name), this, nodes());
   handle->set_registry(handles_, handles_->next_id());
   if (dot_) dot_->handle_created(handle->id(), handle->name());
@@ -222,9 +227,7 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
 }
 
 HandleState* RuntimeCore::create_scratch(Layout layout, std::string name) {
-  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
-  if (layout.rows != 0 && layout.cols != 0 &&
-      (layout.cols > most / layout.rows || layout.rows * layout.cols > most / layout.element_size))
+  if (layout.overflows())
     throw std::length_error(
         "cannot make scratch data " + (name.empty() ? std::string() : "'" + name + "' ") + "of " +
         std::to_string(layout.rows) + " x " + std::to_string(layout.cols) + " elements of " +

@@ -142,11 +142,22 @@ void Runtime::check_owner(int owner) const {
                                 " out of range (0 to " + std::to_string(size_ - 1) + ")");
 }
 
-void* Runtime::prepare(void* data, std::size_t bytes, int owner) {
+void* Runtime::prepare(void* data, const versa::detail::Layout& layout, int owner,
+                       const std::string& name) {
   check_owner(owner);
+  const std::string handle = name.empty() ? "a handle" : "'" + name + "'";
+  if (layout.ld < layout.rows)
+    throw std::invalid_argument("versa::mpi: cannot register " + handle +
+                                " with leading dimension " + std::to_string(layout.ld) +
+                                " smaller than its row count " + std::to_string(layout.rows));
+  if (layout.overflows())
+    throw std::length_error("versa::mpi: cannot register " + handle +
+                            ": its size in bytes overflows");
+  const std::size_t bytes =
+      layout.cols == 0 ? 0 : (layout.ld * (layout.cols - 1) + layout.rows) * layout.element_size;
   if (data || bytes == 0) return data;
   if (owner == rank_)
-    throw std::invalid_argument("versa::mpi: the owner of a handle must give its memory");
+    throw std::invalid_argument("versa::mpi: the owner of " + handle + " must give its memory");
   impl_->buffers.push_back(std::make_unique<detail::CopyBuffer>(bytes));
   return impl_->buffers.back()->data();
 }

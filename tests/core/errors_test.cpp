@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -386,6 +387,19 @@ TEST_P(ErrorsTest, TileWithLeadingDimensionSmallerThanItsRowsIsRefused) {
               AllOf(HasSubstr("'narrow'"), HasSubstr("leading dimension")));
   auto tile = rt.tile(block.data(), 4, 4, 4, "square");
   EXPECT_TRUE(static_cast<bool>(tile));
+}
+
+// No memory holds data whose size in bytes overflows: such a size is a bug (a negative count
+// made unsigned), refused with the handle's name before anything uses it.
+TEST_P(ErrorsTest, ASizeWhoseBytesOverflowIsRefused) {
+  std::vector<double> block(16, 0.0);
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 4;
+  EXPECT_THAT(message_of<std::length_error>([&] { rt.data(block.data(), huge, "negative"); }),
+              AllOf(HasSubstr("'negative'"), HasSubstr("overflows")));
+  EXPECT_THAT(
+      message_of<std::length_error>([&] { rt.tile(block.data(), 4, huge / 2, huge / 2, "wide"); }),
+      HasSubstr("'wide'"));
+  EXPECT_NO_THROW(rt.data(block.data(), block.size(), "block"));
 }
 
 TEST_P(ErrorsTest, HandleDestroyedWhileATaskUsesItIsDiagnosedAfterWaiting) {

@@ -522,6 +522,10 @@ TEST(Distributed, RefusesBadReductionsForeignHandlesAndBadRanks) {
                    "foreign", [](versa::Span<int>) {}, versa::write(foreign)),
                std::invalid_argument);
   EXPECT_THROW(rt.data(&y, 1, rt.size()), std::invalid_argument);
+  // Memory the runtime would allocate for a copy: never of a size that overflows, nor for a
+  // tile narrower than its rows.
+  EXPECT_THROW(rt.data(static_cast<double*>(nullptr), std::size_t{1} << 61, 0), std::length_error);
+  EXPECT_THROW(rt.tile(static_cast<double*>(nullptr), 4, 4, 3, 0), std::invalid_argument);
   EXPECT_NO_THROW(rt.wait_all());
   EXPECT_EQ(rt.statistics().tasks_submitted, 0u);
 }

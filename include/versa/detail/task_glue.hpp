@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -37,6 +38,14 @@ struct Layout {
 
   // Bytes of the data itself (without the gaps of a leading dimension larger than rows).
   std::size_t bytes() const { return rows * cols * element_size; }
+  // Whether the bytes the data spans in memory (ld * (cols - 1) + rows elements, ld >= rows)
+  // overflow std::size_t: no memory holds such data.
+  bool overflows() const {
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+    if (rows == 0 || cols == 0 || element_size == 0) return false;
+    if (cols - 1 > (most - rows) / ld) return true;
+    return ld * (cols - 1) + rows > most / element_size;
+  }
 };
 
 // One access of a task, as registered on its handle. `data` is filled in by the runtime just
