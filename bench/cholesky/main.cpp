@@ -119,14 +119,14 @@ int run_table(const std::string& devices, const std::vector<std::string>& system
   for (const std::string& system : systems) std::printf(" %12s", system.c_str());
   std::printf("\n");
   for (int n : sizes) {
-    const std::vector<double> original = cholesky::spd_matrix<double>(n);
+    const cholesky::MatrixElements<double> original = cholesky::spd_matrix<double>(n);
     std::vector<Candidate> candidates = make_candidates(n);
     std::erase_if(candidates, [&](const Candidate& c) {
       return !only.empty() && std::find(only.begin(), only.end(), c.system) == only.end();
     });
     std::vector<std::vector<double>> gflops(candidates.size()), share(candidates.size()),
         gemm_us(candidates.size());
-    std::vector<double> a;
+    cholesky::MatrixElements<double> a;
     for (int rep = -1; rep < reps; ++rep) {
       for (std::size_t c = 0; c < candidates.size(); ++c) {
         cholesky::copy_matrix(original, a);

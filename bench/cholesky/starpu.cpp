@@ -245,8 +245,8 @@ void calibrate_gpu_models(const char* scheduler, int workers, int n, int tile,
   if (!calibrated.insert({n, tile, solve}).second) return;
   const int edge = n % tile == 0 ? tile : n % tile;
   const int small = std::min(n, 2 * tile + edge);
-  const std::vector<double> original = cholesky::spd_matrix<double>(small);
-  std::vector<double> a = original;
+  const cholesky::MatrixElements<double> original = cholesky::spd_matrix<double>(small);
+  cholesky::MatrixElements<double> a = original;
   Session s(scheduler, workers, a.data(), small, tile, true);
   const int architectures = 1 + static_cast<int>(starpu_cuda_worker_get_count());
   const int runs = architectures * starpu_get_env_number_default("STARPU_CALIBRATE_MINIMUM", 10);

@@ -116,8 +116,8 @@ struct Run {
   double kernel_seconds = 0;  // modelled, summed
 };
 
-Run factor(const Variant& variant, const ModelOptions& o, const std::vector<double>& original,
-           const std::string& model_file) {
+Run factor(const Variant& variant, const ModelOptions& o,
+           const cholesky::MatrixElements<double>& original, const std::string& model_file) {
   const double scale = o.scale;
   versa::Config config;
   config.cpu_workers = o.cpu_workers;
@@ -162,7 +162,7 @@ Run factor(const Variant& variant, const ModelOptions& o, const std::vector<doub
           .emulated([&](Tile<const double>, Tile<const double>, Tile<double>) { sleep(o.gemm_ms); })
           .placement(placement);
 
-  std::vector<double> a = original;
+  cholesky::MatrixElements<double> a = original;
   const long n = real_tile * o.tiles;
   versa::Runtime rt{config};
   versa::TiledMatrix<double> tiles(rt, a.data(), n, n, n, real_tile);
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
 
   const long n = real_tile * o.tiles;
-  const std::vector<double> original = cholesky::spd_matrix<double>(n);
+  const cholesky::MatrixElements<double> original = cholesky::spd_matrix<double>(n);
   const cholesky::TaskCounts counts = cholesky::task_counts(static_cast<std::size_t>(o.tiles));
   const double compute_bound = (counts.gemm * o.gemm_ms + counts.syrk * o.syrk_ms +
                                 counts.trsm * o.trsm_ms + counts.potrf * o.potrf_ms) *

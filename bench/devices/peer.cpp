@@ -35,7 +35,7 @@ struct Run {
   bool correct = false;
 };
 
-Run factor(bool peer, int n, int tile, const std::vector<double>& original) {
+Run factor(bool peer, int n, int tile, const cholesky::MatrixElements<double>& original) {
   versa::Config config;
   config.cpu_workers = 2;
   config.gpus = 0;
@@ -48,7 +48,7 @@ Run factor(bool peer, int n, int tile, const std::vector<double>& original) {
     device.peer_link = peer;
     device.peer_bandwidth_bytes_per_s = 50e9;
   }
-  std::vector<double> a = original;
+  cholesky::MatrixElements<double> a = original;
   Run run;
   {
     versa::Runtime rt{config};
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   example::add_positive_option(parser, "--tile", tile, "B", "tile order");
   if (const std::optional<int> status = parser.parse(argc, argv)) return *status;
   cholesky::use_one_blas_thread();
-  const std::vector<double> original = cholesky::spd_matrix<double>(n);
+  const cholesky::MatrixElements<double> original = cholesky::spd_matrix<double>(n);
   std::printf(
       "# devices-peer: Cholesky n=%d tile %d on 2 CPU workers + 2 emulated devices of a quarter "
       "of the matrix each; host links 12 GB/s, peer link 50 GB/s; median of %d\n",

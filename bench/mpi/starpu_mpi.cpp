@@ -216,8 +216,8 @@ int run(const Options& o, int* argc, char*** argv) {
       check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
     }
     if (s.rank() == 0) {
-      const std::vector<double> original =
-          o.check ? cholesky::spd_matrix<double>(o.n) : std::vector<double>{};
+      const cholesky::MatrixElements<double> original =
+          o.check ? cholesky::spd_matrix<double>(o.n) : cholesky::MatrixElements<double>{};
       status = cholesky::report_distributed("starpu-mpi", o.n, o.tile, s.size(), 1,
                                             "1 worker, " + o.sched, seconds, o.check,
                                             original.data(), factor.data());

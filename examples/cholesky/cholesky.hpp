@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda_kernels.hpp"
+#include "large_array_allocator.hpp"
 #include "parallel_for.hpp"
 #include "versa/versa.hpp"
 
@@ -466,12 +467,18 @@ void spd_block(long n, long row, long col, long rows, long cols, T* out, std::si
           spd_entry<T>(n, row + r, col + c);
 }
 
+// The elements of a whole matrix, column-major, as the tools hold the test matrix and its
+// copies: allocated without being zeroed (in huge pages where large), so that the parallel fill
+// (spd_matrix, copy_matrix) touches their pages first, on every core.
+template <class T>
+using MatrixElements = std::vector<T, example::LargeArrayAllocator<T>>;
+
 // The whole test matrix, column-major (leading dimension n), its columns made on every core:
 // one thread takes seconds at n = 30000, at the start of every tool that factors it.
 template <class T>
-std::vector<T> spd_matrix(long n) {
+MatrixElements<T> spd_matrix(long n) {
   const auto order = static_cast<std::size_t>(n);
-  std::vector<T> a(order * order);
+  MatrixElements<T> a(order * order);
   example::parallel_for(
       order,
       [&](std::size_t begin, std::size_t end) {
@@ -485,7 +492,7 @@ std::vector<T> spd_matrix(long n) {
 // `to` = `from`, copied on every core: the benchmarks copy the test matrix before each run, and
 // at the GPU's sizes it is gigabytes (7.2 GB at n = 30000), seconds for one thread.
 template <class T>
-void copy_matrix(const std::vector<T>& from, std::vector<T>& to) {
+void copy_matrix(const MatrixElements<T>& from, MatrixElements<T>& to) {
   to.resize(from.size());
   example::parallel_for(
       from.size(),

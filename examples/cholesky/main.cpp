@@ -74,8 +74,8 @@ void add_options(example::OptionParser& parser, Options& o) {
 template <class T>
 int run(const Options& o) {
   cholesky::use_one_blas_thread();
-  const std::vector<T> original = cholesky::spd_matrix<T>(o.n);
-  std::vector<T> a;
+  const cholesky::MatrixElements<T> original = cholesky::spd_matrix<T>(o.n);
+  cholesky::MatrixElements<T> a;
   std::vector<double> seconds;
   int workers = 0;
   std::vector<versa::DeviceStatistics> devices;

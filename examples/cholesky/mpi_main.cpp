@@ -84,8 +84,8 @@ int run(const Options& o) {
     std::vector<double> factor;
     if (o.check) factor = tiles.gather_on_rank_0(rt, o.n, o.tile);
     if (rt.rank() == 0) {
-      const std::vector<double> original =
-          o.check ? cholesky::spd_matrix<double>(o.n) : std::vector<double>{};
+      const cholesky::MatrixElements<double> original =
+          o.check ? cholesky::spd_matrix<double>(o.n) : cholesky::MatrixElements<double>{};
       const std::string used = example::devices_used(devices, '+');
       status = cholesky::report_distributed(
           "versa", o.n, o.tile, rt.size(), o.workers,

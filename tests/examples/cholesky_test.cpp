@@ -492,7 +492,7 @@ TEST(TiledCholeskyCounts, MatchTheAlgorithm) {
 // columns are made by several threads (64 columns at least each).
 TEST(CholeskyTestMatrix, AnyBlockIsTheWholeMatrixsAndItIsPositiveDefinite) {
   constexpr long n = 300;
-  const std::vector<double> a = cholesky::spd_matrix<double>(n);
+  const auto a = cholesky::spd_matrix<double>(n);
   for (long j = 0; j < n; ++j) {
     double off_diagonal = 0;
     for (long i = 0; i < n; ++i) {
@@ -516,7 +516,7 @@ TEST(CholeskyTestMatrix, AnyBlockIsTheWholeMatrixsAndItIsPositiveDefinite) {
 // the others are null; placed back, they make the lower triangle of the matrix.
 TEST(OwnedTiles, HoldTheTilesOfOneOwnerAndPlaceBackIntoTheMatrix) {
   constexpr long n = 10, tile = 4;  // tile rows of 4, 4 and 2
-  const std::vector<double> a = cholesky::spd_matrix<double>(n);
+  const auto a = cholesky::spd_matrix<double>(n);
   std::vector<double> placed(n * n, 0.0);
   std::size_t bytes = 0;
   for (int rank = 0; rank < 2; ++rank) {
