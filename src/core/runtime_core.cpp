@@ -7,6 +7,7 @@
 
 #include "base/names.hpp"
 #include "core/task_validation.hpp"
+#include "data/layout_check.hpp"
 #include "device/device_registry.hpp"
 #include "versa/error.hpp"
 
@@ -192,21 +193,12 @@ const std::shared_ptr<HostPins>& RuntimeCore::host_pins() const {
 }
 
 HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::string name) {
-  const std::size_t elements = layout.cols == 0 ? 0 : layout.ld * (layout.cols - 1) + layout.rows;
+  const std::size_t elements = layout.span();
   if (!data && layout.rows * layout.cols != 0)
     throw std::invalid_argument(
         "cannot register " + (name.empty() ? "a handle" : "'" + name + "'") +
         ": null data pointer for " + std::to_string(elements) + " elements");
-  if (layout.ld < layout.rows)
-    throw std::invalid_argument("cannot register tile " + (name.empty() ? "" : "'" + name + "' ") +
-                                "with leading dimension " + std::to_string(layout.ld) +
-                                " smaller than its row count " + std::to_string(layout.rows));
-  if (layout.overflows())
-    throw std::length_error(
-        "cannot register " + (name.empty() ? "a handle" : "'" + name + "'") + " of " +
-        std::to_string(layout.rows) + " x " + std::to_string(layout.cols) +
-        " elements (leading dimension " + std::to_string(layout.ld) + ") of " +
-        std::to_string(layout.element_size) + " bytes: its size in bytes overflows");
+  check_layout(layout, name);
   auto* handle = new HandleState(const_cast<void*>(data), layout, std::move(name), this, nodes());
   handle->set_registry(handles_, handles_->next_id());
   if (dot_) dot_->handle_created(handle->id(), handle->name());
@@ -227,11 +219,7 @@ HandleState* RuntimeCore::create_handle(const void* data, Layout layout, std::st
 }
 
 HandleState* RuntimeCore::create_scratch(Layout layout, std::string name) {
-  if (layout.overflows())
-    throw std::length_error(
-        "cannot make scratch data " + (name.empty() ? std::string() : "'" + name + "' ") + "of " +
-        std::to_string(layout.rows) + " x " + std::to_string(layout.cols) + " elements of " +
-        std::to_string(layout.element_size) + " bytes: its size in bytes overflows");
+  check_layout(layout, name);
   auto memory = std::make_unique<ScratchMemory>(layout.bytes(), scratch_bytes_);
   HandleState* handle = create_handle(memory->data(), layout, std::move(name));
   handle->own(std::move(memory));

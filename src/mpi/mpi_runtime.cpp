@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data/handle_state.hpp"
+#include "data/layout_check.hpp"
 #include "mpi/runtime_access.hpp"
 #include "mpi/runtime_impl.hpp"
 
@@ -145,19 +146,13 @@ void Runtime::check_owner(int owner) const {
 void* Runtime::prepare(void* data, const versa::detail::Layout& layout, int owner,
                        const std::string& name) {
   check_owner(owner);
-  const std::string handle = name.empty() ? "a handle" : "'" + name + "'";
-  if (layout.ld < layout.rows)
-    throw std::invalid_argument("versa::mpi: cannot register " + handle +
-                                " with leading dimension " + std::to_string(layout.ld) +
-                                " smaller than its row count " + std::to_string(layout.rows));
-  if (layout.overflows())
-    throw std::length_error("versa::mpi: cannot register " + handle +
-                            ": its size in bytes overflows");
-  const std::size_t bytes =
-      layout.cols == 0 ? 0 : (layout.ld * (layout.cols - 1) + layout.rows) * layout.element_size;
+  versa::detail::check_layout(layout, name);
+  const std::size_t bytes = layout.span() * layout.element_size;
   if (data || bytes == 0) return data;
   if (owner == rank_)
-    throw std::invalid_argument("versa::mpi: the owner of " + handle + " must give its memory");
+    throw std::invalid_argument("versa::mpi: the owner of " +
+                                (name.empty() ? std::string("a handle") : "'" + name + "'") +
+                                " must give its memory");
   impl_->buffers.push_back(std::make_unique<detail::CopyBuffer>(bytes));
   return impl_->buffers.back()->data();
 }

@@ -38,13 +38,14 @@ struct Layout {
 
   // Bytes of the data itself (without the gaps of a leading dimension larger than rows).
   std::size_t bytes() const { return rows * cols * element_size; }
-  // Whether the bytes the data spans in memory (ld * (cols - 1) + rows elements, ld >= rows)
-  // overflow std::size_t: no memory holds such data.
+  // Elements the data spans in memory, gaps of the leading dimension included.
+  std::size_t span() const { return cols == 0 ? 0 : ld * (cols - 1) + rows; }
+  // Whether the bytes of span() overflow std::size_t (ld >= rows): no memory holds such data.
   bool overflows() const {
     constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
     if (rows == 0 || cols == 0 || element_size == 0) return false;
     if (cols - 1 > (most - rows) / ld) return true;
-    return ld * (cols - 1) + rows > most / element_size;
+    return span() > most / element_size;
   }
 };
 
