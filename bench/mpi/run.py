@@ -4,7 +4,7 @@ one rank, the cost of a pruned task, and the distributed fuzzer. Run through `be
 which builds the programs.
 
     run.py --build DIR --tests-build DIR [--sizes N,...] [--tiles B,...] [--ranks R,...]
-           [--reps N] [--quick] [--calibrate N] [--fmm-points N]
+           [--reps N] [--quick] [--calibrate N] [--fmm-points N] [--solve trsm|inverse]
 
 For each size, tile and rank count R, each repetition runs, one after the other (interleaved, so
 that a change of the machine's load hits every system alike):
@@ -13,8 +13,9 @@ that a change of the machine's load hits every system alike):
                cores, no MPI
   starpu-mpi   versa-bench-mpi-starpu on R ranks x 1 worker, scheduler dmda (--starpu-sched)
 and the table gives the median GFLOP/s (n^3/3 flops over the time from the first submission to
-the end) and the ratios of the medians; a second table the peak resident memory of the largest
-rank of versa and starpu-mpi (each rank prints its own), where each rank holds its own tiles. StarPU's dmda reads history-based models: before the
+the end) and the ratios of the medians (--solve inverse: every system solves each panel through
+L(k,k)^-1, and the RESULT lines say ",solve=inverse"); a second table the peak resident memory
+of the largest rank of versa and starpu-mpi (each rank prints its own), where each rank holds its own tiles. StarPU's dmda reads history-based models: before the
 repetitions, --calibrate runs of each configuration (STARPU_CALIBRATE=1, not timed) fill them,
 and the timed runs load them from STARPU_HOME. Then the FMM (fmm_mpi, --fmm-points uniform
 points, eps 1e-6) on R ranks x 1 worker against 1 rank x R workers, both under
@@ -70,8 +71,8 @@ def result_value(output, bench):
     raise SystemExit(f"run.py: no RESULT bench={bench} line in:\n{output}")
 
 
-def cholesky_command(build, system, n, tile, ranks, sched):
-    size = ["--n", str(n), "--tile", str(tile)]
+def cholesky_command(build, system, n, tile, ranks, sched, solve):
+    size = ["--n", str(n), "--tile", str(tile), "--solve", solve]
     if system == "versa":
         return mpirun(ranks) + [str(build / "examples/cholesky/cholesky_mpi"), *size]
     if system == "versa-1rank":
@@ -84,9 +85,9 @@ def cholesky_command(build, system, n, tile, ranks, sched):
 RESIDENT = re.compile(r"([0-9.]+) MiB resident at most")
 
 
-def gflops(build, system, n, tile, ranks, sched):
+def gflops(build, system, n, tile, ranks, sched, solve):
     """GFLOP/s, and the peak resident memory of the largest rank in MiB (None for one process)."""
-    out = run(cholesky_command(build, system, n, tile, ranks, sched))
+    out = run(cholesky_command(build, system, n, tile, ranks, sched, solve))
     if system == "versa-1rank":
         return result_value(out, "cholesky"), None
     peaks = [float(m.group(1)) for m in RESIDENT.finditer(out)]
@@ -98,13 +99,15 @@ def gflops(build, system, n, tile, ranks, sched):
 def cholesky_table(args, build, configs):
     for n, tile, ranks in configs:  # StarPU's models, filled before any timed run
         for _ in range(args.calibrate):
-            run(cholesky_command(build, "starpu-mpi", n, tile, ranks, args.starpu_sched),
+            run(cholesky_command(build, "starpu-mpi", n, tile, ranks, args.starpu_sched,
+                                 args.solve),
                 env={"STARPU_CALIBRATE": "1"})
     samples, peaks = {}, {}
     for rep in range(args.reps):
         for n, tile, ranks in configs:
             for system in SYSTEMS:
-                value, peak = gflops(build, system, n, tile, ranks, args.starpu_sched)
+                value, peak = gflops(build, system, n, tile, ranks, args.starpu_sched,
+                                     args.solve)
                 samples.setdefault((n, tile, ranks, system), []).append(value)
                 if peak is not None:
                     peaks.setdefault((n, tile, ranks, system), []).append(peak)
@@ -114,7 +117,7 @@ def cholesky_table(args, build, configs):
                       file=sys.stderr, flush=True)
     print(f"\nDistributed Cholesky, GFLOP/s (median of {args.reps}, interleaved); "
           "versa and starpu-mpi: R ranks x 1 worker; versa-1rank: 1 process x R workers; "
-          f"StarPU scheduler {args.starpu_sched}")
+          f"StarPU scheduler {args.starpu_sched}; panels solved by {args.solve}")
     print(f"{'n':>6} {'tile':>5} {'R':>2} {'versa':>8} {'versa-1rank':>12} {'starpu-mpi':>11} "
           f"{'versa/1rank':>12} {'versa/starpu-mpi':>17}")
     for n, tile, ranks in configs:
@@ -132,7 +135,8 @@ def cholesky_table(args, build, configs):
     for n, tile, ranks in configs:
         for system in SYSTEMS:
             r, w = (1, ranks) if system == "versa-1rank" else (ranks, 1)
-            param = f"n={n},tile={tile},ranks={r},workers={w}"
+            param = f"n={n},tile={tile},ranks={r},workers={w}" + (
+                ",solve=inverse" if args.solve == "inverse" else "")
             print(f"RESULT bench=mpi-cholesky system={system} param={param} metric=gflops "
                   f"value={statistics.median(samples[(n, tile, ranks, system)]):.6g} "
                   "unit=GFLOP/s")
@@ -228,6 +232,8 @@ def main():
                         help="untimed StarPU runs per configuration before the timed ones "
                              "(3; --quick 1)")
     parser.add_argument("--starpu-sched", default="dmda", help="StarPU-MPI's scheduler")
+    parser.add_argument("--solve", choices=("trsm", "inverse"), default="trsm",
+                        help="how every Cholesky solves its panels: trsm, or through L(k,k)^-1")
     parser.add_argument("--fmm-points", type=int, help="FMM points (200000; --quick 50000)")
     parser.add_argument("--quick", action="store_true",
                         help="smaller defaults, and 2000 tasks per fuzzer program")

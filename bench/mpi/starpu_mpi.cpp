@@ -9,7 +9,9 @@
 // Versa's (versa::mpi::BlockCyclic::for_ranks(P)), the tile kernels those of the single-process
 // StarPU peer (bench/cholesky/starpu_kernels.hpp), the clock the same bracket as cholesky_mpi's:
 // from the first insert, after a barrier, to starpu_mpi_wait_for_all (which ends in a barrier).
-//   mpirun -n 2 versa-bench-mpi-starpu --n 4096 --tile 512 [--sched dmda] [--check]
+// With --solve inverse each panel is solved through L(k,k)^-1, as cholesky_mpi's is.
+//   mpirun -n 2 versa-bench-mpi-starpu --n 4096 --tile 512 [--sched dmda] [--solve inverse]
+//          [--check]
 #include <cblas.h>
 #include <mpi.h>
 #include <starpu.h>
@@ -41,6 +43,7 @@ struct Options {
   long n = 4096;
   long tile = 512;
   std::string sched = "dmda";
+  cholesky::PanelSolve solve = cholesky::PanelSolve::trsm;
   bool check = false;
 };
 
@@ -126,10 +129,39 @@ class DistributedTiles {
   std::vector<int> owners_;
 };
 
+// The panel of step k < nt - 1 solved through L(k,k)^-1, as cholesky_mpi's (and the
+// single-process peer's, bench/cholesky/starpu.cpp): trtri writes the step's inverse, which the
+// trmms read. The inverse is a handle of this step alone, registered without memory (home node
+// -1) with A(k,k)'s owner, where trtri runs: StarPU-MPI sends it to the ranks whose trmms read
+// it. Its tag follows the tiles' (nt * nt + k), it leaves the communication cache after its last
+// reader, and it is unregistered once that reader is submitted, so that StarPU frees it after.
+void insert_panel_through_inverse(const DistributedTiles& a, int k, Codelets& cl,
+                                  PotrfArg& potrf_arg, KernelClock& clock) {
+  const int nt = a.tiles();
+  const Priorities prio;
+  const auto tile = static_cast<uint32_t>(starpu_matrix_get_nx(a(k, k)));
+  starpu_data_handle_t inverse = nullptr;
+  starpu_matrix_data_register(&inverse, -1, 0, tile, tile, tile, sizeof(double));
+  starpu_mpi_data_register(inverse, static_cast<starpu_mpi_tag_t>(nt) * nt + k,
+                           starpu_mpi_data_get_rank(a(k, k)));
+  check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.trtri, STARPU_PRIORITY, prio.potrf(), STARPU_R,
+                               a(k, k), STARPU_W, inverse, STARPU_CL_ARGS_NFREE, &potrf_arg,
+                               sizeof(PotrfArg), 0),
+        "starpu_mpi_task_insert");
+  for (int m = k + 1; m < nt; ++m)
+    check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.trmm, STARPU_PRIORITY, prio.trsm(k, m),
+                                 STARPU_R, inverse, STARPU_RW, a(m, k), STARPU_CL_ARGS_NFREE,
+                                 &clock, sizeof(KernelClock), 0),
+          "starpu_mpi_task_insert");
+  starpu_mpi_cache_flush(MPI_COMM_WORLD, inverse);
+  starpu_data_unregister_submit(inverse);
+}
+
 // Inserts the factorisation on every rank (StarPU-MPI's cholesky, right-looking variant),
-// with the priorities of the single-process peer.
-void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
-                          std::vector<PotrfArg>& potrf_args, KernelClock& clock) {
+// with the priorities of the single-process peer; with `solve` PanelSolve::inverse, each panel
+// through L(k,k)^-1 (insert_panel_through_inverse).
+void insert_factorisation(const DistributedTiles& a, int rank, cholesky::PanelSolve solve,
+                          Codelets& cl, std::vector<PotrfArg>& potrf_args, KernelClock& clock) {
   const int nt = a.tiles();
   const Priorities prio;
   const auto clock_arg = [&] { return static_cast<void*>(&clock); };
@@ -138,11 +170,15 @@ void insert_factorisation(const DistributedTiles& a, int rank, Codelets& cl,
         starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.potrf, STARPU_PRIORITY, prio.potrf(), STARPU_RW,
                                a(k, k), STARPU_CL_ARGS_NFREE, &potrf_args[k], sizeof(PotrfArg), 0),
         "starpu_mpi_task_insert");
-    for (int m = k + 1; m < nt; ++m)
-      check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.trsm, STARPU_PRIORITY, prio.trsm(k, m),
-                                   STARPU_R, a(k, k), STARPU_RW, a(m, k), STARPU_CL_ARGS_NFREE,
-                                   clock_arg(), sizeof(KernelClock), 0),
-            "starpu_mpi_task_insert");
+    if (solve == cholesky::PanelSolve::inverse) {
+      if (k + 1 < nt) insert_panel_through_inverse(a, k, cl, potrf_args[k], clock);
+    } else {
+      for (int m = k + 1; m < nt; ++m)
+        check(starpu_mpi_task_insert(MPI_COMM_WORLD, &cl.trsm, STARPU_PRIORITY, prio.trsm(k, m),
+                                     STARPU_R, a(k, k), STARPU_RW, a(m, k), STARPU_CL_ARGS_NFREE,
+                                     clock_arg(), sizeof(KernelClock), 0),
+              "starpu_mpi_task_insert");
+    }
     starpu_mpi_cache_flush(MPI_COMM_WORLD, a(k, k));
     if (a.owns(k, k, rank)) starpu_data_wont_use(a(k, k));
     for (int j = k + 1; j < nt; ++j) {
@@ -202,7 +238,7 @@ int run(const Options& o, int* argc, char*** argv) {
     DistributedTiles tiles(owned, s);
     starpu_mpi_barrier(MPI_COMM_WORLD);  // every rank has registered before the clock starts
     const auto start = bench::Clock::now();
-    insert_factorisation(tiles, s.rank(), cl, potrf_args, clock);
+    insert_factorisation(tiles, s.rank(), o.solve, cl, potrf_args, clock);
     check(starpu_mpi_wait_for_all(MPI_COMM_WORLD), "starpu_mpi_wait_for_all");
     const double seconds = bench::seconds_since(start);
     failure.throw_if_failed("StarPU-MPI cholesky", tile);
@@ -237,6 +273,7 @@ int main(int argc, char** argv) {
   cholesky::add_matrix_options(parser, o.n, o.tile);
   parser.option("--sched", o.sched, "StarPU scheduling policy (one CPU worker per rank)")
       .show_default();
+  cholesky::add_panel_solve_option(parser, o.solve);
   cholesky::add_gathered_check_option(parser, o.check);
   return example::run_tool(parser, argc, argv, [&] { return run(o, &argc, &argv); });
 }
