@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,10 @@ namespace example {
 
 // The CUDA settings that differ from the library's defaults, for a RESULT line's parameters
 // (",streams=8", ",priority_streams=off", ",memory_pool=off", ",tasks_per_stream=1",
-// ",serial_types=gemm+syrk"), when a GPU was used: the environment may set them
-// (VERSA_CUDA_STREAMS, VERSA_CUDA_PRIORITY_STREAMS, VERSA_CUDA_MEMORY_POOL,
-// VERSA_DEVICE_TASKS_PER_STREAM, VERSA_DEVICE_SERIAL_TYPES), and runs under different ones must
-// not share a key.
+// ",serial_types=gemm+syrk", ",connections=8"), when a GPU was used: the environment may set
+// them (VERSA_CUDA_STREAMS, VERSA_CUDA_PRIORITY_STREAMS, VERSA_CUDA_MEMORY_POOL,
+// VERSA_DEVICE_TASKS_PER_STREAM, VERSA_DEVICE_SERIAL_TYPES, CUDA_DEVICE_MAX_CONNECTIONS), and
+// runs under different ones must not share a key.
 inline std::string cuda_settings(const versa::Config& config,
                                  const std::vector<versa::DeviceStatistics>& devices) {
   const bool gpu = std::any_of(devices.begin(), devices.end(),
@@ -39,6 +40,10 @@ inline std::string cuda_settings(const versa::Config& config,
     settings += ",panel_sms=" + std::to_string(effective.cuda_panel_sms);
   if (effective.device_tasks_per_stream != defaults.device_tasks_per_stream)
     settings += ",tasks_per_stream=" + std::to_string(effective.device_tasks_per_stream);
+  // CUDA's hardware queues when not the 32 the runtime asks for (cuda_device.cpp).
+  if (const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+      queues != nullptr && std::string(queues) != "32")
+    settings += std::string(",connections=") + queues;
   // Names joined by '+': a comma would end the parameter.
   for (std::size_t i = 0; i < effective.device_serial_types.size(); ++i)
     settings += (i == 0 ? ",serial_types=" : "+") + effective.device_serial_types[i];

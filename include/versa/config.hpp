@@ -186,7 +186,7 @@ struct Config {
 
   // When positive, the high-priority streams of each CUDA device run on that many of its SMs
   // (rounded up to the GPU's granularity: 8 on compute capability 9.0) and its other kernel
-  // streams on the rest, as two green contexts (CUDA 12.4 or later). A priority only lets the
+  // streams on the rest, as two green contexts (CUDA 12.5 or later). A priority only lets the
   // panel's kernels start their thread blocks first; a factorisation's panel kernels (potrf,
   // trsm: chains of small kernels spread over every SM) still share every SM with the large
   // products beside them. With SMs of their own they run beside those products without slowing

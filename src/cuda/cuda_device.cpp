@@ -1,6 +1,7 @@
 #include "cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -45,6 +46,14 @@ std::string device_uuid(int ordinal) {
   }
   return uuid;
 }
+
+// CUDA feeds a GPU's streams through CUDA_DEVICE_MAX_CONNECTIONS hardware queues, 8 unless
+// the environment says otherwise, read when the process first uses CUDA. A device here has twice
+// Config::cuda_streams kernel streams, two copy streams and its memory pool's: 11 by default,
+// twice that for two devices of one GPU. Streams beyond the queues share one, and then a kernel
+// (or a copy) waits behind another stream's kernel for nothing. So Versa asks for the most, 32,
+// unless the user chose a number; it cannot once the process has used CUDA before the runtime.
+void ask_for_every_hardware_queue() { ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0); }
 
 int checked_stream_count(int streams) {
   if (streams < 1) throw std::invalid_argument("a CUDA device needs at least one stream");
@@ -294,6 +303,7 @@ std::vector<std::unique_ptr<Device>> open_cuda_devices(const Config& config, std
     note = "GPUs not used (0 requested)";
     return devices;
   }
+  ask_for_every_hardware_queue();
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {

@@ -37,7 +37,7 @@ struct SmPartition::DriverCalls {
         cudaGetDriverEntryPointByVersion(symbol, &address, CUDA_VERSION, cudaEnableDefault, &found);
     if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || address == nullptr)
       throw CudaError(std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")",
-                      "this driver has no green contexts (CUDA 12.4 or later is needed for "
+                      "this driver has no green contexts (CUDA 12.5 or later is needed for "
                       "Config::cuda_panel_sms)");
     function = reinterpret_cast<Function>(address);
   }
@@ -88,9 +88,36 @@ SmPartition::SmPartition(int ordinal, int panel_sms) : calls_(std::make_unique<D
   panel_ = create(panel, "cuGreenCtxCreate (the panel's SMs)");
   try {
     others_ = create(others, "cuGreenCtxCreate (the other SMs)");
+    check_events_on(panel_);
+    check_events_on(others_);
   } catch (...) {
+    if (others_ != nullptr) (void)calls_->destroy(others_);
     (void)calls_->destroy(panel_);
     throw;
+  }
+}
+
+// The device times and orders its streams with events of the primary context (EventPool), and
+// CUDA documents an event and the stream it is recorded on as belonging to one context. Drivers
+// accept primary-context events on green-context streams, but should one refuse, every kernel
+// would fail at run time: better to say so here, once, in words.
+void SmPartition::check_events_on(CUgreenCtx context) const {
+  CUstream stream = nullptr;
+  calls_->check(calls_->stream_create(&stream, context, CU_STREAM_NON_BLOCKING, 0),
+                "cuGreenCtxStreamCreate");
+  cudaEvent_t event = nullptr;
+  cudaError_t status = cudaEventCreate(&event);
+  if (status == cudaSuccess) status = cudaEventRecord(event, stream);
+  if (status == cudaSuccess) status = cudaEventSynchronize(event);
+  if (event != nullptr) (void)cudaEventDestroy(event);
+  (void)cudaStreamDestroy(stream);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError("SmPartition",
+                    (std::string("this driver does not record the runtime's events on a green "
+                                 "context's streams (") +
+                     cudaGetErrorString(status) + "): Config::cuda_panel_sms cannot be used")
+                        .c_str());
   }
 }
 

@@ -1,4 +1,4 @@
-// A GPU's streaming multiprocessors split in two green contexts (CUDA 12.4+): a small partition
+// A GPU's streaming multiprocessors split in two green contexts (CUDA 12.5+): a small partition
 // for the high-priority streams, where a tiled factorisation's panel runs, and the rest for the
 // other kernel streams (Config::cuda_panel_sms). Priorities only order the thread blocks waiting
 // for room; a panel's kernels (cuSOLVER's potrf, cuBLAS's trsm: chains of small kernels, each
@@ -38,6 +38,8 @@ class SmPartition {
 
  private:
   struct DriverCalls;
+  // Throws CudaError when an event of the runtime cannot be recorded on a stream of `context`.
+  void check_events_on(CUgreenCtx context) const;
   std::unique_ptr<const DriverCalls> calls_;
   CUgreenCtx panel_ = nullptr;
   CUgreenCtx others_ = nullptr;

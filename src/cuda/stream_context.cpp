@@ -62,6 +62,11 @@ StreamContext::StreamContext(int ordinal, bool high_priority, const SmPartition*
   throw_if_failed(cublasCreate(&cublas), "cublasCreate");
   cublas_.reset(cublas);
   throw_if_failed(cublasSetStream(cublas, stream), "cublasSetStream");
+  // cuBLAS sizes its kernels' grids to the GPU's SMs unless told how many the stream has.
+  if (partition != nullptr)
+    throw_if_failed(cublasSetSmCountTarget(
+                        cublas, high_priority ? partition->panel_sms() : partition->other_sms()),
+                    "cublasSetSmCountTarget");
 
   cusolverDnHandle_t cusolver = nullptr;
   throw_if_failed(cusolverDnCreate(&cusolver), "cusolverDnCreate");
