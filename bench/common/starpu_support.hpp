@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace bench {
 
@@ -71,7 +71,7 @@ inline void start_starpu(const char* scheduler, int workers,
 
 // A CPU-only codelet with `nbuffers` buffers (or STARPU_VARIABLE_NBUFFERS) accessed in `modes`.
 inline starpu_codelet make_codelet(starpu_cpu_func_t body, int nbuffers,
-                                   std::initializer_list<starpu_data_access_mode> modes,
+                                   const std::vector<starpu_data_access_mode>& modes,
                                    starpu_perfmodel* model) {
   starpu_codelet cl;
   starpu_codelet_init(&cl);

@@ -1,16 +1,12 @@
 #include "fmm/starpu_fmm.hpp"
 
 #include <starpu.h>
-#include <starpu_heteroprio.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <functional>
 #include <span>
@@ -20,9 +16,8 @@
 #include <vector>
 
 #include "common/starpu_support.hpp"
+#include "fmm/starpu_fmm_tasks.hpp"
 #include "group_data.hpp"
-#include "group_kernels.hpp"
-#include "interaction_lists.hpp"
 #include "m2l_batches.hpp"
 #include "octree.hpp"
 
@@ -37,120 +32,7 @@
 namespace bench {
 namespace {
 
-using fmm::Kernel;
-
-// ---- Task arguments and kernel clocks
-
-// The kernel time and task count of each kernel, summed over the workers. Relaxed atomics: the
-// workers only add, and the totals are read after starpu_task_wait_for_all, which orders every
-// task's end before its return.
-struct KernelClocks {
-  std::array<std::atomic<std::int64_t>, fmm::kernel_count> nanoseconds{}, tasks{};
-};
-
-// A task's cl_arg, not copied by StarPU (STARPU_CL_ARGS_NFREE): it lives in the evaluation's
-// vector of them until every task has run.
-// Scratch memory of each CUDA worker (indexed by StarPU worker id) for the kernels that ask for
-// a workspace (M2L as batched products). A worker's tasks run in its stream's order, so a task
-// may reuse what the one before used; a task needing more waits for the stream before growing it.
-struct GpuScratch {
-  struct Buffer {
-    void* data = nullptr;
-    std::size_t bytes = 0;
-  };
-  std::vector<Buffer> buffers;
-};
-
-struct TaskArg {
-  const fmm::KernelContext* context;
-  KernelClocks* clocks;
-  Kernel kernel;
-  double interactions;  // GroupTask::interactions: what the performance models are indexed by
-  const fmm::M2LBatches* m2l_batches;  // M2L as batched products on a GPU; null: the block kernel
-  fmm::steps::NearFieldRows rows;      // P2P: GroupTask::rows, the GPU launch's shape
-  GpuScratch* scratch;                 // the CUDA workers' workspaces
-};
-
-template <class T>
-std::span<T> vector_of(void* buffer) {
-  const auto* v = static_cast<const starpu_vector_interface*>(buffer);
-  return {reinterpret_cast<T*>(v->ptr), v->nx};
-}
-
-using WorkList = std::span<const std::int32_t>;
-using In = std::span<const double>;
-using Out = std::span<double>;
-
-WorkList work(void* buffer) { return vector_of<const std::int32_t>(buffer); }
-In in(void* buffer) { return vector_of<const double>(buffer); }
-Out out(void* buffer) { return vector_of<double>(buffer); }
-
-// Runs `kernel` on the task's context and adds its duration to the task's kernel.
-template <class Body>
-void timed(void* cl_arg, Body body) {
-  const auto& arg = *static_cast<const TaskArg*>(cl_arg);
-  const auto start = std::chrono::steady_clock::now();
-  body(*arg.context);
-  const auto k = static_cast<std::size_t>(arg.kernel);
-  arg.clocks->nanoseconds[k].fetch_add(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count(),
-      std::memory_order_relaxed);
-  arg.clocks->tasks[k].fetch_add(1, std::memory_order_relaxed);
-}
-
-// ---- Codelet bodies: the kernels of group_kernels.hpp on the task's buffers, in the order
-// StarpuFmm::evaluate passes them (the work list first where there is one). With GPUs, the
-// kernels that have CUDA bodies read one buffer more, after the work list or first (the operator
-// tables, or M2L's operators), which only the CUDA bodies need: `extra` is 1 there, else 0.
-
-template <int extra>
-void p2m_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::p2m(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
-}
-template <int extra>
-void m2m_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2m(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
-}
-template <int extra>
-void compress_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::compress(c, in(b[extra]), out(b[1 + extra])); });
-}
-template <int extra>
-void m2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::m2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
-}
-template <int extra>
-void p2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::p2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
-}
-template <int extra>
-void m2p_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) {
-    fmm::m2p(c, work(b[0]), in(b[1 + extra]), in(b[2 + extra]), out(b[3 + extra]));
-  });
-}
-void p2p_inner_body(void* b[], void* arg) {
-  timed(arg, [&](const auto&) { fmm::p2p_inner(work(b[0]), in(b[1]), out(b[2])); });
-}
-void p2p_pair_body(void* b[], void* arg) {
-  timed(arg,
-        [&](const auto&) { fmm::p2p_pair(work(b[0]), in(b[1]), in(b[2]), out(b[3]), out(b[4])); });
-}
-template <int extra>
-void expand_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::expand(c, in(b[extra]), out(b[1 + extra])); });
-}
-template <int extra>
-void l2l_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) { fmm::l2l(c, work(b[0]), in(b[1 + extra]), out(b[2 + extra])); });
-}
-template <int extra>
-void l2p_body(void* b[], void* arg) {
-  timed(arg, [&](const auto& c) {
-    fmm::l2p(c, work(b[0]), in(b[1 + extra]), in(b[2 + extra]), out(b[3 + extra]));
-  });
-}
+using namespace starpu_fmm;
 
 #if VERSA_BENCH_STARPU_CUDA
 // ---- CUDA codelet bodies: the example's kernels (group_kernels_cuda.hpp), as the task
@@ -321,92 +203,15 @@ void add_cuda(starpu_codelet& cl, starpu_cuda_func_t body) {
 }
 #endif
 
-// STARPU_REDUX's methods on results: a worker's copy starts at zero; copies merge by adding.
-// `zero` also makes the expansions, which have no home copy (Registration).
-void zero_body(void* b[], void*) {
-  for (double& x : out(b[0])) x = 0;
-}
-void sum_body(void* b[], void*) {
-  const Out into = out(b[0]);
-  const In from = in(b[1]);
-  for (std::size_t i = 0; i < into.size(); ++i) into[i] += from[i];
-}
-
-// ---- Priorities: fmm::priority_of, as the task program's.
-
-using fmm::priority_of;
-constexpr unsigned priority_levels = 4;
-
-// heteroprio takes a task's priority as its bucket, and a CPU worker visits the buckets in the
-// order of its mapping: 3 (upward) first, 0 (near field) last, as the other policies order
-// priorities.
-void heteroprio_buckets(unsigned context) {
-  starpu_heteroprio_set_nb_prios(context, STARPU_CPU_IDX, priority_levels);
-  for (unsigned i = 0; i < priority_levels; ++i) {
-    starpu_heteroprio_set_mapping(context, STARPU_CPU_IDX, i, priority_levels - 1 - i);
-    starpu_heteroprio_set_faster_arch(context, STARPU_CPU_IDX, i);
-  }
-}
-
-// ---- Performance models
-
-// The footprint of a history-based model: the work estimate in steps of 2^(1/8) (9%), so that
-// tasks of about the same size share a history (StarPU's default footprint hashes the sizes of
-// the data, which here are the whole groups' arrays and the work list: nearly every task would
-// get a history of its own, none calibrated).
-uint32_t interactions_footprint(starpu_task* task) {
-  const auto& arg = *static_cast<const TaskArg*>(task->cl_arg);
-  const auto step =
-      static_cast<uint32_t>(std::lround(8 * std::log2(std::max(1.0, arg.interactions))));
-  return starpu_hash_crc32c_be(step, 0);
-}
-
-// The size a regression model fits its time to.
-size_t interactions_size(starpu_task* task, unsigned /*nimpl*/) {
-  return static_cast<size_t>(static_cast<const TaskArg*>(task->cl_arg)->interactions);
-}
-
-// StarPU resets a model's state when it shuts down, so one zero-initialised object per model
-// and kind serves every StarPU of the process. The symbols name the kind, as their calibration
-// files differ.
-struct Models {
-  std::array<starpu_perfmodel, fmm::kernel_count> history{}, regression{};
-  std::array<std::string, fmm::kernel_count> history_symbols, regression_symbols;
-
-  Models() {
-    for (int k = 0; k < fmm::kernel_count; ++k) {
-      const std::string name = fmm::to_string(static_cast<Kernel>(k));
-      history_symbols[k] = "versa_bench_fmm_history_" + name;
-      regression_symbols[k] = "versa_bench_fmm_regression_" + name;
-      history[k].type = STARPU_HISTORY_BASED;
-      history[k].symbol = history_symbols[k].c_str();
-      history[k].footprint = interactions_footprint;
-      regression[k].type = STARPU_NL_REGRESSION_BASED;
-      regression[k].symbol = regression_symbols[k].c_str();
-      regression[k].size_base = interactions_size;
-    }
-  }
-};
-
+// One history per kernel and kind, calibrated across runs (their files are StarPU's).
 Models& models() {
-  static Models instance;
+  static Models instance("versa_bench_fmm");
   return instance;
 }
 
-// Whether a policy reads codelet models: the deque-model family (dm, dmda, dmdas, ...) and the
-// HEFT variants. Elsewhere a model would only add timing and calibration bookkeeping.
-bool reads_models(const std::string& scheduler) {
-  return scheduler.rfind("dm", 0) == 0 || scheduler.find("heft") != std::string::npos;
-}
-
-constexpr auto commute = static_cast<starpu_data_access_mode>(STARPU_RW | STARPU_COMMUTE);
-
 // One evaluation's registered group arrays and work lists, unregistered on destruction, which
 // for a STARPU_REDUX result also merges the workers' copies into it.
-struct Registration {
-  std::vector<starpu_data_handle_t> points, results, multipoles, compressed_multipoles,
-      compressed_locals, locals, work;
-
+struct Registration : GroupHandles {
   static starpu_data_handle_t vector(const void* data, std::size_t count, std::size_t size) {
     starpu_data_handle_t handle = nullptr;
     // Registered in place; the read-only ones (points, work lists) are only read.
@@ -507,41 +312,19 @@ struct StarpuFmm::Session {
     max_priority = starpu_sched_get_max_priority();
     Models& m = models();
     const bool with_models = reads_models(config.scheduler);
-    const auto cl = [&](Kernel k, starpu_cpu_func_t body,
-                        std::initializer_list<starpu_data_access_mode> modes) {
-      const auto i = static_cast<std::size_t>(k);
-      starpu_perfmodel* model = !with_models                         ? nullptr
-                                : config.model == ModelKind::history ? &m.history[i]
-                                                                     : &m.regression[i];
-      codelets[i] = make_codelet(body, static_cast<int>(modes.size()), modes, model);
-      codelets[i].name = fmm::to_string(k);
-    };
     // With GPUs, the kernels with CUDA bodies read the tables (M2L its operators) too.
-    const bool t = tables_handle != nullptr, o = m2l_operators_handle != nullptr;
-    using Modes = std::initializer_list<starpu_data_access_mode>;
-    const auto with = [](bool extra, Modes plain, Modes more) { return extra ? more : plain; };
-    cl(Kernel::p2m, t ? p2m_body<1> : p2m_body<0>,
-       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
-    cl(Kernel::m2m, t ? m2m_body<1> : m2m_body<0>,
-       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
-    cl(Kernel::compress, t ? compress_body<1> : compress_body<0>,
-       with(t, {STARPU_R, STARPU_W}, {STARPU_R, STARPU_R, STARPU_W}));
-    cl(Kernel::m2l, o ? m2l_body<1> : m2l_body<0>,
-       with(o, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
-    cl(Kernel::p2l, t ? p2l_body<1> : p2l_body<0>,
-       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
-    cl(Kernel::m2p, t ? m2p_body<1> : m2p_body<0>,
-       with(t, {STARPU_R, STARPU_R, STARPU_R, results},
-            {STARPU_R, STARPU_R, STARPU_R, STARPU_R, results}));
-    cl(Kernel::p2p_inner, p2p_inner_body, {STARPU_R, STARPU_R, results});
-    cl(Kernel::p2p_pair, p2p_pair_body, {STARPU_R, STARPU_R, STARPU_R, results, results});
-    cl(Kernel::expand, t ? expand_body<1> : expand_body<0>,
-       with(t, {STARPU_R, commute}, {STARPU_R, STARPU_R, commute}));
-    cl(Kernel::l2l, t ? l2l_body<1> : l2l_body<0>,
-       with(t, {STARPU_R, STARPU_R, commute}, {STARPU_R, STARPU_R, STARPU_R, commute}));
-    cl(Kernel::l2p, t ? l2p_body<1> : l2p_body<0>,
-       with(t, {STARPU_R, STARPU_R, STARPU_R, results},
-            {STARPU_R, STARPU_R, STARPU_R, STARPU_R, results}));
+    for (int k = 0; k < fmm::kernel_count; ++k) {
+      const auto kernel = static_cast<Kernel>(k);
+      const bool extra =
+          kernel == Kernel::m2l ? m2l_operators_handle != nullptr : tables_handle != nullptr;
+      const std::vector<starpu_data_access_mode> modes = codelet_modes(kernel, results, extra);
+      starpu_perfmodel* model = !with_models                         ? nullptr
+                                : config.model == ModelKind::history ? &m.history[k]
+                                                                     : &m.regression[k];
+      codelets[k] =
+          make_codelet(cpu_body(kernel, extra), static_cast<int>(modes.size()), modes, model);
+      codelets[k].name = fmm::to_string(kernel);
+    }
     // StarPU 1.3 asserts that the merge codelet's destination is exactly STARPU_RW.
     zero = make_codelet(zero_body, 1, {STARPU_W}, nullptr);
     sum = make_codelet(sum_body, 2, {STARPU_RW, STARPU_R}, nullptr);
@@ -580,7 +363,7 @@ struct StarpuFmm::Session {
   }
 
   int priority(Kernel kernel) const {
-    return std::clamp(priority_of(kernel), min_priority, max_priority);
+    return std::clamp(fmm::priority_of(kernel), min_priority, max_priority);
   }
 
   starpu_data_access_mode results;  // STARPU_REDUX or commute
@@ -617,10 +400,7 @@ void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm:
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   Session& s = *session_;
-  for (int k = 0; k < fmm::kernel_count; ++k) {
-    s.clocks.nanoseconds[k].store(0, std::memory_order_relaxed);
-    s.clocks.tasks[k].store(0, std::memory_order_relaxed);
-  }
+  s.clocks.reset();
   const std::vector<fmm::GroupTask>& tasks = groups.tasks();
   std::vector<TaskArg> args;  // outlives the tasks: they are waited for before it goes
   args.reserve(tasks.size());
@@ -631,7 +411,6 @@ void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm:
     Registration h(groups, data, s.results == STARPU_REDUX, &s.sum, &s.zero);
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       const fmm::GroupTask& task = tasks[t];
-      const std::size_t src = task.source, dst = task.target;
       const fmm::M2LBatches* plan = nullptr;
       if (products && task.kernel == Kernel::m2l) {
         batches.push_back(fmm::M2LBatches::of(task.work.data(), task.work.size(),
@@ -644,52 +423,8 @@ void StarpuFmm::evaluate(const fmm::Points& points, fmm::PhaseTimes& times, fmm:
       starpu_codelet* cl = &s.codelets[static_cast<std::size_t>(task.kernel)];
       const int priority = s.priority(task.kernel);
       void* arg = &args.back();
-      // The buffers in the codelet's order: the work list first where there is one, then (with
-      // GPUs, for the kernels with CUDA bodies) the operator tables or M2L's operators.
-      std::vector<starpu_data_handle_t> buffers;
-      switch (task.kernel) {
-        case Kernel::p2m:
-          buffers = {h.work[t], h.points[src], h.multipoles[dst]};
-          break;
-        case Kernel::m2m:
-          buffers = {h.work[t], h.multipoles[src], h.multipoles[dst]};
-          break;
-        case Kernel::compress:
-          buffers = {h.multipoles[src], h.compressed_multipoles[src]};
-          break;
-        case Kernel::m2l:
-          buffers = {h.work[t], h.compressed_multipoles[src], h.compressed_locals[dst]};
-          break;
-        case Kernel::p2l:
-          buffers = {h.work[t], h.points[src], h.locals[dst]};
-          break;
-        case Kernel::m2p:
-          buffers = {h.work[t], h.multipoles[src], h.points[dst], h.results[dst]};
-          break;
-        case Kernel::p2p_inner:
-          buffers = {h.work[t], h.points[src], h.results[src]};
-          break;
-        case Kernel::p2p_pair:
-          buffers = {h.work[t], h.points[src], h.points[dst], h.results[src], h.results[dst]};
-          break;
-        case Kernel::expand:
-          buffers = {h.compressed_locals[src], h.locals[src]};
-          break;
-        case Kernel::l2l:
-          buffers = {h.work[t], h.locals[src], h.locals[dst]};
-          break;
-        case Kernel::l2p:
-          buffers = {h.work[t], h.locals[src], h.points[dst], h.results[dst]};
-          break;
-      }
-      const bool listed = !task.work.empty();
-      if (task.kernel == Kernel::m2l) {
-        if (s.m2l_operators_handle != nullptr)
-          buffers.insert(buffers.begin() + 1, s.m2l_operators_handle);
-      } else if (task.kernel != Kernel::p2p_inner && task.kernel != Kernel::p2p_pair &&
-                 s.tables_handle != nullptr) {
-        buffers.insert(buffers.begin() + (listed ? 1 : 0), s.tables_handle);
-      }
+      const std::vector<starpu_data_handle_t> buffers =
+          task_buffers(groups, t, h, s.m2l_operators_handle, s.tables_handle);
       starpu_task* submitted = starpu_task_create();
       submitted->cl = cl;
       for (std::size_t i = 0; i < buffers.size(); ++i) submitted->handles[i] = buffers[i];

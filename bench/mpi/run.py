@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The distributed benchmark: Versa's distributed Cholesky against StarPU-MPI and against Versa on
-one rank, the cost of a pruned task, and the distributed fuzzer. Run through `bench/run mpi`,
-which builds the programs.
+"""The distributed benchmark: Versa's distributed Cholesky and FMM against StarPU-MPI and against
+Versa on one rank, the cost of a pruned task, and the distributed fuzzer. Run through
+`bench/run mpi`, which builds the programs.
 
     run.py --build DIR --tests-build DIR [--sizes N,...] [--tiles B,...] [--ranks R,...]
-           [--reps N] [--quick] [--calibrate N] [--fmm-points N] [--solve trsm|inverse]
+           [--reps N] [--quick] [--calibrate N] [--solve trsm|inverse] [--fmm-points N]
+           [--fmm-starpu-sched prio]
 
 For each size, tile and rank count R, each repetition runs, one after the other (interleaved, so
 that a change of the machine's load hits every system alike):
@@ -15,13 +16,16 @@ that a change of the machine's load hits every system alike):
 and the table gives the median GFLOP/s (n^3/3 flops over the time from the first submission to
 the end) and the ratios of the medians (--solve inverse: every system solves each panel through
 L(k,k)^-1, and the RESULT lines say ",solve=inverse"); a second table the peak resident memory
-of the largest rank of versa and starpu-mpi (each rank prints its own), where each rank holds its own tiles. StarPU's dmda reads history-based models: before the
-repetitions, --calibrate runs of each configuration (STARPU_CALIBRATE=1, not timed) fill them,
-and the timed runs load them from STARPU_HOME. Then the FMM (fmm_mpi, --fmm-points uniform
-points, eps 1e-6) on R ranks x 1 worker against 1 rank x R workers, both under
-`mpirun --bind-to none` (mpirun binds a lone rank to one core otherwise), interleaved the same
-way, in seconds from the tree to the gathered results. Then, per rank count, the cost of a
-pruned task (versa-bench-mpi-submit) and the distributed fuzzer (versa_mpi_tests filtered to
+of the largest rank of versa and starpu-mpi (each rank prints its own), where each rank holds
+its own tiles. StarPU's dmda reads history-based models: before the repetitions, --calibrate
+runs of each configuration (STARPU_CALIBRATE=1, not timed) fill them, and the timed runs load
+them from STARPU_HOME. Then the FMM (--fmm-points uniform points, eps 1e-6): fmm_mpi on R ranks
+x 1 worker and on 1 rank x R workers, and its StarPU-MPI twin (versa-bench-mpi-fmm-starpu, the
+same groups on the same ranks, scheduler prio: one worker per rank, which takes its tasks by
+priority as Versa's does) on R ranks x 1 worker, all under `mpirun --bind-to none` (mpirun binds
+a lone rank to one core otherwise), interleaved the same way, in seconds from the tree to the
+results gathered on rank 0. Then, per rank count, the cost of a pruned task
+(versa-bench-mpi-submit) and the distributed fuzzer (versa_mpi_tests filtered to
 DistributedFuzz, each rank writing its own gtest XML report: a seed passes when it passed on
 every rank). Only the Python standard library is needed.
 """
@@ -146,10 +150,19 @@ def cholesky_table(args, build, configs):
                       f"value={statistics.median(peaks[(n, tile, ranks, system)]):.6g} unit=MiB")
 
 
-def fmm_seconds(build, points, ranks, workers):
-    out = run(mpirun(ranks)[:1] + ["--bind-to", "none"] + mpirun(ranks)[1:] +
-              [str(build / "examples/fmm/fmm_mpi"), "--n", str(points), "--workers",
-               str(workers)])
+FMM_SYSTEMS = ("versa", "versa-1rank", "starpu-mpi")
+
+
+def fmm_seconds(build, system, points, ranks, sched):
+    """Seconds from the tree to the gathered results: R ranks x 1 worker, or 1 rank x R."""
+    if system == "versa-1rank":
+        r, program = 1, [str(build / "examples/fmm/fmm_mpi"), "--workers", str(ranks)]
+    elif system == "versa":
+        r, program = ranks, [str(build / "examples/fmm/fmm_mpi")]
+    else:
+        r, program = ranks, [str(build / "bench/versa-bench-mpi-fmm-starpu"), "--sched", sched]
+    out = run(mpirun(r)[:1] + ["--bind-to", "none"] + mpirun(r)[1:] + program +
+              ["--n", str(points)])
     return result_value(out, "mpi-fmm")
 
 
@@ -157,20 +170,25 @@ def fmm_table(args, build):
     samples = {}
     for rep in range(args.reps):
         for ranks in args.ranks:
-            for system, (r, w) in (("versa", (ranks, 1)), ("versa-1rank", (1, ranks))):
-                value = fmm_seconds(build, args.fmm_points, r, w)
+            for system in FMM_SYSTEMS:
+                value = fmm_seconds(build, system, args.fmm_points, ranks,
+                                    args.fmm_starpu_sched)
                 samples.setdefault((ranks, system), []).append(value)
                 print(f"# rep {rep + 1}/{args.reps} fmm ranks={ranks} {system}: {value:.3f} s",
                       file=sys.stderr, flush=True)
     print(f"\nDistributed FMM, {args.fmm_points} uniform points, eps 1e-6, seconds (median of "
-          f"{args.reps}, interleaved); versa: R ranks x 1 worker; versa-1rank: 1 rank x R workers")
-    print(f"{'R':>2} {'versa':>8} {'versa-1rank':>12} {'1rank/versa':>12}")
+          f"{args.reps}, interleaved); versa and starpu-mpi: R ranks x 1 worker; versa-1rank: "
+          f"1 rank x R workers; StarPU scheduler {args.fmm_starpu_sched}")
+    print(f"{'R':>2} {'versa':>8} {'versa-1rank':>12} {'starpu-mpi':>11} {'1rank/versa':>12} "
+          f"{'starpu-mpi/versa':>17}")
     for ranks in args.ranks:
-        med = {s: statistics.median(samples[(ranks, s)]) for s in ("versa", "versa-1rank")}
+        med = {s: statistics.median(samples[(ranks, s)]) for s in FMM_SYSTEMS}
         print(f"{ranks:>2} {med['versa']:>8.3f} {med['versa-1rank']:>12.3f} "
-              f"{med['versa-1rank'] / med['versa']:>12.2f}")
+              f"{med['starpu-mpi']:>11.3f} {med['versa-1rank'] / med['versa']:>12.2f} "
+              f"{med['starpu-mpi'] / med['versa']:>17.2f}")
     for ranks in args.ranks:
-        for system, (r, w) in (("versa", (ranks, 1)), ("versa-1rank", (1, ranks))):
+        for system in FMM_SYSTEMS:
+            r, w = (1, ranks) if system == "versa-1rank" else (ranks, 1)
             print(f"RESULT bench=mpi-fmm system={system} "
                   f"param=points={args.fmm_points},ranks={r},workers={w} metric=seconds "
                   f"value={statistics.median(samples[(ranks, system)]):.6g} unit=s")
@@ -235,6 +253,8 @@ def main():
     parser.add_argument("--solve", choices=("trsm", "inverse"), default="trsm",
                         help="how every Cholesky solves its panels: trsm, or through L(k,k)^-1")
     parser.add_argument("--fmm-points", type=int, help="FMM points (200000; --quick 50000)")
+    parser.add_argument("--fmm-starpu-sched", default="prio",
+                        help="the StarPU-MPI FMM's scheduler (one CPU worker per rank)")
     parser.add_argument("--quick", action="store_true",
                         help="smaller defaults, and 2000 tasks per fuzzer program")
     args = parser.parse_args()

@@ -30,6 +30,7 @@
 #include "common/harness.hpp"
 #include "common/starpu_support.hpp"
 #include "distributed_report.hpp"
+#include "mpi/starpu_mpi_session.hpp"
 #include "options.hpp"
 #include "owned_tiles.hpp"
 #include "versa/mpi.hpp"
@@ -53,34 +54,7 @@ Models& models() {
   return instance;
 }
 
-// StarPU and StarPU-MPI from starpu_mpi_init_conf (which initializes MPI) to
-// starpu_mpi_shutdown (which shuts StarPU down and finalizes MPI). One CPU worker per rank, as
-// Versa's ranks have, unbound like Versa's (ranks share the machine's cores): StarPU binds its
-// workers and its MPI thread to cores by default, and every rank would bind to the same ones.
-class Session {
- public:
-  Session(int* argc, char*** argv, const char* scheduler) {
-    ::setenv("STARPU_WORKERS_NOBIND", "1", 0);
-    ::setenv("STARPU_MPI_NOBIND", "1", 0);
-    starpu_conf conf = bench::cpu_only_conf(scheduler, 1);
-    check(starpu_mpi_init_conf(argc, argv, 1, MPI_COMM_WORLD, &conf), "starpu_mpi_init_conf");
-    starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank_);
-    starpu_mpi_comm_size(MPI_COMM_WORLD, &size_);
-    if (starpu_cpu_worker_get_count() != 1)
-      throw std::runtime_error("StarPU started " + std::to_string(starpu_cpu_worker_get_count()) +
-                               " CPU workers, not 1");
-  }
-  ~Session() { starpu_mpi_shutdown(); }
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
-
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-
- private:
-  int rank_ = 0;
-  int size_ = 1;
-};
+using Session = bench::StarpuMpiSession;
 
 // The lower triangle's tiles, registered on every rank: on the owner in its OwnedTiles
 // (STARPU_MAIN_RAM), elsewhere without memory (StarPU-MPI allocates a rank's copy when a task

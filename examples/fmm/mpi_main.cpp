@@ -36,27 +36,6 @@ struct Options {
   bool check = false;
 };
 
-// Contiguous ranges of each level's cells in Morton order (a cell group holds consecutive
-// cells of one level), and of the sorted points for the particle groups: rank r owns the part of
-// space between the same two points of the curve at every level, so M2M and L2L stay on their
-// rank except at the ranges' ends, and a group goes to the rank in whose range it starts.
-fmm::flow::Owners group_owners(const fmm::GroupTree& groups, std::size_t points, int ranks) {
-  const auto p = static_cast<std::size_t>(ranks);
-  fmm::flow::Owners owners;
-  for (const fmm::ParticleGroup& g : groups.particle_groups())
-    owners.particle_groups.push_back(static_cast<int>(g.first_point * p / points));
-  std::vector<std::size_t> cells_per_level;
-  for (const fmm::CellGroup& g : groups.cell_groups()) {
-    const auto level = static_cast<std::size_t>(g.level);
-    if (cells_per_level.size() <= level) cells_per_level.resize(level + 1, 0);
-    cells_per_level[level] = std::max(cells_per_level[level], g.first_cell + g.cell_count);
-  }
-  for (const fmm::CellGroup& g : groups.cell_groups())
-    owners.cell_groups.push_back(
-        static_cast<int>(g.first_cell * p / cells_per_level[static_cast<std::size_t>(g.level)]));
-  return owners;
-}
-
 // Binds the options to `o`.
 void add_options(example::OptionParser& parser, Options& o) {
   fmm::add_point_set_options(parser, o.n, o.distribution, o.eps);
@@ -82,7 +61,8 @@ int run(const Options& o) {
   std::vector<std::vector<std::int32_t>> work_lists = plan.groups.take_work_lists();
   fmm::flow::TaskTypes types({});
   types.context = fmm::KernelContext::of(plan.tree, solver.operators());
-  const fmm::flow::Owners owners = group_owners(plan.groups, points.size(), rt.size());
+  const fmm::flow::Owners owners =
+      fmm::flow::Owners::in_morton_ranges(plan.groups, points.size(), rt.size());
   std::vector<double> m2l_operators;
   versa::Handle<double> m2l_operators_handle;
   if (rt.local().gpu_count() > 0) {

@@ -3,7 +3,9 @@
 // submission of the group tree's tasks, written once for either runtime. Internal to the example.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -320,6 +322,29 @@ struct Owners {
   std::vector<int> particle_groups, cell_groups;
   int particle(std::size_t g) const { return particle_groups.empty() ? 0 : particle_groups[g]; }
   int cell(std::size_t g) const { return cell_groups.empty() ? 0 : cell_groups[g]; }
+
+  // fmm_mpi's (and its StarPU-MPI twin's) owners of the groups of a tree of `points` points on
+  // `ranks` ranks: contiguous ranges of each level's cells in Morton order (a cell group holds
+  // consecutive cells of one level), and of the sorted points for the particle groups. Rank r
+  // owns the part of space between the same two points of the curve at every level, so M2M and
+  // L2L stay on their rank except at the ranges' ends, and a group goes to the rank in whose
+  // range it starts.
+  static Owners in_morton_ranges(const GroupTree& groups, std::size_t points, int ranks) {
+    const auto p = static_cast<std::size_t>(ranks);
+    Owners owners;
+    for (const ParticleGroup& g : groups.particle_groups())
+      owners.particle_groups.push_back(static_cast<int>(g.first_point * p / points));
+    std::vector<std::size_t> cells_per_level;
+    for (const CellGroup& g : groups.cell_groups()) {
+      const auto level = static_cast<std::size_t>(g.level);
+      if (cells_per_level.size() <= level) cells_per_level.resize(level + 1, 0);
+      cells_per_level[level] = std::max(cells_per_level[level], g.first_cell + g.cell_count);
+    }
+    for (const CellGroup& g : groups.cell_groups())
+      owners.cell_groups.push_back(
+          static_cast<int>(g.first_cell * p / cells_per_level[static_cast<std::size_t>(g.level)]));
+    return owners;
+  }
 };
 
 // The rank that runs `task`: the owner of the group whose array it writes first (the
