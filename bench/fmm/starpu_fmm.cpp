@@ -253,14 +253,7 @@ struct Registration : GroupHandles {
                          : vector(task.work.data(), task.work.size(), sizeof(std::int32_t)));
   }
 
-  // What the expansions hold at the end is dropped where it is.
-  ~Registration() {
-    for (auto* list : {&points, &results, &work})
-      for (starpu_data_handle_t handle : *list)
-        if (handle != nullptr) starpu_data_unregister(handle);
-    for (auto* list : {&multipoles, &compressed_multipoles, &compressed_locals, &locals})
-      for (starpu_data_handle_t handle : *list) starpu_data_unregister_no_coherency(handle);
-  }
+  ~Registration() { unregister_all(); }
 
   Registration(const Registration&) = delete;
   Registration& operator=(const Registration&) = delete;

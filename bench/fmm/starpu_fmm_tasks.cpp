@@ -203,6 +203,14 @@ std::vector<starpu_data_handle_t> task_buffers(const fmm::GroupTree& groups, std
   return buffers;
 }
 
+void GroupHandles::unregister_all() {
+  for (auto* list : {&points, &results, &work})
+    for (starpu_data_handle_t handle : *list)
+      if (handle != nullptr) starpu_data_unregister(handle);
+  for (auto* list : {&multipoles, &compressed_multipoles, &compressed_locals, &locals})
+    for (starpu_data_handle_t handle : *list) starpu_data_unregister_no_coherency(handle);
+}
+
 void zero_body(void* b[], void*) {
   for (double& x : out(b[0])) x = 0;
 }

@@ -93,6 +93,11 @@ std::vector<starpu_data_access_mode> codelet_modes(Kernel kernel, starpu_data_ac
 struct GroupHandles {
   std::vector<starpu_data_handle_t> points, results, multipoles, compressed_multipoles,
       compressed_locals, locals, work;
+
+  // Unregisters them all: the points, results and work lists with their home copies brought up
+  // to date (which for a STARPU_REDUX result also merges the workers' copies into it), the
+  // expansions dropped where they are.
+  void unregister_all();
 };
 
 // Task `t`'s buffers in its codelet's order: the work list first where there is one, then (with

@@ -1,6 +1,7 @@
 #include "accuracy.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "direct_sum.hpp"
 #include "parallel_for.hpp"
@@ -32,6 +33,16 @@ double field_relative_l2_error(const Potentials& value, const Potentials& refere
 Errors errors(const Potentials& value, const Potentials& reference) {
   return {relative_l2_error(value.potential, reference.potential),
           field_relative_l2_error(value, reference), value.size()};
+}
+
+bool equals_sequential(const Potentials& result, const Potentials& sequential) {
+  const Errors e = errors(result, sequential);
+  const bool equal = e.potential <= 1e-12 && e.field <= 1e-12;
+  std::printf(
+      "check against the sequential evaluation: relative difference %.2e (potential), "
+      "%.2e (field): %s\n",
+      e.potential, e.field, equal ? "equal up to rounding" : "DIFFERENT");
+  return equal;
 }
 
 std::vector<std::size_t> sample_targets(std::size_t n, std::size_t samples) {

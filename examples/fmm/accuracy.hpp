@@ -29,6 +29,11 @@ struct Errors {
 // Both errors of `value` against `reference`, at every point.
 Errors errors(const Potentials& value, const Potentials& reference);
 
+// Whether `result`, evaluated in another order of summation (tasks, ranks), equals `sequential`,
+// the same operators summed sequentially (Solver::evaluate), up to rounding: a relative
+// difference of at most 1e-12 in both. Prints the differences and the verdict on a line.
+bool equals_sequential(const Potentials& result, const Potentials& sequential);
+
 // The indices of `samples` targets spread evenly over [0, n): one in each of `samples` equal bins,
 // at an offset within its bin that cycles with the bin's number, so that a set generated round
 // robin (blobs puts point i in blob i % 8) is sampled in every part, which a fixed stride of 100
