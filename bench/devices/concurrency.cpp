@@ -105,6 +105,11 @@ class StreamSet {
         check(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking), "cudaStreamCreate");
       check(cublasCreate(&handles_[s]), "cublasCreate");
       check(cublasSetStream(handles_[s], streams_[s]), "cublasSetStream");
+      // As the runtime's streams: cuBLAS told the SMs its stream has.
+      if (partition_)
+        check(cublasSetSmCountTarget(handles_[s],
+                                     s > 0 ? partition_->panel_sms() : partition_->other_sms()),
+              "cublasSetSmCountTarget");
     }
   }
   ~StreamSet() {
