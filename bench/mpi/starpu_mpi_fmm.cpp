@@ -17,11 +17,15 @@
 #include <starpu.h>
 #include <starpu_mpi.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accuracy.hpp"

@@ -7,7 +7,6 @@
 // owner, and every result is then gathered on rank 0. With --check, rank 0 compares them with
 // the sequential evaluation (Solver::evaluate).
 //   mpirun -n 4 fmm_mpi --n 50000 --check
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
