@@ -49,10 +49,11 @@ class HandleBase {
   // the user's memory: true, the default. False for data whose final contents nobody reads in
   // host memory (an intermediate result that tasks on devices make and use): wait_all() leaves
   // it on the devices, and destroying the handle drops it there, which saves the copies and
-  // leaves the user's memory as it was. acquire() still brings the data home, and a device
-  // that evicts the only copy still writes it home, as tasks may need it again. Like
-  // StarPU's starpu_data_unregister_no_coherency. Throws std::invalid_argument on an empty
-  // handle.
+  // leaves the user's memory as it was. Data already in host memory (where a write_only on the
+  // CPU was renamed) comes home all the same, a copy within host memory. acquire() still brings
+  // the data home, and a device that evicts the only copy still writes it home, as tasks may
+  // need it again. Like StarPU's starpu_data_unregister_no_coherency. Throws
+  // std::invalid_argument on an empty handle.
   void set_write_back(bool write_back) { detail::set_handle_write_back(state(), write_back); }
 
   // Declares that the data holds zeros now (a zero-initialised array), before any task uses

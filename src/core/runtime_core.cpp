@@ -304,11 +304,17 @@ void RuntimeCore::end_renaming(HandleState& handle) {
   renaming_.forget(&handle);
 }
 
+// Data nobody reads at home (the memory dies with the handle, or the program said so) is
+// dropped where it is, but where it is in host memory already: there, coming home is a copy in
+// host memory, and the user's memory then holds what tasks wrote whether or not renaming moved it
+// to a buffer of the runtime's (set_write_back).
+bool RuntimeCore::stays_away(HandleState& handle) {
+  return handle.destroyed_without_waiting() ||
+         (!handle.writes_back() && !handle.newest_in_host_memory());
+}
+
 void RuntimeCore::make_root_newest(HandleState& handle) {
-  // Nobody reads the data at home: the memory dies with the handle, or the program said so.
-  HandleState* dropped = handle.destroyed_without_waiting() || !handle.writes_back()
-                             ? handle.drop_newest_instance()
-                             : nullptr;
+  HandleState* dropped = stays_away(handle) ? handle.drop_newest_instance() : nullptr;
   if (dropped)
     scheduler_.drop_instance(dropped);
   else
@@ -321,7 +327,7 @@ void RuntimeCore::end_renamings(bool shutting_down) {
     if (shutting_down) {
       end_renaming(*root);
       root->forget_renaming();
-    } else if (root->writes_back()) {
+    } else if (!stays_away(*root)) {
       scheduler_.bring_home(*root);
     }
   }
@@ -380,11 +386,12 @@ void RuntimeCore::wait_all() {
   apply_all_partials();
   end_renamings(false);
   reductions_.trim();
-  // After the write-backs, which also free the device buffers of renamed instances dropped
-  // while a copy of theirs was in flight.
   if (dispatch_) dispatch_->write_back_all();
-  renaming_.trim();
+  // The pool of renamed buffers is trimmed last: after the write-backs, which also free the
+  // device buffers of renamed instances dropped while a copy of theirs was in flight, and after
+  // the handles retired here have given theirs back.
   retire_unused_handles();
+  renaming_.trim();
   failures_.rethrow();
 }
 

@@ -103,14 +103,16 @@ class RuntimeCore final : public HandleHost {
   void open_devices();
   // Applies every open run of adds and waits (wait_all, shutdown).
   void apply_all_partials();
+  // Whether a renamed handle's newest data stays where it is, rather than coming home, when
+  // its renaming ends: scratch data, and data that does not write back and is on a device.
+  bool stays_away(HandleState& handle);
   // Makes a renamed handle's root its newest instance again, none of its accesses pending: by
-  // bringing the newest instance's data home or, where nobody reads it there, dropping it.
+  // bringing the newest instance's data home or, where it stays away, dropping it.
   void make_root_newest(HandleState& handle);
-  // The renamed handles at wait_all (`shutting_down` false): their data comes home, but that
-  // of handles that do not write back stays where it is (HandleBase::set_write_back). At
-  // shutdown every root is made the newest and forgets its renaming: a handle may outlive the
-  // runtime. Handles the program destroyed while their tasks ran are left to their retirement
-  // (end_renaming).
+  // The renamed handles at wait_all (`shutting_down` false): their data comes home, but where
+  // it stays away (HandleBase::set_write_back). At shutdown every root is made the newest and
+  // forgets its renaming: a handle may outlive the runtime. Handles the program destroyed while
+  // their tasks ran are left to their retirement (end_renaming).
   void end_renamings(bool shutting_down);
   // Writes statistics() as a table on stderr (Config::print_statistics).
   void print_statistics() const;

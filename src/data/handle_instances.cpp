@@ -15,6 +15,7 @@ HandleState::HandleState(HandleState& root, void* buffer, PartialPool* pool)
   root_ = &root;
   current_ = nullptr;
   buffer_pool_ = pool;
+  root.instances_alive_.fetch_add(1, std::memory_order_relaxed);
   // Listed under a number of its own: the diagnostics show its waiters, and the DOT file's
   // versions are per instance.
   if (root.registry_) {
@@ -30,6 +31,14 @@ HandleState::~HandleState() {
     buffer_pool_->give(data_, layout_.bytes());
     buffer_pool_->release(layout_.bytes());
   }
+  // The last touch of the root: a retired root goes with its last instance.
+  if (root_ != this &&
+      root_->instances_alive_.fetch_sub(1, std::memory_order_acq_rel) == (root_retired | 1))
+    delete root_;
+}
+
+void HandleState::destroy_root(HandleState* root) {
+  if (root->instances_alive_.fetch_or(root_retired, std::memory_order_acq_rel) == 0) delete root;
 }
 
 bool HandleState::worth_renaming() {
@@ -86,6 +95,18 @@ HandleState* HandleState::drop_newest_instance() {
   instance->retired_ = true;
   current_ = this;
   return instance;
+}
+
+bool HandleState::newest_in_host_memory() {
+  HandleState* newest = nullptr;
+  {
+    SpinGuard guard(lock_);
+    newest = current_;
+  }
+  ReplicaSet* replicas = newest->replicas();
+  if (!replicas) return true;
+  MutexLock guard(replicas->mutex());
+  return is_valid(replicas->at(0).state);
 }
 
 bool HandleState::busy_without_adds() {

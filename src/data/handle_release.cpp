@@ -23,7 +23,7 @@ void retire(HandleState* state) {
   if (state->replicas() && state->replicas()->on_devices()) state->owner()->retire_replicas(*state);
   if (state->host_pins()) state->host_pins()->unpin(state->data());
   if (state->registry()) state->registry()->remove(state->id());
-  delete state;
+  HandleState::destroy_root(state);
 }
 }  // namespace
 

@@ -92,6 +92,10 @@ class HandleState {
   HandleState(HandleState& root, void* buffer, PartialPool* pool);
   // A renamed instance gives its buffer back to its pool and leaves the registry.
   ~HandleState();
+  // Deletes `root`, a retired root, now or, where renamed instances of it are still alive (an
+  // older one with a reader pending, one dropped with a copy in flight), once the last of them
+  // is destroyed: an instance reads its root's flags (dead, writes_back) until then.
+  static void destroy_root(HandleState* root);
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
 
@@ -143,7 +147,10 @@ class HandleState {
   // A device may drop its copy then, even the only one, instead of writing it home.
   bool dead() {
     HandleState& user_handle = *root_;
-    if (user_handle.released() && !writes_back() && user_handle.pending_accesses() == 0)
+    // The root counts its own and its newest instance's accesses only: an older instance may
+    // still have a reader of its own pending.
+    if (user_handle.released() && !writes_back() && user_handle.pending_accesses() == 0 &&
+        (root_ == this || !accesses_pending()))
       return true;
     if (root_ != this) return false;
     SpinGuard guard(lock_);
@@ -207,6 +214,10 @@ class HandleState {
   // returned for the caller to drop, and the root is the newest again. Null when the data is
   // home or the instance needs a homecoming to apply its adds. No access may be pending.
   HandleState* drop_newest_instance();
+  // Whether the newest instance's data is up to date in its host memory, where bringing it home
+  // is a copy within host memory: no device holds a newer copy (called on the root, nothing
+  // pending).
+  bool newest_in_host_memory();
 
   // Closes an open run of adds on this instance with a flush access (wait_all, handle
   // destruction): returns whether it did, and the version the flush requires.
@@ -453,6 +464,10 @@ class HandleState {
   const std::unique_ptr<ReplicaSet> replicas_;
   HandleState* root_;                   // set at construction
   PartialPool* buffer_pool_ = nullptr;  // a renamed instance's: where data_ goes back
+  // A root's renamed instances alive, and root_retired once the root is retired
+  // (destroy_root): the last instance destroyed after that deletes the root.
+  static constexpr std::uint32_t root_retired = 1u << 31;
+  std::atomic<std::uint32_t> instances_alive_{0};
 
   SpinLock lock_;
   // The root's newest instance (itself when the data is at home); null in renamed instances.
