@@ -86,6 +86,9 @@ void reader_of_an_older_instance(Destroyed when, bool scratch) {
         on_device, versa::write_only(s));
     if (!kept) {
       ASSERT_TRUE(eventually([&] { return a_done.load() && w2_done.load(); }));
+      // Their bodies have returned; their accesses end microseconds later, after which
+      // destroying the program's data waits for nothing (else a reported misuse).
+      std::this_thread::sleep_for(50ms);
     }
   }  // s destroyed
   reader_of_root.open = true;
