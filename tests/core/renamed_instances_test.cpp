@@ -13,6 +13,7 @@
 
 #include "support/config.hpp"
 #include "support/eventually.hpp"
+#include "support/gate.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -21,17 +22,8 @@ using namespace std::chrono_literals;
 using versa::Placement;
 using versa::Span;
 using versa::testing::eventually;
+using versa::testing::Gate;
 using versa::testing::workers;
-
-// Held closed until opened (at most 10 s, so that a failing test ends).
-struct Gate {
-  std::atomic<bool> open{false};
-  void pass() const {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!open.load() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(100us);
-  }
-};
 
 enum class Destroyed {
   with_a_reader_of_the_root_pending,            // kept by the runtime until the reader ends

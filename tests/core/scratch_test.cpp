@@ -17,6 +17,7 @@
 
 #include "support/config.hpp"
 #include "support/eventually.hpp"
+#include "support/gate.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -26,20 +27,8 @@ using namespace std::chrono_literals;
 using versa::Placement;
 using versa::Span;
 using versa::testing::eventually;
+using versa::testing::Gate;
 using versa::testing::workers;
-
-// Blocks a task until the test opens it; bounded, so that a test that never opens it fails
-// instead of hanging.
-struct Gate {
-  std::atomic<bool> open{false};
-  std::atomic<bool> reached{false};
-  void pass() {
-    reached = true;
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!open.load() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(100us);
-  }
-};
 
 class ScratchTest : public testing::TestWithParam<int> {
  protected:
