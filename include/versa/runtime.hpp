@@ -259,14 +259,19 @@ class Runtime {
 
   // Waits until every submitted task has finished, with every `add` applied to its handle's
   // data and device results copied home. If tasks failed, throws TaskFailure for the
-  // first failure (the others are reported on stderr) and clears the failure list.
+  // first failure (the others are reported on stderr) and clears the failure list. Throws
+  // std::logic_error, losing nothing, where it would wait for a view from acquire() that the
+  // calling thread holds: a task submitted after the view waits for it, or renamed data would
+  // come home over it (docs/guide.md, "Host access").
   void wait_all();
 
   // Gives the calling thread access to a handle's data, in program order with the tasks: waits
   // for the tasks submitted earlier that the access depends on, and makes later conflicting tasks
   // wait until the returned view is destroyed.
   //   { auto x = rt.acquire(versa::read(hx)); use(x.view()); }
-  // Throws TaskFailure when the data was to be produced by a task that failed.
+  // Throws TaskFailure when the data was to be produced by a task that failed, and
+  // std::logic_error where the access would wait for a view of the same handle that the calling
+  // thread holds (any pair of views but two reads of one run).
   template <class View>
   HostView<View> acquire(Access<View> access);
 

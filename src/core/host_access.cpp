@@ -40,11 +40,12 @@ void Scheduler::wait_host_task(Task* task, int worker) {
   }
 }
 
-Task* Scheduler::submit_host_access(const AccessRecord& record) {
+Task* Scheduler::submit_host_access(const AccessRecord& record, std::uint64_t* registered_then) {
   Task* task = create_host_task("host acquire", 1, -1);
   AccessRecord& access = task->accesses[0];
   access = record;
   register_accesses(task, -1, false);
+  if (registered_then) *registered_then = access.handle->registered_accesses();
   access.handle->host_view_opened();
   // The main program's additions go straight into the data, holding the exclusive flag.
   if (access.mode == AccessMode::add) task->progress(0).add_role = AddRole::needs_flag;

@@ -266,9 +266,11 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
     throw std::logic_error(
         "acquire() called inside a task: it would block a worker; give the "
         "handle to the task as an access instead");
+  refuse_acquire_behind_own_view(*record.handle, record.mode);
   // The view is of the user's own memory.
   scheduler_.bring_home(*record.handle);
-  Task* task = scheduler_.submit_host_access(record);
+  std::uint64_t registered_then = 0;
+  Task* task = scheduler_.submit_host_access(record, &registered_then);
   AccessRecord& access = task->accesses[0];
   if (const std::string* error =
           dispatch_ ? task->staging_error().load(std::memory_order_acquire) : nullptr) {
@@ -288,7 +290,57 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
   }
   access.data = access.handle->data();
   record = access;
+  open_views_.opened(task, registered_then);
   return task;
+}
+
+void RuntimeCore::refuse_waiting_on_own_views(bool tasks_done) {
+  const std::vector<OpenViews::View> views = open_views_.of_this_thread();
+  if (views.empty()) return;
+  if (!tasks_done) scheduler_.register_deferred_tasks();  // tasks submitted after a view
+  for (const OpenViews::View& view : views) {
+    const AccessRecord& access = view.ticket->accesses[0];
+    HandleState& instance = *access.handle;
+    HandleState& root = *instance.root();
+    const char* behind = nullptr;
+    if (!tasks_done) {
+      if (instance.waits_behind_view(access.mode, view.ticket->progress(0).required_version,
+                                     view.registered_then))
+        behind = "a task submitted after it waits for it";
+    } else if (root.homecoming_waits_for(&instance) && !stays_away(root)) {
+      behind = "bringing home what a write_only renamed after it wrote waits for it";
+    }
+    if (behind)
+      throw std::logic_error(
+          std::string("wait_all() would wait for itself: this thread holds a view from acquire(") +
+          to_string(access.mode) + ") of " + quoted_handle(root.name()) + ", and " + behind +
+          ". Release the view first; the work behind it is kept and runs then");
+  }
+}
+
+void RuntimeCore::refuse_acquire_behind_own_view(HandleState& root, AccessMode mode) {
+  const std::vector<OpenViews::View> views = open_views_.of_this_thread();
+  if (views.empty()) return;
+  scheduler_.register_deferred_tasks();
+  for (const OpenViews::View& view : views) {
+    const AccessRecord& access = view.ticket->accesses[0];
+    HandleState& instance = *access.handle;
+    if (instance.root() != &root) continue;
+    // Two reads share a run, unless an access of another run came between them.
+    const bool waits =
+        root.homecoming_waits_for(&instance) ||
+        (&instance == &root &&
+         (access.mode != AccessMode::read || mode != AccessMode::read ||
+          instance.waits_behind_view(access.mode, view.ticket->progress(0).required_version,
+                                     view.registered_then)));
+    if (waits)
+      throw std::logic_error(std::string("acquire(") + to_string(mode) + ") of " +
+                             quoted_handle(root.name()) +
+                             " would wait for itself: this thread holds a view from acquire(" +
+                             to_string(access.mode) +
+                             ") of it, which the new access would wait for. Release that view "
+                             "first");
+  }
 }
 
 void RuntimeCore::retire_replicas(HandleState& handle) {
@@ -381,9 +433,12 @@ void RuntimeCore::apply_all_partials() {
 void RuntimeCore::wait_all() {
   if (scheduler_.in_task_body())
     throw std::logic_error("wait_all() called inside a task: use spawn() and sync() instead");
+  refuse_waiting_on_own_views(false);
   scheduler_.wait_for_pending();
   // Results are readable in the user's memory after wait_all, and no partial is left.
   apply_all_partials();
+  // Where data stays away is known once its tasks are done.
+  refuse_waiting_on_own_views(true);
   end_renamings(false);
   reductions_.trim();
   if (dispatch_) dispatch_->write_back_all();

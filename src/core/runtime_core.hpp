@@ -18,6 +18,7 @@
 #include "base/thread_annotations.hpp"
 #include "core/device_dispatch.hpp"
 #include "core/dot_recorder.hpp"
+#include "core/open_views.hpp"
 #include "core/scheduler.hpp"
 #include "core/stall_report.hpp"
 #include "core/stall_watchdog.hpp"
@@ -80,7 +81,10 @@ class RuntimeCore final : public HandleHost {
     return type.registered_with.load(std::memory_order_acquire) == id_;
   }
   Task* acquire_host(AccessRecord& record);
-  void release_host(Task* ticket) { scheduler_.end_host_access(ticket); }
+  void release_host(Task* ticket) {
+    open_views_.closed(ticket);
+    scheduler_.end_host_access(ticket);
+  }
   void sync() { scheduler_.sync(); }
   std::size_t surplus_tasks() const { return scheduler_.surplus_tasks(); }
   void wait_all();
@@ -99,6 +103,13 @@ class RuntimeCore final : public HandleHost {
   void retire_released(const HandleState* handle) override;
 
  private:
+  // Throws std::logic_error where wait_all would wait for a view from acquire() that the
+  // calling thread holds: before waiting for tasks, where one of them waits for the view, and
+  // once they are done (`tasks_done`), where bringing renamed data home would.
+  void refuse_waiting_on_own_views(bool tasks_done);
+  // Throws std::logic_error where acquiring `root` in `mode` would wait for a view of it that
+  // the calling thread holds.
+  void refuse_acquire_behind_own_view(HandleState& root, AccessMode mode);
   // Opens the devices the configuration asks for; sets dispatch_ when there is any.
   void open_devices();
   // Applies every open run of adds and waits (wait_all, shutdown).
@@ -151,6 +162,7 @@ class RuntimeCore final : public HandleHost {
   // A set: the thread that ends a kept handle's last access looks it up (retire_released).
   std::unordered_set<HandleState*> kept_handles_ VERSA_GUARDED_BY(kept_mutex_);
   std::atomic<bool> any_kept_{false};  // kept_handles_ is not empty (set under kept_mutex_)
+  OpenViews open_views_;
 
   // Shared with the scratch handles' memory, which may outlive the runtime.
   const ScratchMemory::Counter scratch_bytes_ = std::make_shared<std::atomic<std::size_t>>(0);

@@ -97,8 +97,9 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   // A task record for a host access (Runtime::acquire): registered like a task; returns when
   // the access may proceed (the thread sleeps meanwhile). Not on a worker. Called after
   // bring_home on the same handle, which registered the tasks queued before it (Config::
-  // defer_registration).
-  Task* submit_host_access(const AccessRecord& record);
+  // defer_registration). `registered_then`, when given, receives the count of accesses
+  // registered on the access's instance just after it (OpenViews).
+  Task* submit_host_access(const AccessRecord& record, std::uint64_t* registered_then = nullptr);
   // Ends a host access: finishes its access and frees the record.
   void end_host_access(Task* ticket);
   // Copies a renamed handle's data home to the user's memory, after every access registered

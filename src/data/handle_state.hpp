@@ -357,6 +357,30 @@ class HandleState {
   void host_view_opened() { host_views_.fetch_add(1, std::memory_order_relaxed); }
   void host_view_closed() { host_views_.fetch_sub(1, std::memory_order_release); }
   int host_views() const { return host_views_.load(std::memory_order_acquire); }
+  // Accesses registered on this instance so far.
+  std::uint64_t registered_accesses() {
+    SpinGuard guard(lock_);
+    return registered_;
+  }
+  // Whether an access registered on this instance after a host view waits for the view's end.
+  // The view is of `mode`, in the run that requires `required`, and `registered_then` accesses
+  // were registered here just after it. A later access of another run waits for the view's
+  // run. One of the view's own run waits too where the run's accesses exclude each other
+  // (for the exclusive flag, which the view holds) or are adds (a host add holds the flag; an
+  // add renamed into a partial waits at the flush that closes the run); readers share the run.
+  bool waits_behind_view(AccessMode mode, std::uint64_t required, std::uint64_t registered_then) {
+    SpinGuard guard(lock_);
+    if (registered_ == registered_then) return false;
+    if (run_mode_ != mode || run_required_ != required || !forms_runs(mode)) return true;
+    return needs_exclusive(mode) || mode == AccessMode::add;
+  }
+  // Whether bringing the data home would wait for the accesses of `instance`, one of this
+  // root's instances: the data is renamed, and the homecoming registers after them (on the
+  // root, or on the newest instance).
+  bool homecoming_waits_for(const HandleState* instance) {
+    SpinGuard guard(lock_);
+    return current_ != this && (instance == this || instance == current_);
+  }
 
   // What the diagnostics show of the handle, read at one instant under its lock: the version,
   // the accesses registered, whether the exclusive flag is taken, and, through
