@@ -127,4 +127,11 @@ constexpr bool needs_exclusive(AccessMode mode) {
   return mode == AccessMode::commute || detail::has_bit(mode, detail::mode_exclusive);
 }
 
+// True for modes whose accesses of one run write the data at once: user-defined modes that
+// write, reorderable and not exclusive. They must all write one copy of the data, so in a
+// runtime with accelerators their tasks run on the CPU.
+constexpr bool writes_at_once(AccessMode mode) {
+  return is_user_defined(mode) && modifies(mode) && forms_runs(mode) && !needs_exclusive(mode);
+}
+
 }  // namespace versa

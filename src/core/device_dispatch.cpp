@@ -112,6 +112,10 @@ void DeviceDispatch::adopt(Task& task, const TaskDesc* desc) {
     task.invoke_cuda = desc->invoke_cuda;
     task.invoke_emulated = desc->invoke_emulated;
     task.placement = desc->placement;
+    // Tasks that write at once must write one copy: the host's (check_task refused those that
+    // cannot run there).
+    for (std::uint32_t i = 0; i < desc->access_count; ++i)
+      if (writes_at_once(desc->accesses[i].mode)) task.placement = Placement::cpu_only;
   } else {
     task.type_name = task.name;
     task.invoke_cuda = nullptr;

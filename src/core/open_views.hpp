@@ -37,16 +37,18 @@ class OpenViews {
     count_.store(views_.size(), std::memory_order_release);
   }
 
-  // The views the calling thread opened and has not released. One load when no view is open:
-  // wait_all and sync ask every time.
-  std::vector<View> of_this_thread() {
-    if (count_.load(std::memory_order_acquire) == 0) return {};
+  // Whether a view is open: one load, which wait_all makes every time.
+  bool any() const { return count_.load(std::memory_order_acquire) != 0; }
+
+  // Calls `visit(const View&)` for each view the calling thread opened and has not released,
+  // holding the lock: a view moved to another thread cannot be released meanwhile. `visit`
+  // may take handles' locks, and throw.
+  template <class Visit>
+  void for_each_of_this_thread(Visit&& visit) {
     const std::thread::id self = std::this_thread::get_id();
-    std::vector<View> held;
     MutexLock guard(mutex_);
     for (const Entry& e : views_)
-      if (e.opener == self) held.push_back(e.view);
-    return held;
+      if (e.opener == self) visit(e.view);
   }
 
  private:

@@ -295,10 +295,9 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
 }
 
 void RuntimeCore::refuse_waiting_on_own_views(bool tasks_done) {
-  const std::vector<OpenViews::View> views = open_views_.of_this_thread();
-  if (views.empty()) return;
+  if (!open_views_.any()) return;
   if (!tasks_done) scheduler_.register_deferred_tasks();  // tasks submitted after a view
-  for (const OpenViews::View& view : views) {
+  open_views_.for_each_of_this_thread([&](const OpenViews::View& view) {
     const AccessRecord& access = view.ticket->accesses[0];
     HandleState& instance = *access.handle;
     HandleState& root = *instance.root();
@@ -315,17 +314,16 @@ void RuntimeCore::refuse_waiting_on_own_views(bool tasks_done) {
           std::string("wait_all() would wait for itself: this thread holds a view from acquire(") +
           to_string(access.mode) + ") of " + quoted_handle(root.name()) + ", and " + behind +
           ". Release the view first; the work behind it is kept and runs then");
-  }
+  });
 }
 
 void RuntimeCore::refuse_acquire_behind_own_view(HandleState& root, AccessMode mode) {
-  const std::vector<OpenViews::View> views = open_views_.of_this_thread();
-  if (views.empty()) return;
+  if (!open_views_.any()) return;
   scheduler_.register_deferred_tasks();
-  for (const OpenViews::View& view : views) {
+  open_views_.for_each_of_this_thread([&](const OpenViews::View& view) {
     const AccessRecord& access = view.ticket->accesses[0];
     HandleState& instance = *access.handle;
-    if (instance.root() != &root) continue;
+    if (instance.root() != &root) return;
     // Two reads share a run, unless an access of another run came between them.
     const bool waits =
         root.homecoming_waits_for(&instance) ||
@@ -340,7 +338,7 @@ void RuntimeCore::refuse_acquire_behind_own_view(HandleState& root, AccessMode m
                              to_string(access.mode) +
                              ") of it, which the new access would wait for. Release that view "
                              "first");
-  }
+  });
 }
 
 void RuntimeCore::retire_replicas(HandleState& handle) {

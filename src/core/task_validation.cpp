@@ -89,6 +89,14 @@ void check_task(const TaskDesc& desc, const Task* parent, const Task* root,
                                   std::to_string(i + 1) +
                                   " is to an empty handle (default-constructed or moved-from)");
     if (accesses[i].mode == AccessMode::add) check_reduction(desc, accesses[i], devices);
+    if (devices && writes_at_once(accesses[i].mode) &&
+        (!desc.invoke || desc.placement == Placement::gpu_only))
+      throw std::invalid_argument(
+          "task '" + std::string(desc.name) + "' accesses " +
+          quoted_handle(accesses[i].handle->name()) +
+          " in a mode whose tasks write it at once (reorderable, not exclusive); they must all "
+          "write one copy, so with accelerators they run on the CPU, which this task cannot (" +
+          (desc.invoke ? "placement gpu_only" : "no CPU implementation") + ")");
   }
   // A handle given twice would make the task wait for itself. Small tasks compare pairwise;
   // larger ones sort a copy.

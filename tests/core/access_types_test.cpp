@@ -159,4 +159,64 @@ TEST_P(AccessTypes, AFillOverwritesLikeWriteOnly) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, AccessTypes, testing::Values(1, 2, 4, 8));
 
+// --- with accelerators --------------------------------------------------------------------------
+
+// The tasks of a run of a mode that writes at once (reorderable, not exclusive) must all write
+// one copy of the data: on different memory nodes, each would write a copy of its own and one
+// copy's writes would be lost. With accelerators they run on the CPU, even those whose type
+// could run on a device.
+TEST(AccessTypesWithDevices, TasksThatWriteAtOnceAllWriteTheHostCopy) {
+  versa::Config config = versa::testing::with_emulated(workers(2), 2);
+  for (versa::EmulatedDeviceConfig& device : config.emulated_devices) device.latency_s = 1e-3;
+  versa::Runtime rt{config};
+  constexpr int n = 16;
+  auto add_index = [](int i) {
+    return [i](versa::Span<int> v) {
+      std::this_thread::sleep_for(200us);
+      v[i] += i;
+    };
+  };
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int> data(n, 10);
+    auto h = rt.data(data, "scattered");
+    rt.submit(
+        "on a device first", [](versa::Span<int> v) { v[0] += 1; },
+        versa::placement(versa::Placement::gpu_only), versa::write(h));
+    for (int i = 0; i < n; ++i) {
+      auto type = versa::task_type("scatter " + std::to_string(i % 3))
+                      .cpu(add_index(i))
+                      .emulated(add_index(i));
+      rt.submit(type, versa::access<scatter>(h));
+    }
+    rt.wait_all();
+    std::vector<int> expected(n, 10);
+    expected[0] += 1;
+    for (int i = 0; i < n; ++i) expected[i] += i;
+    EXPECT_EQ(data, expected) << "round " << round;
+  }
+  std::uint64_t device_tasks = 0;
+  for (const versa::DeviceStatistics& d : rt.statistics())
+    if (d.name != "cpu") device_tasks += d.tasks;
+  EXPECT_EQ(device_tasks, 3u) << "only the tasks placed on a device ran there";
+}
+
+TEST(AccessTypesWithDevices, ATaskThatWritesAtOnceAndCannotRunOnTheCpuIsRefused) {
+  versa::Runtime rt{versa::testing::with_emulated(workers(2), 1)};
+  int x = 0;
+  auto h = rt.data(x, "scattered");
+  try {
+    rt.submit(
+        "device scatter", [](versa::Span<int> v) { v[0] = 1; },
+        versa::placement(versa::Placement::gpu_only), versa::access<scatter>(h));
+    ADD_FAILURE() << "a device-only task of a mode that writes at once was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'device scatter'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'scattered'"), std::string::npos) << what;
+    EXPECT_NE(what.find("CPU"), std::string::npos) << what;
+  }
+  rt.wait_all();
+  EXPECT_EQ(x, 0);
+}
+
 }  // namespace
