@@ -319,6 +319,8 @@ class Runtime {
   void keep_type(const std::shared_ptr<const detail::TaskTypeBase>& type);
   void* acquire_host(detail::AccessRecord& record);
   void release_host(void* ticket) noexcept;
+  // Throws std::logic_error where wait_all() would now wait for a view the calling thread holds.
+  void refuse_waiting_on_own_views();
 
   struct Options {
     int priority = 0;

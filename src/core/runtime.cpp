@@ -116,6 +116,8 @@ void Runtime::keep_type(const std::shared_ptr<const detail::TaskTypeBase>& type)
   impl_->core.keep_alive(type);
 }
 
+void Runtime::refuse_waiting_on_own_views() { impl_->core.refuse_waiting_on_own_views(false); }
+
 void* Runtime::acquire_host(detail::AccessRecord& record) {
   return impl_->core.acquire_host(record);
 }

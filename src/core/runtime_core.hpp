@@ -87,6 +87,11 @@ class RuntimeCore final : public HandleHost {
   }
   void sync() { scheduler_.sync(); }
   std::size_t surplus_tasks() const { return scheduler_.surplus_tasks(); }
+  // Throws std::logic_error where wait_all would wait for a view from acquire() that the
+  // calling thread holds: before waiting for tasks, where one of them waits for the view, and
+  // once they are done (`tasks_done`), where bringing renamed data home would. versa::mpi asks
+  // first, before its collective step.
+  void refuse_waiting_on_own_views(bool tasks_done);
   void wait_all();
   // Runtime::describe_pending.
   std::string describe_pending() {
@@ -103,10 +108,6 @@ class RuntimeCore final : public HandleHost {
   void retire_released(const HandleState* handle) override;
 
  private:
-  // Throws std::logic_error where wait_all would wait for a view from acquire() that the
-  // calling thread holds: before waiting for tasks, where one of them waits for the view, and
-  // once they are done (`tasks_done`), where bringing renamed data home would.
-  void refuse_waiting_on_own_views(bool tasks_done);
   // Throws std::logic_error where acquiring `root` in `mode` would wait for a view of it that
   // the calling thread holds.
   void refuse_acquire_behind_own_view(HandleState& root, AccessMode mode);

@@ -339,6 +339,10 @@ void Runtime::release_buffers() {
 void Runtime::wait_all() { synchronize(false); }
 
 void Runtime::synchronize(bool ending) {
+  // A view this thread holds that a task waits for (a send, say) would keep this rank from
+  // ever finishing its tasks, and every rank would wait in the collective: refused before
+  // anything, on this rank alone, which calls wait_all again once it has released the view.
+  if (!ending) RuntimeAccess::refuse_waiting_on_own_views(*local_);
   combine_open_adds();
   Impl& s = *impl_;
   // In the background: ranks whose streams differ may wait for messages nobody sends, and the

@@ -18,6 +18,9 @@ struct RuntimeAccess {
   }
   static void submit(Runtime& runtime, const TaskDesc& desc) { runtime.submit_task(desc); }
   static void copy_home(Runtime& runtime, HandleState* state) { runtime.copy_home(state); }
+  static void refuse_waiting_on_own_views(Runtime& runtime) {
+    runtime.refuse_waiting_on_own_views();
+  }
   // A name that lives as long as the runtime.
   static const char* intern(Runtime& runtime, std::string_view name) {
     return runtime.intern_name(name);

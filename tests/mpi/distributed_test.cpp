@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -415,6 +416,36 @@ void submit_extra_copy(versa::mpi::Runtime& rt, const versa::Handle<int>& hx,
   rt.submit(
       "extra", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; }, versa::read(hx),
       versa::write(hy));
+}
+
+// A rank that holds a view its own send waits for would never finish its tasks, and every rank
+// would wait for it in wait_all's collective step: that rank's wait_all refuses at once, and
+// once it has released the view, every rank's wait_all ends with the data where it belongs.
+TEST(Distributed, WaitAllHoldingAViewASendWaitsForIsRefusedOnThatRank) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 1, y = 0;
+  auto hx = rt.data(x, 0, "x");
+  auto hy = rt.data(y, 1, "y");
+  std::optional<versa::HostView<versa::Span<int>>> view;
+  if (rt.rank() == 0) view.emplace(rt.local().acquire(versa::write(hx)));
+  rt.submit(
+      "next", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0] + 1; },
+      versa::read(hx), versa::write(hy));
+  if (rt.rank() == 0) {
+    try {
+      rt.wait_all();
+      ADD_FAILURE() << "wait_all returned while its own view held the send back";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+    }
+    (*view)[0] = 5;
+    view.reset();
+  }
+  rt.wait_all();
+  if (rt.rank() == 1) {
+    EXPECT_EQ(y, 6);
+  }
 }
 
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
