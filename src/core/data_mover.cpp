@@ -162,9 +162,10 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
   const FillWaiter waiter{&tasks_, &task};
   MutexLock guard(replicas->mutex());
   Replica& local = replicas->at(node);
-  auto wait_for = [&](Replica& filling, bool borrowed = false) {
+  // Another's copy: its failure is not this task's (FillWaiter::borrowed).
+  auto wait_for = [&](Replica& filling) {
     task.pending_fills().fetch_add(1, std::memory_order_relaxed);  // before the waiter can fire
-    filling.fill_waiters.push_back({waiter.listener, waiter.context, borrowed});
+    filling.fill_waiters.push_back({waiter.listener, waiter.context, true});
     return Acquired::waiting;
   };
   auto fill_from = [&](Replica& target, Replica& source) VERSA_REQUIRES(replicas->mutex()) {
@@ -185,8 +186,7 @@ DataMover::Acquired DataMover::acquire(Task& task, std::uint32_t index, int node
       Replica* source = links_.source_for(*replicas, node);
       if (!source) return wait_for(*replicas->filling());  // every valid copy is still landing
       if (source->node == 0)
-        if (Replica* landing = links_.landing_on_peer(*replicas, node))
-          return wait_for(*landing, true);
+        if (Replica* landing = links_.landing_on_peer(*replicas, node)) return wait_for(*landing);
       if (node != 0 && source->node != 0 && !links_.linked(node, source->node)) {
         // Device to device without a peer link goes through the host.
         Replica& host = replicas->at(0);

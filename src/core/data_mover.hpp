@@ -106,7 +106,8 @@ class DataMover {
   // are readable in the user's memory). Keeps the device copies, as shared.
   void write_back_all();
   // For a handle being destroyed with no access pending: waits for its copies in flight, brings
-  // its data home if needed (and it writes back) and frees its device buffers.
+  // its data home if needed (and it writes back) and frees its device buffers, also when the
+  // copy home failed (the CopyFailure is thrown after).
   void retire(HandleState& handle);
   // Destroys `instance`, a renamed instance no access will use again (its data is dead), and
   // frees its device buffers. Never waits, so that any thread may call it, a device's worker
@@ -141,6 +142,8 @@ class DataMover {
   // waited for.
   void write_back(std::vector<HandleState*>& handles, const char* operation);
   void write_back_resident() VERSA_REQUIRES(walk_mutex_);
+  // Waits for the copies of `replicas` in flight (an eviction's write-backs); holds no lock.
+  static void wait_for_copies(ReplicaSet& replicas);
   // The handles with a buffer on `node`.
   std::vector<HandleState*> resident_handles(int node);
   // Destroys the dropped instances with no copy in flight.

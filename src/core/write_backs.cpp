@@ -5,6 +5,7 @@
 // shutdown releases every device buffer.
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 
 #include "base/mutex.hpp"
 #include "core/data_mover.hpp"
@@ -107,14 +108,21 @@ std::string DataMover::holder_name(HandleState& handle) {
 
 // Every resident handle, not only those owned on the device: an eviction's write-back may still
 // be landing in the host copy of a handle whose device copy it left shared, and the user's
-// memory must not change after wait_all returns.
+// memory must not change after wait_all returns. A device whose copy home failed does not keep
+// the others' data away: the first failure is thrown once every device is done.
 void DataMover::write_back_resident() {
   destroy_dropped();  // no need to bring dead data home
+  std::exception_ptr failure;
   for (int node = 1; node < nodes(); ++node) {
     std::vector<HandleState*> handles = resident_handles(node);
-    write_back(handles, "wait_all");
+    try {
+      write_back(handles, "wait_all");
+    } catch (const CopyFailure&) {
+      if (!failure) failure = std::current_exception();
+    }
   }
   destroy_dropped();  // those whose copies were in flight
+  if (failure) std::rethrow_exception(failure);
 }
 
 void DataMover::write_back_all() {
@@ -130,9 +138,8 @@ void DataMover::free_buffer(Replica& replica) {
   replica.data = nullptr;
 }
 
-void DataMover::retire(HandleState& handle) {
-  ReplicaSet& replicas = *handle.replicas();
-  // Write-backs started by eviction may still be landing: wait for them like a task would.
+// Write-backs started by eviction may still be landing: waits for them like a task would.
+void DataMover::wait_for_copies(ReplicaSet& replicas) {
   CopyLatch landed;
   {
     MutexLock guard(replicas.mutex());
@@ -144,10 +151,29 @@ void DataMover::retire(HandleState& handle) {
     }
   }
   landed.wait();
+}
+
+void DataMover::retire(HandleState& handle) {
+  ReplicaSet& replicas = *handle.replicas();
+  wait_for_copies(replicas);
   std::vector<HandleState*> one{&handle};
-  write_back(one, "destroying a handle");
+  std::exception_ptr failure;  // thrown once the device memory is given back all the same
+  try {
+    write_back(one, "destroying a handle");
+  } catch (const CopyFailure&) {
+    failure = std::current_exception();
+  }
   MutexLock guard(replicas.mutex());
-  // Without write-back the host copy may be stale: the device copies are dropped all the same.
+  // Where the host copy is still stale (no write-back, or a failed one), an eviction may have
+  // begun a copy home since: the buffers go once it has landed. Nothing starts another while
+  // the lock is held.
+  while (replicas.filling()) {
+    guard.unlock();
+    wait_for_copies(replicas);
+    guard.lock();
+  }
+  // A stale host copy is the last version that reached the user's memory: the device copies
+  // are dropped all the same.
   if (!is_valid(replicas.at(0).state)) replicas.keep_home_only();
   for (int node = 1; node < replicas.nodes(); ++node) {
     Replica& replica = replicas.at(node);
@@ -155,6 +181,8 @@ void DataMover::retire(HandleState& handle) {
     if (is_valid(replica.state)) replicas.apply_one(node, CoherenceEvent::evict);
     free_buffer(replica);
   }
+  guard.unlock();
+  if (failure) std::rethrow_exception(failure);
 }
 
 void DataMover::drop_instance(HandleState* instance) {
@@ -193,11 +221,22 @@ void DataMover::destroy_dropped() {
   dropped_.insert(dropped_.end(), kept.begin(), kept.end());
 }
 
+// A failed copy home leaves the other handles' buffers to be freed and their data to come home:
+// the first failure is thrown at the end.
 void DataMover::release_all() {
   MutexLock walk(walk_mutex_);
-  write_back_resident();
+  std::exception_ptr failure;
+  auto keep_first = [&failure](auto&& step) {
+    try {
+      step();
+    } catch (const CopyFailure&) {
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  keep_first([&]() VERSA_REQUIRES(walk_mutex_) { write_back_resident(); });
   for (int node = 1; node < nodes(); ++node)
-    for (HandleState* handle : resident_handles(node)) retire(*handle);
+    for (HandleState* handle : resident_handles(node)) keep_first([&] { retire(*handle); });
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace versa::detail

@@ -27,8 +27,9 @@ class FillListener {
 struct FillWaiter {
   FillListener* listener;
   void* context;
-  // Waits for a copy to another node, only to copy from there next: if that copy fails, the
-  // waiter is told it landed, and copies from elsewhere.
+  // Waits for a copy made for someone else (another task's, an eviction's write-back): if that
+  // copy fails, the waiter is told it landed, and tries again, copying for itself if need be.
+  // Only a copy a task made for itself fails the task.
   bool borrowed = false;
 };
 

@@ -1373,6 +1373,82 @@ TEST(Devices, AFailedCopyHomeIsACopyFailureAndLosesNothing) {
   }
 }
 
+// A copy that fails fails the task it was made for, not the tasks that waited for it to land:
+// those try again, and the data is still on the device. Two CPU readers of data on the device:
+// the first to be staged copies it home, the other waits for that copy.
+TEST(Devices, AFailedCopyFailsOnlyTheTaskItWasMadeFor) {
+  versa::Config config = one_device();
+  config.emulated_devices[0].latency_s = 5e-3;  // the second reader comes while the copy flies
+  config.emulated_devices[0].fail_copy_at = 2;  // the copy in succeeds, the first copy home fails
+  versa::Runtime rt{config};
+  std::vector<double> data = iota(0);
+  auto h = rt.data(data, "x");
+  rt.submit(
+      "raise", [](Span<double> x) { x[0] += 100; }, on(true), versa::write(h));
+  std::atomic<int> ran{0};
+  std::atomic<double> seen{0};
+  for (int reader = 0; reader < 2; ++reader)
+    rt.submit(
+        "reader",
+        [&](Span<const double> x) {
+          ++ran;
+          seen = x[0];
+        },
+        on(false), versa::read(h));
+  std::string task_name;
+  EXPECT_NE(failure_of(rt, &task_name).find("injected copy failure"), std::string::npos);
+  EXPECT_EQ(task_name, "reader");
+  EXPECT_EQ(ran.load(), 1) << "the reader that waited for the failed copy failed with it";
+  EXPECT_EQ(seen.load(), 100.0);
+  EXPECT_EQ(data[0], 100.0);
+}
+
+// A handle destroyed while its copy home fails: the failure is reported at the next wait_all,
+// the user's memory keeps the last version that reached it, and the device gives the handle's
+// memory back, so that later tasks use the whole device (evicting each other) and nothing of
+// the handle is left in its lists (the AddressSanitizer build checks the eviction and the
+// write-backs that walk them). Destroyed inside a task, the handle's data comes home only
+// through its retirement's copy.
+TEST(Devices, AHandleWhoseCopyHomeFailsAtItsDestructionLeavesTheDeviceWhole) {
+  versa::Config config = one_device(4 * bytes);
+  config.emulated_devices[0].fail_copy_at = 2;  // the copy in succeeds, the copy home fails
+  versa::Runtime rt{config};
+  std::vector<double> data = iota(0);
+  auto h = std::make_unique<versa::Handle<double>>(rt.data(data, "doomed"));
+  std::atomic<bool> raised{false};
+  rt.submit(
+      "raise",
+      [&raised](Span<double> x) {
+        x[0] += 100;
+        raised = true;
+      },
+      on(true), versa::write(*h));
+  ASSERT_TRUE(versa::testing::eventually(raised));
+  rt.submit("destroy", [&h] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the raise finishes
+    h.reset();
+  });
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "the failed copy home was not reported";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'doomed'"), std::string::npos) << what;
+    EXPECT_NE(what.find("injected copy failure"), std::string::npos) << what;
+  }
+  EXPECT_EQ(data, iota(0)) << "the host data is the last version that reached it";
+  // Four handles fill the device, eight make it evict.
+  std::vector<std::vector<double>> others(8, iota(1));
+  std::vector<versa::Handle<double>> handles;
+  for (auto& other : others) handles.push_back(rt.data(other));
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto& handle : handles)
+      rt.submit(
+          "bump", [](Span<double> x) { x[0] += 1; }, on(true), versa::write(handle));
+  rt.wait_all();
+  for (const auto& other : others) EXPECT_EQ(other[0], 3.0);
+}
+
 // Two chains of device tasks run side by side, one per device, and a task reading both follows
 // each round: with peer links, the input it lacks comes from the other device directly (no host
 // replica is made for it); without, through the host. The results are the same.
