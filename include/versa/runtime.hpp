@@ -407,6 +407,7 @@ class Runtime {
     desc.is_child = child;
     desc.work = options.work;
     desc.work_hint = devices.work_hint;
+    desc.runs_after_failed_copy = false;
     submit_task(desc);
   }
 

@@ -85,6 +85,7 @@ class Task {
   std::atomic<std::uint32_t> children{0};     // spawned children not yet finished
   bool host_access = false;                   // a Runtime::acquire ticket, not a task to run
   bool reduction_flush = false;  // applies the partials of its handle's adds; has no `invoke`
+  bool runs_after_failed_copy = false;  // TaskDesc::runs_after_failed_copy (set with devices)
   std::atomic<bool> host_ready{false};  // host_access: the access may proceed
   // Holds on the task's finish taken by versa::detach(): 0 when the body never detached (the
   // common case, then the worker finishes the task after the body); else one hold for the body

@@ -112,6 +112,7 @@ void DeviceDispatch::adopt(Task& task, const TaskDesc* desc) {
     task.invoke_cuda = desc->invoke_cuda;
     task.invoke_emulated = desc->invoke_emulated;
     task.placement = desc->placement;
+    task.runs_after_failed_copy = desc->runs_after_failed_copy;
     // Tasks that write at once must write one copy: the host's (check_task refused those that
     // cannot run there).
     for (std::uint32_t i = 0; i < desc->access_count; ++i)
@@ -256,6 +257,10 @@ void DeviceDispatch::staging_failed(Task* task) {
     dispatch(task, -1);  // the host access reports it
   } else if (task->node != 0) {
     device_workers_[task->node - 1]->staging_failed(task, *failure);
+  } else if (task->runs_after_failed_copy) {
+    scheduler_.record_failure(*task, std::make_exception_ptr(std::runtime_error(*failure)),
+                              *failure);
+    scheduler_.push_to_cpu(task, -1);  // the failed access's data is null
   } else {
     placement_->cpu_done(task->expected_ns);
     scheduler_.fail_task(task, std::make_exception_ptr(std::runtime_error(*failure)), *failure, -1);

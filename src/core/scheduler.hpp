@@ -143,6 +143,9 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   std::shared_ptr<const Failure> inherited_failure(Task* task);
   // Finishes `task` as cancelled when it reads spoilt data; returns whether it did.
   bool cancel_if_poisoned(Task& task);
+  // Records that `task` failed with `error` (wait_all reports it) and returns the record.
+  std::shared_ptr<Failure> record_failure(const Task& task, std::exception_ptr error,
+                                          std::string message);
   // Records that `task` failed with `error` and finishes it, spoiling its outputs.
   void fail_task(Task* task, std::exception_ptr error, std::string message, int worker);
 

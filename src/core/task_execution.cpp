@@ -89,9 +89,12 @@ void Scheduler::run_and_finish(Task* task, int worker) {
 }
 
 void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>& cause) {
+  // TaskDesc::runs_after_failed_copy: a copy it needed failed, and the body sees no data.
+  const bool without_data =
+      task->runs_after_failed_copy && task->staging_error().load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     AccessRecord& access = task->accesses[i];
-    access.data = access.handle->data();
+    access.data = without_data ? nullptr : access.handle->data();
     access.layout = access.handle->layout();
     // Overwriting everything makes data left unusable by a failure valid again.
     if (overwrites(access.mode)) access.handle->clear_poison();

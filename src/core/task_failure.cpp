@@ -48,13 +48,18 @@ bool Scheduler::cancel_if_poisoned(Task& task) {
   return true;
 }
 
-void Scheduler::fail_task(Task* task, std::exception_ptr error, std::string message, int worker) {
+std::shared_ptr<Failure> Scheduler::record_failure(const Task& task, std::exception_ptr error,
+                                                   std::string message) {
   auto failure = std::make_shared<Failure>();
-  failure->task_name = task->name;
+  failure->task_name = task.name;
   failure->exception = std::move(error);
   failure->message = std::move(message);
   failures_.record(failure);
-  poison_outputs(task, failure);
+  return failure;
+}
+
+void Scheduler::fail_task(Task* task, std::exception_ptr error, std::string message, int worker) {
+  poison_outputs(task, record_failure(*task, std::move(error), std::move(message)));
   finish_task(task, worker);
 }
 

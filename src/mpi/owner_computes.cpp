@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/failure.hpp"
+#include "base/names.hpp"
 #include "data/handle_state.hpp"
 #include "mpi/runtime_access.hpp"
 #include "mpi/runtime_impl.hpp"
@@ -49,6 +50,9 @@ void invoke_send(void* closure, const AccessRecord* accesses) {
   if (auto poison = access.handle->poison_before(UINT64_MAX))
     failure = "task '" + poison->task_name + "' failed on rank " + std::to_string(c.rank) + ": " +
               poison->message;
+  else if (!access.data && access.layout->bytes() != 0)  // a failed copy home (not a token)
+    failure = "copying " + versa::detail::quoted_handle(access.handle->name()) +
+              " to the host failed on rank " + std::to_string(c.rank);
   c.engine->send(c.peer, c.id, access.data, *access.layout, std::move(failure), versa::detach());
 }
 
@@ -116,6 +120,8 @@ void submit_local(versa::Runtime& local, const char* name, versa::detail::Invoke
   desc.is_child = false;
   desc.work = -1;
   desc.work_hint = nullptr;
+  // A send whose data could not be copied home still tells its receiver.
+  desc.runs_after_failed_copy = invoke == &invoke_send;
   RuntimeAccess::submit(local, desc);
 }
 

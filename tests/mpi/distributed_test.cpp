@@ -448,6 +448,41 @@ TEST(Distributed, WaitAllHoldingAViewASendWaitsForIsRefusedOnThatRank) {
   }
 }
 
+// A send whose data could not be copied home from the owner's device still tells the
+// receiver, which would otherwise wait for ever: every rank's wait_all reports the failure, the
+// owner's as the failed copy, the others' as a remote failure.
+TEST(Distributed, ASendWhoseCopyHomeFailsStillTellsItsReceiver) {
+  versa::Config config = local_config();
+  config.emulated_devices.resize(1);
+  config.emulated_devices[0].latency_s = 0;
+  config.emulated_devices[0].bandwidth_bytes_per_s = 0;
+  config.emulated_devices[0].fail_copy_at = 2;  // the copy in succeeds, the copy home fails
+  versa::mpi::Runtime rt(config);
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  int x = 1, y = 0;
+  auto hx = rt.data(x, 0, "x");
+  auto hy = rt.data(y, 1, "y");
+  rt.submit(
+      "raise", [](versa::Span<int> a) { a[0] += 1; }, versa::placement(versa::Placement::gpu_only),
+      versa::write(hx));
+  rt.submit(
+      "use", [](versa::Span<const int> a, versa::Span<int> b) { b[0] = a[0]; },
+      versa::placement(versa::Placement::cpu_only), versa::read(hx), versa::write(hy));
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "wait_all returned although the send's data never left the device";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    if (rt.rank() == 0) {
+      EXPECT_NE(what.find("injected copy failure"), std::string::npos) << what;
+    } else if (rt.rank() == 1) {  // its receive failed with the news
+      EXPECT_NE(what.find("copying handle 'x' to the host failed on rank 0"), std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_EQ(y, 0);  // the reader of the spoilt copy was cancelled
+}
+
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
 TEST(Distributed, DivergentStreamsAreReported) {
   versa::mpi::Runtime rt(local_config());

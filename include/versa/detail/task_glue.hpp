@@ -110,6 +110,10 @@ struct TaskDesc {
   double work;    // versa::work(x) given at submit; negative when not
   // The task type's work hint (TaskType::work); null when none. Outlives the submit call.
   const std::function<double(const Shapes&)>* work_hint;
+  // A CPU body that runs even when a copy its data needed failed (the failure is recorded all
+  // the same, as any failed copy's), with every access's data null: versa::mpi's sends, whose
+  // receiver must hear of it. False for every user's task.
+  bool runs_after_failed_copy;
 };
 
 // View types produced by an access. `NoView` marks accesses to data-less handles (tokens),
