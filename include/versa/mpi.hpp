@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -194,7 +195,10 @@ class Runtime {
   // Submits a task on every rank (see the class comment); arguments as versa::Runtime::submit,
   // plus on_rank(r) anywhere among them. Throws std::invalid_argument, on every rank alike, for
   // a handle not registered with this runtime or given twice, an `add` to a handle with no
-  // reduction operator, or a user-defined mode that reduces (only `add` is distributed).
+  // reduction operator, or a user-defined mode that reduces (only `add` is distributed). What
+  // only the rank that runs it can refuse (no implementation for its devices, a task type's
+  // operator other than the handle's) makes the task fail there instead, and wait_all report
+  // it on every rank.
   template <class Cpu, class Cuda, class Emulated, class... Args>
   void submit(const TaskType<Cpu, Cuda, Emulated>& type, Args&&... args) {
     if (plan_task(type.name(), args...)) forward_type(type, args...);
@@ -289,16 +293,37 @@ class Runtime {
     (void)collect;  // a task with no arguments
     return plan(name, accesses, n, executor);
   }
-  // Submit to the local runtime with the on_rank() options left out.
+  // Submit to the local runtime with the on_rank() options left out. A task the local runtime
+  // refuses (what only the executor can tell: its devices, the operator of the task type
+  // against the handle's) has been planned on every rank already, the other ranks waiting for
+  // its outputs: it becomes a task that fails with the refusal, whose failure reaches every
+  // rank as any other's does.
   template <class Type, class... Args>
   void forward_type(const Type& type, const Args&... args) {
-    std::apply([&](const auto&... kept) { local_->submit(type, kept...); },
-               std::tuple_cat(keep(args)...));
+    try {
+      std::apply([&](const auto&... kept) { local_->submit(type, kept...); },
+                 std::tuple_cat(keep(args)...));
+    } catch (const std::invalid_argument&) {
+      fail_in_place(type.name(), std::current_exception(), args...);
+    }
   }
   template <class F, class... Args>
   void forward_body(std::string_view name, F&& body, const Args&... args) {
-    std::apply([&](const auto&... kept) { local_->submit(name, std::forward<F>(body), kept...); },
-               std::tuple_cat(keep(args)...));
+    try {
+      std::apply([&](const auto&... kept) { local_->submit(name, std::forward<F>(body), kept...); },
+                 std::tuple_cat(keep(args)...));
+    } catch (const std::invalid_argument&) {
+      fail_in_place(name, std::current_exception(), args...);
+    }
+  }
+  template <class... Args>
+  void fail_in_place(std::string_view name, std::exception_ptr refusal, const Args&... args) {
+    std::apply(
+        [&](const auto&... accesses) {
+          local_->submit(
+              name, [refusal](const auto&...) { std::rethrow_exception(refusal); }, accesses...);
+        },
+        std::tuple_cat(keep_access(args)...));
   }
   template <class T>
   static auto keep(const T& arg) {
@@ -306,6 +331,14 @@ class Runtime {
       return std::tuple<>();
     } else {
       return std::tuple<const T&>(arg);
+    }
+  }
+  template <class T>
+  static auto keep_access(const T& arg) {
+    if constexpr (versa::detail::is_access_v<T>) {
+      return std::tuple<const T&>(arg);
+    } else {
+      return std::tuple<>();
     }
   }
 

@@ -259,7 +259,9 @@ TEST_P(DistributedFuzz, EqualsSequentialWithPredictedMessages) {
   // their pages back once the copy's readers are done.
   // Scratch data instead starts at zero, valid on every rank.
   auto make_handle = [&](int h, int owner, bool scratch) {
-    const std::string name = "h" + std::to_string(h);
+    // Appended, not "h" + to_string(h): GCC 12 warns falsely about that one (-Wrestrict).
+    std::string name = "h";
+    name += std::to_string(h);
     if (scratch) {
       model[h].assign(elements, 0);
       hs[h] = rt.scratch<Value>(elements, owner, name);

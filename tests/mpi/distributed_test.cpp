@@ -483,6 +483,38 @@ TEST(Distributed, ASendWhoseCopyHomeFailsStillTellsItsReceiver) {
   EXPECT_EQ(y, 0);  // the reader of the spoilt copy was cancelled
 }
 
+// What only the executor can refuse (here a task type whose operator is not the handle's) was
+// planned on every rank already: the task fails on its executor instead of throwing there
+// alone, every rank's wait_all reports it, and the data it would have written is spoilt, not
+// left stale.
+TEST(Distributed, ATaskOnlyItsExecutorRefusesFailsOnEveryRank) {
+  versa::mpi::Runtime rt(local_config());
+  if (rt.size() == 1) GTEST_SKIP() << "needs two ranks";
+  long total = 0;
+  auto h = rt.data(total, 0, "total");
+  h.set_reduction(versa::sum<long>());
+  const auto other_sum =
+      versa::Reduction<long>("other sum")
+          .identity([](versa::Span<long> p) { p[0] = 0; })
+          .merge([](versa::Span<long> a, versa::Span<const long> b) { a[0] += b[0]; });
+  const auto add_one =
+      versa::task_type("add one").cpu([](versa::Span<long> t) { t[0] += 1; }).reduction(other_sum);
+  EXPECT_NO_THROW(rt.submit(add_one, versa::add(h), versa::mpi::on_rank(1)));
+  long seen = -1;
+  rt.submit(
+      "read", [&seen](versa::Span<const long> t) { seen = t[0]; }, versa::read(h),
+      versa::mpi::on_rank(0));
+  try {
+    rt.wait_all();
+    ADD_FAILURE() << "wait_all returned although rank 1 refused its task";
+  } catch (const std::exception& e) {
+    if (rt.rank() == 1) {
+      EXPECT_NE(std::string(e.what()).find("'other sum'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(seen, -1) << "a reader of the data the refused task spoilt ran";
+}
+
 // Ranks that submit different streams get DivergenceError from wait_all, on every rank.
 TEST(Distributed, DivergentStreamsAreReported) {
   versa::mpi::Runtime rt(local_config());
