@@ -23,8 +23,9 @@ class CopyBuffer {
   CopyBuffer& operator=(const CopyBuffer&) = delete;
 
   void* data() const { return data_; }
-  // Gives the pages back. Page-locked memory (a GPU runtime registers large host buffers) cannot
-  // be: it then stays, which costs memory but nothing else.
+  // Gives the pages back. Not for memory a GPU runtime page-locked (cudaHostRegister, for large
+  // host buffers): the call would succeed and map fresh pages that the registration, which the
+  // copies to and from the GPU use, does not see. The caller keeps such pages.
   void release() const { madvise(data_, bytes_, MADV_DONTNEED); }
 
  private:

@@ -89,7 +89,8 @@ struct DiscardClosure {
 // buffer may still be read by those readers; it is given back at a later flush.
 void invoke_discard(void* closure, const AccessRecord* accesses) {
   const detail::CopyBuffer& buffer = *static_cast<const DiscardClosure*>(closure)->buffer;
-  if (accesses[0].data == buffer.data()) buffer.release();
+  // Page-locked pages stay (CopyBuffer::release): they cost memory, nothing else.
+  if (accesses[0].data == buffer.data() && !accesses[0].handle->host_pins()) buffer.release();
 }
 
 // A task of the layer's own on the local runtime (a transfer, or one that prepares or discards
