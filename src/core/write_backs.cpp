@@ -226,16 +226,20 @@ void DataMover::destroy_dropped() {
 void DataMover::release_all() {
   MutexLock walk(walk_mutex_);
   std::exception_ptr failure;
-  auto keep_first = [&failure](auto&& step) {
-    try {
-      step();
-    } catch (const CopyFailure&) {
-      if (!failure) failure = std::current_exception();
+  try {
+    write_back_resident();
+  } catch (const CopyFailure&) {
+    failure = std::current_exception();
+  }
+  for (int node = 1; node < nodes(); ++node) {
+    for (HandleState* handle : resident_handles(node)) {
+      try {
+        retire(*handle);
+      } catch (const CopyFailure&) {
+        if (!failure) failure = std::current_exception();
+      }
     }
-  };
-  keep_first([&]() VERSA_REQUIRES(walk_mutex_) { write_back_resident(); });
-  for (int node = 1; node < nodes(); ++node)
-    for (HandleState* handle : resident_handles(node)) keep_first([&] { retire(*handle); });
+  }
   if (failure) std::rethrow_exception(failure);
 }
 
