@@ -263,6 +263,7 @@ void DeviceDispatch::staging_failed(Task* task) {
     scheduler_.push_to_cpu(task, -1);  // the failed access's data is null
   } else {
     placement_->cpu_done(task->expected_ns);
+    if (task->reduction_flush) reductions_.discard_partials(*task);
     scheduler_.fail_task(task, std::make_exception_ptr(std::runtime_error(*failure)), *failure, -1);
   }
 }

@@ -99,12 +99,13 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
     // Overwriting everything makes data left unusable by a failure valid again.
     if (overwrites(access.mode)) access.handle->clear_poison();
   }
-  if (task->add_count != 0) reductions_.prepare_host_partials(task);
   Task* enclosing = this_thread_task;
   this_thread_task = task;
   const bool timed = trace_.enabled() || devices_ || task_statistics_;
   const auto start = timed ? TraceRecorder::Clock::now() : TraceRecorder::Clock::time_point();
   try {
+    // A reduction's identity is a user's function too: what it throws fails the task.
+    if (task->add_count != 0) reductions_.prepare_host_partials(task);
     task->invoke(task->closure, task->accesses);
   } catch (...) {
     cause = record_failure(*task, std::current_exception());

@@ -117,6 +117,7 @@ void HandleState::close_for_rename(Registration& registration) {
   if (run_mode_ == AccessMode::add) {
     registration.flush_on = this;
     registration.flush_required = registered_++;
+    flushed_at_ = registered_;
     run_mode_ = AccessMode::write;  // no run open
   }
   if (root_ == this) return;

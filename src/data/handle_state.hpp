@@ -225,6 +225,7 @@ class HandleState {
     SpinGuard guard(lock_);
     if (run_mode_ != AccessMode::add) return false;
     flush_required = registered_++;
+    flushed_at_ = registered_;
     run_mode_ = AccessMode::write;  // no run open
     return true;
   }
@@ -243,6 +244,10 @@ class HandleState {
     if (current && run_mode_ == AccessMode::add &&
         (registered_ != version_.load(std::memory_order_relaxed) || !slots_->empty()))
       return "a run of add accesses with operator '" + current->name + "' is still open";
+    // A closed run's adds and flush read the operator when they run.
+    if (current && version_.load(std::memory_order_relaxed) < flushed_at_)
+      return "the partial sums of a run of add accesses with operator '" + current->name +
+             "' are still to be applied";
     if (!slots_) slots_ = std::make_unique<PartialSlots>(replicas_ ? replicas_->nodes() : 1);
     if (current_ && current_ != this) {
       const std::string refused = current_->bind_reduction(ops, owner, replace);
@@ -465,6 +470,7 @@ class HandleState {
       if (run_mode_ == AccessMode::add) {
         registration.flush_on = this;
         registration.flush_required = registered_++;
+        flushed_at_ = registered_;
       }
       run_required_ = registered_;
       run_mode_ = mode;
@@ -502,6 +508,9 @@ class HandleState {
   bool ever_renamed_ VERSA_GUARDED_BY(lock_) = false;
   std::uint64_t registered_ VERSA_GUARDED_BY(lock_) = 0;
   std::uint64_t run_required_ VERSA_GUARDED_BY(lock_) = 0;
+  // The version once the last flush registered has run (0: none): until then the operator of
+  // its run is still in use.
+  std::uint64_t flushed_at_ VERSA_GUARDED_BY(lock_) = 0;
   AccessMode run_mode_ VERSA_GUARDED_BY(lock_) = AccessMode::write;  // write: no run open
   // Finished accesses. Written under lock_ with release order so that a task that observes the
   // version (acquire) also observes the data its predecessors wrote.

@@ -58,6 +58,10 @@ void ReductionEngine::rename_remote_adds(Task* task, int worker) {
 }
 
 void ReductionEngine::prepare_host_partials(Task* task) {
+  // None holds the user's memory: where an identity throws, the task fails, and those not yet
+  // prepared are attached as never given a buffer (attach_partial).
+  for (std::uint32_t i = 0; i < task->access_count; ++i)
+    if (task->progress(i).add_role == AddRole::renamed) task->accesses[i].data = nullptr;
   for (std::uint32_t i = 0; i < task->access_count; ++i) {
     if (task->progress(i).add_role != AddRole::renamed) continue;
     AccessRecord& access = task->accesses[i];
@@ -205,11 +209,20 @@ void ReductionEngine::apply_partials(Task* task) {
   // The flush excludes every other access: the poison is stable here.
   std::shared_ptr<const Failure> cause = handle.poison_before(task->progress(0).required_version);
   std::string error;
+  // A merge that throws (a user's operator) ends the merging, not the giving back.
+  auto merge = [&](void* into, const void* from) {
+    if (cause || !error.empty()) return;
+    try {
+      ops.merge(into, from, count);
+    } catch (...) {
+      error = describe(std::current_exception());
+    }
+  };
   void* merged = partials.host.empty() ? nullptr : partials.host[0];
   const bool merged_counted = merged != nullptr;
   try {
     for (std::size_t i = 1; i < partials.host.size(); ++i) {
-      if (!cause && error.empty()) ops.merge(merged, partials.host[i], count);
+      merge(merged, partials.host[i]);
       partials_.give(partials.host[i], bytes);
       partials_.release(bytes);
     }
@@ -221,7 +234,7 @@ void ReductionEngine::apply_partials(Task* task) {
         void* staged = partials_.take(bytes);
         error = devices_->copy_partial_home(static_cast<int>(node), staged, partial, bytes);
         if (!error.empty() || merged) {
-          if (error.empty()) ops.merge(merged, staged, count);
+          merge(merged, staged);
           partials_.give(staged, bytes);
         } else {
           merged = staged;
@@ -246,6 +259,20 @@ void ReductionEngine::apply_partials(Task* task) {
     if (merged_counted) partials_.release(bytes);
   }
   if (!error.empty()) poison(task, 0, "applying the partials: " + error);
+}
+
+void ReductionEngine::discard_partials(Task& flush) {
+  HandleState& handle = *flush.accesses[0].handle;
+  PartialSlots::Taken partials = handle.partials()->take_all();
+  partials_.unlist(&handle);
+  const std::size_t bytes = handle.layout()->bytes();
+  for (void* partial : partials.host) {
+    partials_.give(partial, bytes);
+    partials_.release(bytes);
+  }
+  for (std::size_t node = 1; node < partials.device.size(); ++node)
+    if (void* partial = partials.device[node])
+      drop_device_partial(static_cast<int>(node), partial, bytes);
 }
 
 std::size_t ReductionEngine::memory_bytes() const {

@@ -79,6 +79,9 @@ class ReductionEngine {
   void device_flush_ended(Task& flush, int node, const std::string& error);
   // The body of a flush on the host: merges the partials, brings device ones home, applies.
   void apply_partials(Task* flush);
+  // A flush on the host that will not run (copying the data home failed): gives its partials
+  // back, wherever they are, so that none is left for the handle's next run.
+  void discard_partials(Task& flush);
 
   // Closes every open run of adds with partials (wait_all, shutdown): the handles and the
   // versions their flushes require.

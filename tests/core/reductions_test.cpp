@@ -16,6 +16,7 @@
 
 #include "base/names.hpp"
 #include "support/config.hpp"
+#include "support/eventually.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -487,6 +488,117 @@ TEST(Reductions, AFailingAddCancelsTheReaders) {
     EXPECT_NE(std::string(failure.what()).find("contribution 17"), std::string::npos);
   }
   EXPECT_FALSE(read_ran);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
+// The operator of a closed run is still in use until its flush has run: set_reduction is
+// refused until then (a max applied to partial sums would give 1 here, not 2).
+TEST(Reductions, TheOperatorOfAClosedRunCannotChangeBeforeItsFlush) {
+  versa::Runtime rt{versa::testing::workers(2)};
+  long x = 0;
+  auto h = rt.data(x, "x");
+  h.set_reduction(versa::sum<long>());
+  std::atomic<bool> adding{true};
+  rt.submit(
+      "held add",
+      [&adding](Span<long> v) {
+        while (adding.load(std::memory_order_acquire)) std::this_thread::yield();
+        v[0] += 1;
+      },
+      versa::add(h));
+  rt.submit(
+      "add", [](Span<long> v) { v[0] += 1; }, versa::add(h));
+  long seen = 0;
+  rt.submit(
+      "read", [&seen](Span<const long> v) { seen = v[0]; }, versa::read(h));  // closes the run
+  const auto maximum =
+      versa::Reduction<long>("max")
+          .identity([](Span<long> p) { p[0] = 0; })
+          .merge([](Span<long> a, Span<const long> b) { a[0] = std::max(a[0], b[0]); });
+  std::string m;
+  try {
+    h.set_reduction(maximum);
+  } catch (const std::logic_error& e) {
+    m = e.what();
+  }
+  adding.store(false, std::memory_order_release);
+  EXPECT_NE(m.find("still to be applied"), std::string::npos) << m;
+  rt.wait_all();
+  EXPECT_EQ(seen, 2);
+  EXPECT_NO_THROW(h.set_reduction(maximum));  // nothing pending any more
+}
+
+// What a user's operator throws fails the add (identity) or the flush (merge), reported by
+// wait_all, and every partial buffer still goes back.
+TEST(Reductions, AnOperatorThatThrowsFailsItsTaskAndGivesThePartialsBack) {
+  for (const bool in_identity : {true, false}) {
+    SCOPED_TRACE(in_identity ? "identity" : "merge");
+    versa::Runtime rt{versa::testing::workers(3)};
+    long x = 0;
+    auto h = rt.data(x, "x");
+    const auto faulty = versa::Reduction<long>("faulty")
+                            .identity([in_identity](Span<long> p) {
+                              if (in_identity) throw std::runtime_error("no identity");
+                              p[0] = 0;
+                            })
+                            .merge([in_identity](Span<long> a, Span<const long> b) {
+                              if (!in_identity) throw std::runtime_error("no merge");
+                              a[0] += b[0];
+                            });
+    h.set_reduction(faulty);
+    // Three adds at once: one in place, two renamed into partials.
+    std::atomic<int> arrived{0};
+    for (int i = 0; i < 3; ++i)
+      rt.submit(
+          "add",
+          [&arrived](Span<long> v) {
+            ++arrived;
+            versa::testing::eventually([&] { return arrived.load() == 3; },
+                                       std::chrono::milliseconds(500));
+            v[0] += 1;
+          },
+          versa::add(h));
+    try {
+      rt.wait_all();
+      ADD_FAILURE() << "the operator's exception was not reported";
+    } catch (const versa::TaskFailure& failure) {
+      EXPECT_NE(std::string(failure.what()).find(in_identity ? "no identity" : "no merge"),
+                std::string::npos)
+          << failure.what();
+    }
+    EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+  }
+}
+
+// A flush on the host whose copy home fails (the data on the device, the partials on the host)
+// gives its partials back: none is left to the handle's next run, whose sum is then exact.
+TEST(Reductions, AFlushThatCannotBringTheDataHomeGivesItsPartialsBack) {
+  versa::Config config = versa::testing::with_emulated(versa::testing::workers(2), 1, 1 << 20);
+  config.emulated_devices[0].fail_copy_at = 2;  // the copy in succeeds, the copy home fails
+  versa::Runtime rt{config};
+  std::vector<long> data(width, 0);
+  auto h = rt.data(data, "data");
+  h.set_reduction(versa::sum<long>());
+  rt.submit(
+      "on the device", [](Span<long> v) { v[0] = 5; }, versa::placement(Placement::gpu_only),
+      versa::write(h));
+  for (int i = 0; i < 4; ++i)
+    rt.submit(
+        "add", [](Span<long> v) { v[0] += 1; }, versa::placement(Placement::cpu_only),
+        versa::add(h));
+  EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
+  EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+  rt.submit(
+      "reset",
+      [](Span<long> v) {
+        for (long& e : v) e = 0;
+      },
+      versa::placement(Placement::cpu_only), versa::write_only(h));
+  rt.submit(
+      "add one", [](Span<long> v) { v[0] += 1; }, versa::placement(Placement::cpu_only),
+      versa::add(h));
+  rt.wait_all();
+  EXPECT_EQ(data[0], 1);
   EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
 }
 
