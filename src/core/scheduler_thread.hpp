@@ -4,6 +4,7 @@
 #pragma once
 
 #include <thread>
+#include <utility>
 
 #include "core/scheduler.hpp"
 
@@ -22,6 +23,11 @@ extern constinit thread_local Scheduler* this_thread_scheduler;
 template <class Done>
 void Scheduler::help_until(int worker, Done&& done) {
   while (!done()) {
+    // A wait inside a finish (a handle destroyed with the finished task's closure) may have
+    // left what it waits for as this worker's continuation, which only the run that finished
+    // the task would take: it goes on the deque, where run_one finds it.
+    if (Task* next = std::exchange(worker_locals_[worker].continuation, nullptr))
+      pool_->push_local(worker, next);
     if (!pool_->run_one(worker)) std::this_thread::yield();
   }
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "base/names.hpp"
 #include "support/config.hpp"
 #include "support/eventually.hpp"
+#include "support/gate.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -600,6 +602,36 @@ TEST(Reductions, AFlushThatCannotBringTheDataHomeGivesItsPartialsBack) {
   rt.wait_all();
   EXPECT_EQ(data[0], 1);
   EXPECT_EQ(rt.reduction_memory_bytes(), 0u);
+}
+
+// A task whose closure holds a handle's last Handle destroys it as the task finishes; with
+// partial sums still to apply, the handle's destruction submits their flush and waits for it,
+// on the worker that is finishing the task: the flush must not be left as that worker's next
+// task (its continuation), which it would never run while it waits.
+TEST(Reductions, AHandleDestroyedAsATaskFinishesAppliesItsPartials) {
+  versa::Runtime rt{versa::testing::workers(1)};
+  long sum = 0;
+  long token_data = 0;
+  auto h = std::make_unique<versa::Handle<long>>(rt.data(sum, "sum"));
+  h->set_reduction(versa::sum<long>());
+  auto t = rt.data(token_data, "t");
+  versa::testing::Gate gate;
+  rt.submit(
+      "held add",
+      [&gate](Span<long> v, Span<const long>) {
+        gate.pass();
+        v[0] += 1;
+      },
+      versa::add(*h), versa::read(t));
+  rt.submit(
+      "add", [](Span<long> v, Span<const long>) { v[0] += 1; }, versa::add(*h), versa::read(t));
+  rt.submit(
+      "owner", [owned = std::shared_ptr<versa::Handle<long>>(std::move(h))](Span<long>) {},
+      versa::write(t));
+  ASSERT_TRUE(versa::testing::eventually(gate.reached));
+  gate.open = true;
+  rt.wait_all();
+  EXPECT_EQ(sum, 2);
 }
 
 // On an emulated device, adds that cannot have the data write into device partials, merged
