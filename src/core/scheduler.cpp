@@ -173,7 +173,13 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
       return;
     }
   }
-  if (desc.access_count != 0) register_accesses(task, worker, true);
+  if (desc.access_count != 0) {
+    // A body's task comes after the tasks queued for registration: a task without accesses is
+    // queued at once, and may run before the tasks its program submitted before it are
+    // registered.
+    if (defer_ && worker >= 0 && deferred_.any()) register_deferred_tasks();
+    register_accesses(task, worker, true);
+  }
   if (devices_) devices_->size(*task, desc);
   // Count the task before it can possibly finish: once parked, another thread may run it.
   count_submitted(task, parent, worker >= 0 ? -1 : pool_->submitter());

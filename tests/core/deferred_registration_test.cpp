@@ -151,6 +151,25 @@ TEST_P(DeferredRegistration, AFailureCancelsTheQueuedTasksThatReadItsOutput) {
   EXPECT_EQ(ran_after.load(), 0);
 }
 
+// A task without accesses is queued at once, ahead of the queued registrations of tasks
+// submitted before it; a child it submits with accesses still comes after them. Many rounds:
+// whoever takes the parent first (a worker, the waiting thread) takes it before registering.
+TEST_P(DeferredRegistration, AChildOfATaskWithoutAccessesComesAfterTheTasksBeforeItsParent) {
+  for (int round = 0; round < 50; ++round) {
+    long x = 0;
+    auto h = rt.data(x, "x");
+    std::atomic<long> seen{-1};
+    rt.submit(
+        "set", [](versa::Span<long> v) { v[0] = 1; }, versa::write(h));
+    rt.submit("parent", [&] {
+      rt.spawn(
+          "child", [&seen](versa::Span<const long> v) { seen = v[0]; }, versa::read(h));
+    });
+    rt.wait_all();
+    ASSERT_EQ(seen.load(), 1) << "round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, DeferredRegistration,
                          testing::Combine(testing::Values(1, 2, 4), testing::Bool()));
 
