@@ -314,6 +314,9 @@ class Scheduler final : public TaskRunner, public Waker, public BodyHost {
   // Threads in wait_for_pending. Idle workers look at it in every round of their search, so a
   // waiter that comes after a worker decided not to flush is seen a round later.
   alignas(64) std::atomic<int> pending_watchers_{0};
+  // Threads in release_finish (a Completion's): wait_for_pending returns once none is left, so
+  // that the runtime is not destroyed under one still waking waiters after the last finish.
+  std::atomic<int> releases_under_way_{0};
   // Parent of the tasks spawned by the main program (outside any task).
   Task root_;
   // One queue per submitting thread (its index in submitted_).

@@ -247,6 +247,9 @@ void Scheduler::hold_finish(Task* task) {
 }
 
 void Scheduler::release_finish(Task* task, std::exception_ptr error) {
+  // Counted until this thread leaves the scheduler: the finish of the last task may end the
+  // program's wait, after which the runtime may go (wait_for_pending waits for the count).
+  releases_under_way_.fetch_add(1, std::memory_order_seq_cst);
   if (error) {
     poison_outputs(task, record_failure(*task, error));
   }
@@ -254,6 +257,7 @@ void Scheduler::release_finish(Task* task, std::exception_ptr error) {
   // asynchronous operation wrote.
   if (task->finish_holds.fetch_sub(1, std::memory_order_acq_rel) == 1)
     finish_task(task, current_worker());
+  releases_under_way_.fetch_sub(1, std::memory_order_release);  // the last touch of `this`
 }
 
 }  // namespace versa::detail

@@ -100,6 +100,8 @@ void Scheduler::wait_for_pending() {
   for (std::int64_t p = pending_.load(std::memory_order_acquire); p + submitted_by_threads() != 0;
        p = pending_.load(std::memory_order_acquire))
     pending_.wait(p);
+  // A Completion completed on another thread may still be waking waiters after the last finish.
+  while (releases_under_way_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 void Scheduler::settle(HandleState& handle) {

@@ -271,6 +271,30 @@ INSTANTIATE_TEST_SUITE_P(Workers, CompletionTest, ::testing::Values(1, 2, 4));
 
 // With the waiting thread as a worker (Config::caller_runs_tasks), bodies that run on it detach
 // as on any worker; a chain of detached writes keeps its order.
+// A Completion completed on a thread of the program's, which may still be in the runtime when
+// the last task's finish ends wait_all: destroying the runtime right after waits for it to
+// leave (the sanitizer builds see a use after free otherwise).
+TEST(Completion, TheRuntimeOutlivesACompletionsLastFinish) {
+  for (int round = 0; round < 200; ++round) {
+    std::thread completer;
+    {
+      versa::Runtime rt{workers(2)};
+      long x = 0;
+      auto h = rt.data(x, "x");
+      rt.submit(
+          "detached",
+          [&completer](versa::Span<long> v) {
+            v[0] = 1;
+            completer = std::thread([done = versa::detach()]() mutable { done.complete(); });
+          },
+          versa::write(h));
+      rt.wait_all();
+      EXPECT_EQ(x, 1);
+    }
+    completer.join();
+  }
+}
+
 TEST(Completion, DetachOnTheWaitingThread) {
   versa::Config config = workers(2);
   config.caller_runs_tasks = true;
