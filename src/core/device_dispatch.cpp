@@ -323,7 +323,8 @@ void DeviceDispatch::device_task_ended(Task& task, int node, OperationResult res
                              task.bytes_moved);
   if (trace_.enabled()) trace_.record_kernel(node, task.stream, task.name, result.seconds);
   for (std::uint32_t i = 0; i < task.access_count; ++i)
-    if (overwrites(task.accesses[i].mode)) task.accesses[i].handle->clear_poison();
+    if (overwrites(task.accesses[i].mode))
+      task.accesses[i].handle->clear_poison(task.progress(i).required_version);
   scheduler_.finish_task(&task, -1);
 }
 

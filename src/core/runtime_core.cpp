@@ -286,7 +286,7 @@ Task* RuntimeCore::acquire_host(AccessRecord& record) {
       throw TaskFailure(cause->task_name, cause->exception, cause->message, failures_.cancelled());
     }
   } else if (overwrites(access.mode)) {
-    access.handle->clear_poison();
+    access.handle->clear_poison(task->progress(0).required_version);
   }
   access.data = access.handle->data();
   record = access;

@@ -97,7 +97,7 @@ void Scheduler::run_body(Task* task, int worker, std::shared_ptr<const Failure>&
     access.data = without_data ? nullptr : access.handle->data();
     access.layout = access.handle->layout();
     // Overwriting everything makes data left unusable by a failure valid again.
-    if (overwrites(access.mode)) access.handle->clear_poison();
+    if (overwrites(access.mode)) access.handle->clear_poison(task->progress(i).required_version);
   }
   Task* enclosing = this_thread_task;
   this_thread_task = task;

@@ -453,11 +453,14 @@ class HandleState {
     poisoned_by_ = required;
     poisoned_.store(true, std::memory_order_release);
   }
-  // A write_only access that ran overwrote everything: the data is valid again. It excludes
-  // every other access, so no poison of a later access can be lost.
-  void clear_poison() {
+  // An access that ran and overwrote everything (write_only, or a user mode that writes without
+  // reading), of the run that requires `required`: the data spoilt before its run is valid
+  // again. A failure within its run (a sibling's, in a mode that forms runs) stands, whichever
+  // finished first. Without a version: whatever the poison (data brought home).
+  void clear_poison(std::uint64_t required = UINT64_MAX) {
     if (!poisoned_.load(std::memory_order_acquire)) return;
     SpinGuard guard(lock_);
+    if (!poison_ || poisoned_by_ >= required) return;
     poison_.reset();
     poisoned_.store(false, std::memory_order_release);
   }

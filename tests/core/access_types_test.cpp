@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -155,6 +156,36 @@ TEST_P(AccessTypes, AFillOverwritesLikeWriteOnly) {
   EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
   EXPECT_EQ(seen, 8);
   EXPECT_EQ(data, std::vector<int>(4, 8));
+}
+
+// A mode that overwrites in runs: a sibling's failure spoils what the run leaves, even when the
+// sibling that overwrote finished after it (which made data spoilt before the run valid again,
+// not data spoilt within it). Renaming off, so that both write the handle itself.
+TEST(AccessTypesFailures, AFailureInARunOfOverwritesStandsWhoeverFinishesLast) {
+  constexpr versa::AccessType refill{.reads = false, .reorderable = true};
+  versa::Config config = workers(2);
+  config.rename_memory_limit = 0;
+  versa::Runtime rt{config};
+  std::vector<int> data(4, 0);
+  int delay_data = 0;
+  auto h = rt.data(data, "refilled");
+  auto delay = rt.data(delay_data, "delay");
+  rt.submit(
+      "slow", [](versa::Span<int>) { std::this_thread::sleep_for(30ms); }, versa::write(delay));
+  rt.submit(
+      "fails", [](versa::Span<int>) { throw std::runtime_error("refill failed"); },
+      versa::access<refill>(h));
+  rt.submit(
+      "refills later",
+      [](versa::Span<int> v, versa::Span<const int>) {
+        for (int& x : v) x = 7;
+      },
+      versa::access<refill>(h), versa::read(delay));
+  bool read_ran = false;
+  rt.submit(
+      "read", [&read_ran](versa::Span<const int>) { read_ran = true; }, versa::read(h));
+  EXPECT_THROW(rt.wait_all(), versa::TaskFailure);
+  EXPECT_FALSE(read_ran) << "the run's result was used although one of its tasks failed";
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, AccessTypes, testing::Values(1, 2, 4, 8));
