@@ -260,7 +260,7 @@ void DeviceDispatch::staging_failed(Task* task) {
   } else if (task->runs_after_failed_copy) {
     scheduler_.record_failure(*task, std::make_exception_ptr(std::runtime_error(*failure)),
                               *failure);
-    scheduler_.push_to_cpu(task, -1);  // the failed access's data is null
+    scheduler_.push_to_cpu(task, -1);  // its body sees no data (Scheduler::run_body)
   } else {
     placement_->cpu_done(task->expected_ns);
     if (task->reduction_flush) reductions_.discard_partials(*task);

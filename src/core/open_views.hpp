@@ -3,7 +3,6 @@
 // RuntimeCore looks here before wait_all and acquire, and refuses such a wait.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
