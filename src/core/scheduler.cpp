@@ -176,8 +176,9 @@ void Scheduler::submit_general(const TaskDesc& desc, Task* parent, int worker) {
   if (desc.access_count != 0) {
     // A body's task comes after the tasks queued for registration: a task without accesses is
     // queued at once, and may run before the tasks its program submitted before it are
-    // registered.
-    if (defer_ && worker >= 0 && deferred_.any()) register_deferred_tasks();
+    // registered. Every turn is taken, not only where any() sees tasks: a worker that has taken
+    // a queue's tasks and not yet registered them leaves nothing any() sees.
+    if (defer_ && worker >= 0) register_deferred_tasks();
     register_accesses(task, worker, true);
   }
   if (devices_) devices_->size(*task, desc);
