@@ -4,7 +4,6 @@
 #pragma once
 
 #include <thread>
-#include <utility>
 
 #include "core/scheduler.hpp"
 
@@ -26,8 +25,10 @@ void Scheduler::help_until(int worker, Done&& done) {
     // A wait inside a finish (a handle destroyed with the finished task's closure) may have
     // left what it waits for as this worker's continuation, which only the run that finished
     // the task would take: it goes on the deque, where run_one finds it.
-    if (Task* next = std::exchange(worker_locals_[worker].continuation, nullptr))
+    if (Task*& next = worker_locals_[worker].continuation) {  // read first: sync loops here
       pool_->push_local(worker, next);
+      next = nullptr;
+    }
     if (!pool_->run_one(worker)) std::this_thread::yield();
   }
 }

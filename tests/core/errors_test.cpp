@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/config.hpp"
+#include "support/message_of.hpp"
 #include "support/scoped_environment.hpp"
 #include "versa/versa.hpp"
 
@@ -26,19 +27,8 @@ using testing::AllOf;
 using testing::HasSubstr;
 using versa::testing_support::ScopedEnvironment;
 
+using versa::testing::message_of;
 using versa::testing::workers;
-
-// The what() of the `Exception` that `action` throws, or a marker that matches none of the
-// expected messages when it throws nothing (any other exception propagates and fails the test).
-template <class Exception, class Action>
-std::string message_of(Action&& action) {
-  try {
-    action();
-  } catch (const Exception& e) {
-    return e.what();
-  }
-  return "<no exception was thrown>";
-}
 
 // The TaskFailure that wait_all throws, or nothing when it returns normally.
 std::optional<versa::TaskFailure> failure_of_wait_all(versa::Runtime& rt) {

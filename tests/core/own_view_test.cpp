@@ -13,6 +13,7 @@
 
 #include "support/config.hpp"
 #include "support/eventually.hpp"
+#include "support/message_of.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -22,17 +23,8 @@ using testing::AllOf;
 using testing::HasSubstr;
 using versa::testing::deferring;
 using versa::testing::eventually;
+using versa::testing::message_of;
 using versa::testing::workers;
-
-template <class Call>
-std::string logic_error_of(Call&& call) {
-  try {
-    call();
-  } catch (const std::logic_error& e) {
-    return e.what();
-  }
-  return "<no std::logic_error>";
-}
 
 struct OwnViewCase {
   int workers;
@@ -54,7 +46,7 @@ TEST_P(OwnView, WaitAllRefusesWhileALaterWriterWaitsForTheView) {
   auto view = rt.acquire(versa::read(h));
   rt.submit(
       "double", [](versa::Span<int> v) { v[0] *= 2; }, versa::write(h));
-  EXPECT_THAT(logic_error_of([&] { rt.wait_all(); }),
+  EXPECT_THAT(message_of<std::logic_error>([&] { rt.wait_all(); }),
               AllOf(HasSubstr("wait_all()"), HasSubstr("'held'"), HasSubstr("acquire(read)")));
   EXPECT_EQ(view[0], 1);  // the writer still waits
   view.release();
@@ -76,7 +68,7 @@ TEST_P(OwnView, WaitAllRefusesWhileARenamedWriteWaitsToComeHome) {
         wrote = true;
       },
       versa::write_only(h));
-  EXPECT_THAT(logic_error_of([&] { rt.wait_all(); }), HasSubstr("'renamed'"));
+  EXPECT_THAT(message_of<std::logic_error>([&] { rt.wait_all(); }), HasSubstr("'renamed'"));
   EXPECT_EQ(view[0], 1);
   view.release();
   rt.wait_all();
@@ -132,7 +124,7 @@ TEST_P(OwnView, AcquireRefusesAnAccessThatWaitsForTheThreadsOwnView) {
   int x = 1;
   auto h = rt.data(x, "held");
   auto view = rt.acquire(versa::read(h));
-  EXPECT_THAT(logic_error_of([&] { (void)rt.acquire(versa::write(h)); }),
+  EXPECT_THAT(message_of<std::logic_error>([&] { (void)rt.acquire(versa::write(h)); }),
               AllOf(HasSubstr("acquire(write)"), HasSubstr("'held'"), HasSubstr("acquire(read)")));
   {
     auto second = rt.acquire(versa::read(h));  // a second reader does not wait for the first
@@ -141,7 +133,8 @@ TEST_P(OwnView, AcquireRefusesAnAccessThatWaitsForTheThreadsOwnView) {
   // A writer registered after the view is ahead of any later reader: a read now waits for it.
   rt.submit(
       "writer", [](versa::Span<int> v) { v[0] = 2; }, versa::write(h));
-  EXPECT_THAT(logic_error_of([&] { (void)rt.acquire(versa::read(h)); }), HasSubstr("'held'"));
+  EXPECT_THAT(message_of<std::logic_error>([&] { (void)rt.acquire(versa::read(h)); }),
+              HasSubstr("'held'"));
   view.release();
   EXPECT_EQ(rt.acquire(versa::read(h))[0], 2);
 }
@@ -185,7 +178,7 @@ TEST(OwnViewOnDevices, WaitAllRefusesOnlyWhereTheRenamedResultComesHome) {
         },
         versa::placement(versa::Placement::gpu_only), versa::write_only(h));
     if (write_back) {
-      EXPECT_THAT(logic_error_of([&] { rt.wait_all(); }), HasSubstr("write_only"));
+      EXPECT_THAT(message_of<std::logic_error>([&] { rt.wait_all(); }), HasSubstr("write_only"));
     } else {
       rt.wait_all();
     }

@@ -19,6 +19,7 @@
 #include "support/config.hpp"
 #include "support/eventually.hpp"
 #include "support/gate.hpp"
+#include "support/message_of.hpp"
 #include "versa/versa.hpp"
 
 namespace {
@@ -517,12 +518,8 @@ TEST(Reductions, TheOperatorOfAClosedRunCannotChangeBeforeItsFlush) {
       versa::Reduction<long>("max")
           .identity([](Span<long> p) { p[0] = 0; })
           .merge([](Span<long> a, Span<const long> b) { a[0] = std::max(a[0], b[0]); });
-  std::string m;
-  try {
-    h.set_reduction(maximum);
-  } catch (const std::logic_error& e) {
-    m = e.what();
-  }
+  const std::string m =
+      versa::testing::message_of<std::logic_error>([&] { h.set_reduction(maximum); });
   adding.store(false, std::memory_order_release);
   EXPECT_NE(m.find("still to be applied"), std::string::npos) << m;
   rt.wait_all();
